@@ -1,0 +1,68 @@
+/*
+ * DOC: Seeded hashing and an intrusive resizable hash table.
+ *
+ * hash_bytes() is seeded per process (hash_seed_init) so that keys a peer
+ * controls cannot be chosen to collide. struct hash_table is a chained,
+ * power-of-two sized table that grows and shrinks on its own; it is not
+ * thread-safe (one owning loop). Concurrent tables use liburcu's cds_lfht.
+ */
+#ifndef LIB_HASH_H
+#define LIB_HASH_H
+
+#include "lib/birdlib.h"
+#include "lib/resource.h"
+
+void hash_seed_init(void);        /* once at start-up, from getrandom() */
+u64 hash_seed(void);
+u32 hash_bytes(const void *data, size_t len);   /* seeded */
+u32 hash_bytes_seeded(const void *data, size_t len, u64 seed);
+static inline u32 hash_u32(u32 x)
+{
+  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  return x;
+}
+static inline u32 hash_mix(u32 a, u32 b) { return hash_u32(a ^ (b * 0x9e3779b9U)); }
+
+struct hash_node {
+  struct hash_node *next;
+  u32 hash;
+};
+
+struct hash_table {
+  struct hash_node **buckets;
+  pool *pool;
+  u32 order;     /* buckets = 1 << order */
+  u32 count;
+  u32 min_order;
+  u32 walking;   /* HASH_WALK_DELSAFE in progress: shrinking is deferred */
+};
+
+typedef int (*hash_eq_fn)(const struct hash_node *n, const void *key);
+
+void hash_init(struct hash_table *t, pool *p, uint order);
+void hash_free(struct hash_table *t);
+void hash_insert(struct hash_table *t, struct hash_node *n, u32 hash);
+/* First node with this hash for which eq(n, key) holds, or NULL. */
+struct hash_node *hash_find(const struct hash_table *t, u32 hash, hash_eq_fn eq, const void *key);
+void hash_remove(struct hash_table *t, struct hash_node *n);
+
+/* End of a HASH_WALK_DELSAFE: does the shrinking removals deferred. */
+void hash_walk_end(struct hash_table *t);
+
+/* Iterate all nodes; removal of the current node inside the walk is allowed
+ * only through HASH_WALK_DELSAFE, which defers shrinking (a resize would
+ * reshuffle the buckets under the walk) until the walk ends. Insertion is
+ * never allowed inside a walk. `break` leaves only the current bucket, and a
+ * DELSAFE walk must not be left by return or goto (the table would never
+ * shrink again). */
+#define HASH_WALK(t, n) \
+  for (u32 _i = 0; _i < (1U << (t)->order); _i++) \
+    for (struct hash_node *n = (t)->buckets[_i]; n; n = n->next)
+#define HASH_WALK_DELSAFE(t, n) \
+  for (struct hash_table *_ht = (t), *_ht_once = (_ht->walking++, _ht); _ht_once; \
+       _ht_once = NULL, hash_walk_end(_ht)) \
+    for (u32 _i = 0; _i < (1U << _ht->order); _i++) \
+      for (struct hash_node *n = _ht->buckets[_i], *n##_nx = n ? n->next : NULL; n; \
+           n = n##_nx, n##_nx = n ? n->next : NULL)
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * DOC: Network addresses (prefixes) of every type a table can hold.
+ *
+ * A net_addr is a small tagged value: type, prefix length, total length,
+ * then the type's payload. Concrete layouts (net_addr_ip4, ...) share the
+ * header, so code can cast after checking ->type. Tables store a net_addr
+ * by value in each network node, sized by ->length.
+ */
+#ifndef LIB_NET_H
+#define LIB_NET_H
+
+#include "lib/ip.h"
+
+enum net_type {
+  NET_INVALID = 0,
+  NET_IP4 = 1,
+  NET_IP6 = 2,
+  NET_ROA4 = 3,
+  NET_ROA6 = 4,
+  NET_MAX,
+};
+
+#define NB_IP4 (1 << NET_IP4)
+#define NB_IP6 (1 << NET_IP6)
+#define NB_ROA4 (1 << NET_ROA4)
+#define NB_ROA6 (1 << NET_ROA6)
+#define NB_IP (NB_IP4 | NB_IP6)
+
+typedef struct net_addr {
+  u8 type;
+  u8 pxlen;
+  u16 length;
+  u8 data[24];
+} __attribute__((aligned(4))) net_addr;
+
+typedef struct net_addr_ip4 { u8 type, pxlen; u16 length; ip4_addr prefix; } net_addr_ip4;
+typedef struct net_addr_ip6 { u8 type, pxlen; u16 length; ip6_addr prefix; } net_addr_ip6;
+typedef struct net_addr_roa4 { u8 type, pxlen; u16 length; ip4_addr prefix; u32 max_pxlen; u32 asn; } net_addr_roa4;
+typedef struct net_addr_roa6 { u8 type, pxlen; u16 length; ip6_addr prefix; u32 max_pxlen; u32 asn; } net_addr_roa6;
+
+/* Longest text form: an IPv6 ROA "xxxx:...:xxxx/128-128 AS4294967295". */
+#define NET_MAX_TEXT_LENGTH 64
+
+extern const char *const net_type_names[NET_MAX];  /* "ipv4", "ipv6", "roa4", "roa6" */
+extern const u16 net_addr_length[NET_MAX];
+extern const u8 net_max_prefix_length[NET_MAX];
+
+void net_fill_ip4(net_addr *a, ip4_addr prefix, uint pxlen);
+void net_fill_ip6(net_addr *a, ip6_addr prefix, uint pxlen);
+/* ip_addr in either family, picks NET_IP4 for v4-mapped addresses */
+void net_fill_ipa(net_addr *a, ip_addr prefix, uint pxlen);
+void net_fill_roa4(net_addr *a, ip4_addr prefix, uint pxlen, uint max_pxlen, u32 asn);
+void net_fill_roa6(net_addr *a, ip6_addr prefix, uint pxlen, uint max_pxlen, u32 asn);
+
+static inline void net_copy(net_addr *dst, const net_addr *src)
+{
+  __builtin_memcpy(dst, src, src->length);
+}
+
+int net_equal(const net_addr *a, const net_addr *b);
+/* Total order: by type, then prefix bits, then length, then the rest. */
+int net_compare(const net_addr *a, const net_addr *b);
+u32 net_hash(const net_addr *a);
+
+/* The prefix as an ip_addr (v4-mapped for IPv4 types). */
+ip_addr net_prefix(const net_addr *a);
+static inline uint net_pxlen(const net_addr *a) { return a->pxlen; }
+/* Zero the host bits; returns 1 if any were set. */
+int net_normalize(net_addr *a);
+/* 0 when valid; else a static error text ("Invalid prefix length", "Host bits set"). */
+const char *net_validate(const net_addr *a);
+/* Does a contain b (same family; b more specific or equal)? */
+int net_in_net(const net_addr *b, const net_addr *a);
+/* Does the prefix of a contain address ip (same family)? */
+int net_contains_ip(const net_addr *a, ip_addr ip);
+
+/* Parse "10.0.0.0/8", "2001:db8::/32"; for ROA types not supported here.
+ * Returns 1 on success. Host bits must be zero. */
+int net_pton(const char *s, net_addr *a);
+/* Text of the net as BIRD prints it (ROA: "10.0.0.0/8-24 AS65000"). Returns end pointer. */
+char *net_ntop(const net_addr *a, char *buf);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * DOC: Channels: the import and export paths between a protocol and a table.
+ *
+ * Import (protocol loop): chan_import() applies the import policy, stamps
+ * the channel's preference, and writes to the table; the statistics follow
+ * BIRD's "Route change stats" columns.
+ *
+ * Export (protocol loop): when the channel goes up with an export policy
+ * other than `none`, it attaches a reader to the table's journal and feeds
+ * the current best routes. Each journal item says how the best route of a
+ * net changed; the channel calls the class's rt_notify with what it now
+ * exports and what it exported before. Which route is exported is kept in
+ * a bitmap by route id, so a route rejected by the policy is never
+ * withdrawn and the previous export is always known exactly.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "nest/proto.h"
+#include "lib/log.h"
+
+/* --- Export map --- */
+
+static int
+exp_bit(struct channel *c, u32 id)
+{
+  return id < c->export_map_size && (c->export_map[id / 32] & (1U << (id % 32)));
+}
+
+static void
+exp_set(struct channel *c, u32 id, int on)
+{
+  if (id >= c->export_map_size) {
+    if (!on)
+      return;
+    u32 nsize = MAX(c->export_map_size * 2, ALIGN_UP(id + 1, 1024));
+    c->export_map = realloc(c->export_map, nsize / 8);
+    if (!c->export_map)
+      die("Out of memory");
+    memset((u8 *) c->export_map + c->export_map_size / 8, 0, (nsize - c->export_map_size) / 8);
+    mem_account(MEM_PROTOCOLS, (nsize - c->export_map_size) / 8, 0);
+    c->export_map_size = nsize;
+  }
+  if (on)
+    c->export_map[id / 32] |= 1U << (id % 32);
+  else
+    c->export_map[id / 32] &= ~(1U << (id % 32));
+}
+
+/* --- Lifecycle (channel_new/free: main loop while the proto loop is idle) --- */
+
+struct channel *
+channel_new(struct proto *p, struct channel_config *cc)
+{
+  struct channel *c = mb_allocz(p->run_pool, sizeof(struct channel));
+  c->name = cc->name;
+  c->proto = p;
+  c->cf = cc;
+  c->table = cc->table->table;
+  c->net_type = cc->net_type;
+  c->preference = cc->preference;
+  c->in_filter = cc->in_filter;
+  c->out_filter = cc->out_filter;
+  rt_lock_table(c->table);
+  list_add_tail(&p->channels, &c->n);
+  return c;
+}
+
+void
+channel_free(struct channel *c)
+{
+  list_del(&c->n);
+  rt_unlock_table(c->table);
+  if (c->export_map) {
+    mem_account(MEM_PROTOCOLS, -(s64) c->export_map_size / 8, 0);
+    free(c->export_map);
+  }
+  mb_free(c);
+}
+
+static void chan_export_run(void *data);
+
+static int
+chan_exports(struct channel *c)
+{
+  return c->out_filter != FILTER_REJECT && c->proto->class->rt_notify;
+}
+
+void
+channel_up(struct channel *c)
+{
+  if (uatomic_read(&c->state) == CS_UP)
+    return;
+  uatomic_set(&c->state, CS_UP);
+  if (chan_exports(c)) {
+    ev_init(&c->export_ev, chan_export_run, c);
+    rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
+    chan_refeed(c);
+  }
+}
+
+void
+channel_down(struct channel *c)
+{
+  if (uatomic_read(&c->state) == CS_DOWN)
+    return;
+  uatomic_set(&c->state, CS_FLUSHING);
+  if (c->reader.table)
+    rt_reader_detach(&c->reader);
+  rt_flush_channel(c->table, c);
+  uatomic_set(&c->stats.imp_routes, 0);
+  uatomic_set(&c->stats.filt_routes, 0);
+  uatomic_set(&c->stats.exp_routes, 0);
+  uatomic_set(&c->state, CS_DOWN);
+}
+
+void
+channel_reconfigure(struct channel *c, struct channel_config *cc)
+{
+  int refeed = cc->out_filter != c->out_filter;
+  c->cf = cc;
+  c->in_filter = cc->in_filter;
+  c->preference = cc->preference;
+  if (!refeed)
+    return;
+  int was = chan_exports(c);
+  c->out_filter = cc->out_filter;
+  if (uatomic_read(&c->state) != CS_UP)
+    return;
+  if (was && !chan_exports(c)) {
+    /* The policy now rejects everything: the refeed withdraws what we
+     * exported; then stop reading. */
+    chan_refeed(c);
+    rt_reader_detach(&c->reader);
+  } else if (!was && chan_exports(c)) {
+    ev_init(&c->export_ev, chan_export_run, c);
+    rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
+    chan_refeed(c);
+  } else
+    chan_refeed(c);
+}
+
+struct channel *
+proto_find_channel(struct proto *p, uint net_type)
+{
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+    if (c->net_type == net_type)
+      return c;
+  return NULL;
+}
+
+/* --- Import --- */
+
+void
+chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
+{
+  struct channel_stats *st = &c->stats;
+  if (uatomic_read(&c->state) != CS_UP)
+    return;
+
+  if (attrs) {
+    uatomic_inc(&st->imp_updates_received);
+    if (c->in_filter == FILTER_REJECT) {
+      uatomic_inc(&st->imp_updates_filtered);
+      attrs = NULL;        /* rejected: withdraw what we may have had */
+    }
+  } else
+    uatomic_inc(&st->imp_withdraws_received);
+
+  struct ea_list *own = NULL;
+  if (attrs && attrs->preference != c->preference) {
+    struct ea_builder b;
+    ea_builder_from(&b, attrs);
+    b.preference = c->preference;
+    attrs = own = ea_intern(&b);
+  }
+
+  enum rt_update_result r = rt_update(c->table, n, src, c, attrs, 0);
+  if (own)
+    ea_unref(own);
+
+  switch (r) {
+  case RT_UPD_ADD:
+    uatomic_inc(&st->imp_routes);
+    /* fall through */
+  case RT_UPD_REPLACE:
+    if (attrs)
+      uatomic_inc(&st->imp_updates_accepted);
+    else
+      uatomic_inc(&st->imp_withdraws_accepted);
+    break;
+  case RT_UPD_REMOVE:
+    uatomic_dec(&st->imp_routes);
+    uatomic_inc(&st->imp_withdraws_accepted);
+    break;
+  case RT_UPD_NONE:
+    if (attrs)
+      uatomic_inc(&st->imp_updates_ignored);
+    else if (c->in_filter != FILTER_REJECT || !uatomic_read(&st->imp_updates_filtered))
+      uatomic_inc(&st->imp_withdraws_ignored);
+    break;
+  }
+}
+
+/* --- Export --- */
+
+/* Would this channel export route r now? */
+static int
+chan_accepts(struct channel *c, const struct rte *r)
+{
+  if (!r || c->out_filter == FILTER_REJECT)
+    return 0;
+  /* Never send a route back to the protocol that announced it. */
+  return !(r->sender && r->sender->proto == c->proto);
+}
+
+static void
+chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+{
+  struct channel_stats *st = &c->stats;
+  struct rte *old_exp = (old && exp_bit(c, old->id)) ? old : NULL;
+  struct rte *new_exp = NULL;
+
+  if (new) {
+    uatomic_inc(&st->exp_updates_received);
+    if (chan_accepts(c, new))
+      new_exp = new;
+    else
+      uatomic_inc(&st->exp_updates_rejected);
+  } else
+    uatomic_inc(&st->exp_withdraws_received);
+
+  if (!new_exp && !old_exp)
+    return;
+  if (old_exp)
+    exp_set(c, old_exp->id, 0);
+  if (new_exp)
+    exp_set(c, new_exp->id, 1);
+
+  if (new_exp)
+    uatomic_inc(&st->exp_updates_accepted);
+  else
+    uatomic_inc(&st->exp_withdraws_accepted);
+  if (new_exp && !old_exp)
+    uatomic_inc(&st->exp_routes);
+  else if (!new_exp && old_exp)
+    uatomic_dec(&st->exp_routes);
+
+  c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
+}
+
+static void
+chan_export_run(void *data)
+{
+  struct channel *c = data;
+  if (!c->reader.table)
+    return;
+  rcu_read_lock();
+  const struct rt_journal_item *it;
+  while ((it = rt_reader_next(&c->reader))) {
+    if (it->new_best != it->old_best)
+      chan_export_one(c, &it->net->n, it->new_best, it->old_best);
+    if (loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&c->export_ev);
+      break;
+    }
+  }
+  rcu_read_unlock();
+}
+
+/* Export the current best route of every net (initial feed, refeed). The
+ * reader already sits at the journal's end, so changes during the walk are
+ * seen again from the journal; a duplicate update is harmless. */
+void
+chan_refeed(struct channel *c)
+{
+  struct cds_lfht_iter it;
+  rcu_read_lock();
+  for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
+    struct rte *best = rcu_dereference(n->routes);
+    int had = 0;
+    /* Whatever of this net we exported before counts as old. */
+    for (struct rte *r = best; r; r = rcu_dereference(r->next))
+      if (exp_bit(c, r->id)) {
+        had = 1;
+        if (r != best || !chan_accepts(c, best))
+          chan_export_one(c, &n->n, chan_accepts(c, best) ? best : NULL, r);
+        break;
+      }
+    if (!had && best)
+      chan_export_one(c, &n->n, best, NULL);
+  }
+  rcu_read_unlock();
+}

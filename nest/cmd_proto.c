@@ -1,0 +1,179 @@
+/*
+ * DOC: `show protocols [all]` and enable/disable/restart.
+ *
+ * Lifecycle data (state, since) belongs to the main loop, where commands
+ * run; the protocol's info text is an RCU snapshot; channel statistics are
+ * atomic counters. So the listing needs no round trip to protocol loops.
+ */
+#include <fnmatch.h>
+#include <string.h>
+#include "nest/cmds.h"
+#include "nest/cli.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "conf/conf.h"
+#include "lib/printf.h"
+#include "lib/timeutil.h"
+
+struct proto_rec {
+  const char *name, *proto, *table, *state;
+  char since[TM_DATETIME_BUFFER_SIZE];
+  char info[96];
+};
+
+static void
+proto_gather(struct proto *p, struct proto_rec *r)
+{
+  r->name = p->name;
+  r->proto = p->class->name;
+  r->table = "---";
+  if (p->class->max_channels == 1 && !list_empty(&p->cf->channels))
+    r->table = container_of(list_first(&p->cf->channels), struct channel_config, n)->table->name;
+  r->state = proto_state_names[p->state];
+  tm_format_time(r->since, sizeof(r->since), &config_running()->tf_proto, p->last_state_change);
+  r->info[0] = 0;
+  rcu_read_lock();
+  const struct proto_status *st = proto_status(p);
+  if (st && p->state != PS_DOWN)
+    bsnprintf(r->info, sizeof(r->info), "%s", st->info);
+  rcu_read_unlock();
+}
+
+static void
+proto_render_line(struct cli *c, const struct proto_rec *r)
+{
+  cli_printf(c, -1002, "%-10s %-10s %-10s %-6s %-12s  %s", r->name, r->proto, r->table, r->state, r->since, r->info);
+}
+
+static const char *
+filter_name(enum filter_kind k)
+{
+  return k == FILTER_REJECT ? "REJECT" : "ACCEPT";
+}
+
+static void
+channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct channel *ch)
+{
+  static const char *const cs[] = { "DOWN", "START", "UP", "FLUSHING" };
+  cli_printf(c, -1006, "  Channel %s", cc->name);
+  cli_printf(c, -1006, "    State:          %s", ch ? cs[uatomic_read(&ch->state)] : "DOWN");
+  cli_printf(c, -1006, "    Table:          %s", cc->table->name);
+  cli_printf(c, -1006, "    Preference:     %u", cc->preference);
+  cli_printf(c, -1006, "    Input filter:   %s", filter_name(cc->in_filter));
+  cli_printf(c, -1006, "    Output filter:  %s", filter_name(cc->out_filter));
+  if (!ch || p->state != PS_UP)
+    return;
+  const struct channel_stats *s = &ch->stats;
+#define R(x) ((unsigned long long) uatomic_read(&s->x))
+  cli_printf(c, -1006, "    Routes:         %llu imported, %llu exported, %llu preferred",
+             R(imp_routes), R(exp_routes), R(pref_routes));
+  cli_printf(c, -1006, "    Route change stats:     received   rejected   filtered    ignored   accepted");
+  cli_printf(c, -1006, "      Import updates:     %10llu %10llu %10llu %10llu %10llu",
+             R(imp_updates_received), R(imp_updates_invalid), R(imp_updates_filtered), R(imp_updates_ignored), R(imp_updates_accepted));
+  cli_printf(c, -1006, "      Import withdraws:   %10llu %10llu        --- %10llu %10llu",
+             R(imp_withdraws_received), R(imp_withdraws_invalid), R(imp_withdraws_ignored), R(imp_withdraws_accepted));
+  cli_printf(c, -1006, "      Export updates:     %10llu %10llu %10llu        --- %10llu",
+             R(exp_updates_received), R(exp_updates_rejected), R(exp_updates_filtered), R(exp_updates_accepted));
+  cli_printf(c, -1006, "      Export withdraws:   %10llu        ---        ---        --- %10llu",
+             R(exp_withdraws_received), R(exp_withdraws_accepted));
+#undef R
+}
+
+static void
+proto_render_details(struct cli *c, struct proto *p)
+{
+  if (p->cf->dsc)
+    cli_printf(c, -1006, "  Description:    %s", p->cf->dsc);
+  if (p->message)
+    cli_printf(c, -1006, "  Message:        %s", p->message);
+  if (p->class->show_info)
+    p->class->show_info(p, c);
+  /* Channels belong to the protocol loop while it runs; their identity and
+   * atomic counters are safe to read, the list is fixed during a run. */
+  LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n) {
+    struct channel *ch = NULL;
+    if (p->loop)
+      LIST_WALK_ENTRY(x, &p->channels, struct channel, n)
+        if (x->net_type == cc->net_type)
+          ch = x;
+    channel_render(c, p, cc, ch);
+  }
+  cli_printf(c, -1006, "");
+}
+
+static int
+proto_selected(struct proto *p, struct show_proto_args *a)
+{
+  if (a->name)
+    return !strcmp(p->name, a->name);
+  if (a->pattern)
+    return !fnmatch(a->pattern, p->name, 0);
+  return 1;
+}
+
+void
+cmd_show_protocols(struct cli *c, struct show_proto_args *a)
+{
+  int any = 0;
+  LIST_WALK_ENTRY(p, proto_list(), struct proto, n) {
+    if (!proto_selected(p, a))
+      continue;
+    if (!any)
+      cli_printf(c, -2002, "%-10s %-10s %-10s %-6s %-12s  %s", "Name", "Proto", "Table", "State", "Since", "Info");
+    any = 1;
+    struct proto_rec r;
+    proto_gather(p, &r);
+    proto_render_line(c, &r);
+    if (a->verbose)
+      proto_render_details(c, p);
+  }
+  if (!any && (a->name || a->pattern))
+    cli_printf(c, 8003, "No protocols match");
+  else
+    cli_done(c);
+}
+
+void
+cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const char *pattern, const char *msg)
+{
+  if (cli_access_restricted(c))
+    return;
+  int any = 0;
+  LIST_WALK_ENTRY_SAFE(p, proto_list(), struct proto, n) {
+    if (p->delete_pending)
+      continue;
+    if (name ? strcmp(p->name, name) : fnmatch(pattern, p->name, 0))
+      continue;
+    any = 1;
+    switch (what) {
+    case PROTO_CMD_DISABLE:
+      if (p->disabled)
+        cli_printf(c, -8, "%s: already disabled", p->name);
+      else {
+        proto_cmd_disable(p, msg);
+        cli_printf(c, -9, "%s: disabled", p->name);
+      }
+      break;
+    case PROTO_CMD_ENABLE:
+      if (!p->disabled)
+        cli_printf(c, -10, "%s: already enabled", p->name);
+      else {
+        proto_cmd_enable(p);
+        cli_printf(c, -11, "%s: enabled", p->name);
+      }
+      break;
+    case PROTO_CMD_RESTART:
+      if (p->disabled)
+        cli_printf(c, -8, "%s: already disabled", p->name);
+      else {
+        proto_cmd_restart(p, msg);
+        cli_printf(c, -12, "%s: restarted", p->name);
+      }
+      break;
+    }
+  }
+  if (!any)
+    cli_printf(c, 8003, "No protocols match");
+  else
+    cli_done(c);
+}

@@ -1,0 +1,331 @@
+/*
+ * DOC: `show route`.
+ *
+ * Counting walks each table once inside an RCU read section. Listing may
+ * be long (a million routes), so it streams: for each table it takes a
+ * snapshot of the net pointers, pins the table's journal (a reader without
+ * notifications, so no net or route retired meanwhile is freed), and then
+ * prints a bounded number of nets per continuation step, each step in its
+ * own short RCU read section. Imports and other CLI sessions run between
+ * steps; a client that does not read simply stops the steps.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "nest/cmds.h"
+#include "nest/cli.h"
+#include "nest/iface.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "conf/conf.h"
+#include "lib/printf.h"
+#include "lib/timeutil.h"
+
+#define SR_STEP_NETS 256
+
+struct sr_counts { u64 shown, examined, nets; };
+
+struct sr_state {
+  struct show_route_args *a;
+  struct rtable *tables[SRA_MAX_TABLES * 2];
+  uint table_count, cur;
+  struct sr_counts cnt, total;
+  struct rt_reader pin;
+  struct net **snap;
+  size_t snap_len, snap_pos;
+  int table_started;
+  int found_any;
+  struct proto *proto;          /* `protocol P` */
+};
+
+struct show_route_args *
+show_route_args_new(struct cli *c)
+{
+  return lp_allocz(c->parse_mem, sizeof(struct show_route_args));
+}
+
+int
+show_route_args_add_table(struct show_route_args *a, const char *name)
+{
+  if (a->table_count >= SRA_MAX_TABLES)
+    return -1;
+  a->tables[a->table_count++] = name;
+  return 0;
+}
+
+/* --- Rendering --- */
+
+static void
+sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const struct rte *r, int first, int primary)
+{
+  const struct ea_list *a = r->attrs;
+  char netbuf[NET_MAX_TEXT_LENGTH + 1] = "";
+  char tm[TM_DATETIME_BUFFER_SIZE], info[128] = "", from[64] = "";
+  if (first)
+    bsnprintf(netbuf, sizeof(netbuf), "%N", &n->n);
+  tm_format_time(tm, sizeof(tm), &config_running()->tf_route, r->lastmod);
+  const struct proto_class *pc = r->src->proto->class;
+  if (pc->rte_info)
+    pc->rte_info(r, info, sizeof(info));
+  else
+    bsnprintf(info, sizeof(info), " (%u)", a->preference);
+  cli_printf(c, -1007, "%-20s %s [%s %s%s]%s%s", netbuf, rte_dest_names[a->dest], r->src->proto->name, tm, from,
+             primary ? " *" : "", info);
+  if (a->dest == RTD_UNICAST) {
+    if (ipa_nonzero(a->gw))
+      cli_printf(c, -1007, "\tvia %I on %s", a->gw, a->iface ? a->iface->name : "???");
+    else if (a->iface)
+      cli_printf(c, -1007, "\tdev %s", a->iface->name);
+  }
+  if (s->a->verbose) {
+    static const char *const scopes[] = { "host", "link", "site", "org", "univ" };
+    cli_printf(c, -1008, "\tType: %s %s", rte_source_names[a->source], a->scope <= 4 ? scopes[a->scope] : "undef");
+  }
+}
+
+/* Show (or count) one net; returns 1 if anything of it was shown. */
+static int
+sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
+{
+  int first = 1, shown = 0, examined_any = 0;
+  const struct rte *best = rcu_dereference(n->routes);
+  for (const struct rte *r = best; r; r = rcu_dereference(r->next)) {
+    if (s->a->primary_only && r != best)
+      break;
+    if (!!(r->flags & REF_FILTERED) != !!s->a->filtered)
+      continue;
+    s->cnt.examined++;
+    examined_any = 1;
+    if (s->proto && r->src->proto != s->proto)
+      continue;
+    s->cnt.shown++;
+    shown = 1;
+    if (print) {
+      if (!s->table_started) {
+        if (s->found_any)
+          cli_printf(c, -1007, "");
+        cli_printf(c, -1007, "Table %s:", s->tables[s->cur]->name);
+        s->table_started = 1;
+      }
+      sr_render_route(c, s, n, r, first, r == best);
+      first = 0;
+    }
+  }
+  if (examined_any)
+    s->cnt.nets++;
+  if (shown)
+    s->found_any = 1;
+  return shown;
+}
+
+/* --- Table selection --- */
+
+static int
+sr_pick_tables(struct cli *c, struct sr_state *s)
+{
+  struct show_route_args *a = s->a;
+  uint want_type = a->have_net ? a->net.type : 0;
+  if (a->table_count) {
+    for (uint i = 0; i < a->table_count; i++) {
+      struct rtable *t = rt_find_table(a->tables[i]);
+      if (!t)
+        continue;
+      if (want_type && t->net_type != want_type) {
+        cli_printf(c, 9001, "Incompatible type of prefix/ip for table %s", t->name);
+        return -1;
+      }
+      s->tables[s->table_count++] = t;
+    }
+    return 0;
+  }
+  struct config *conf = config_running();
+  LIST_WALK_ENTRY(t, rt_tables(), struct rtable, n) {
+    if (t->deleted || s->table_count >= ARRAY_SIZE(s->tables))
+      continue;
+    int dflt = t->config && conf->def_tables[t->net_type] == t->config;
+    if (!a->all_tables && !dflt)
+      continue;
+    if (want_type && t->net_type != want_type)
+      continue;
+    s->tables[s->table_count++] = t;
+  }
+  return 0;
+}
+
+static void
+sr_count_line(struct cli *c, struct sr_state *s)
+{
+  cli_printf(c, -1007, "%llu of %llu routes for %llu networks in table %s",
+             (unsigned long long) s->cnt.shown, (unsigned long long) s->cnt.examined,
+             (unsigned long long) s->cnt.nets, s->tables[s->cur]->name);
+}
+
+static void
+sr_table_done(struct sr_state *s)
+{
+  s->total.shown += s->cnt.shown;
+  s->total.examined += s->cnt.examined;
+  s->total.nets += s->cnt.nets;
+  memset(&s->cnt, 0, sizeof(s->cnt));
+}
+
+static void
+sr_finish(struct cli *c, struct sr_state *s)
+{
+  if (s->a->have_net && !s->found_any)
+    cli_printf(c, 8001, "Network not found");
+  else if (s->a->stats && s->table_count > 1)
+    cli_printf(c, 14, "Total: %llu of %llu routes for %llu networks in %u tables",
+               (unsigned long long) s->total.shown, (unsigned long long) s->total.examined,
+               (unsigned long long) s->total.nets, s->table_count);
+  else
+    cli_done(c);
+}
+
+/* --- Single net (prefix, for, in) --- */
+
+static void
+sr_one_net(struct cli *c, struct sr_state *s)
+{
+  struct show_route_args *a = s->a;
+  rcu_read_lock();
+  for (s->cur = 0; s->cur < s->table_count; s->cur++) {
+    struct rtable *t = s->tables[s->cur];
+    s->table_started = 0;
+    if (a->mode == SRA_IN) {
+      struct cds_lfht_iter it;
+      for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
+        if (net_in_net(&n->n, &a->net))
+          sr_net(c, s, n, a->stats != 2);
+    } else {
+      struct net *n = a->mode == SRA_FOR ? rt_lookup_lpm(t, &a->net) : rt_find_net(t, &a->net);
+      if (n)
+        sr_net(c, s, n, a->stats != 2);
+    }
+    if (a->stats && (s->cnt.examined || a->mode == SRA_IN || s->table_count == 1))
+      sr_count_line(c, s);
+    sr_table_done(s);
+  }
+  rcu_read_unlock();
+  sr_finish(c, s);
+}
+
+/* --- Streaming listing --- */
+
+static int
+sr_net_cmp(const void *x, const void *y)
+{
+  return net_compare(&(*(struct net *const *) x)->n, &(*(struct net *const *) y)->n);
+}
+
+static void
+sr_snapshot(struct sr_state *s)
+{
+  struct rtable *t = s->tables[s->cur];
+  rt_reader_attach(t, &s->pin, main_loop(), NULL);
+  size_t cap = uatomic_read(&t->net_count) + 64, len = 0;
+  struct net **v = malloc(cap * sizeof(*v));
+  struct cds_lfht_iter it;
+  rcu_read_lock();
+  for (struct net *n = rt_first_net(t, &it); n && v; n = rt_next_net(t, &it)) {
+    if (len == cap) {
+      cap *= 2;
+      v = realloc(v, cap * sizeof(*v));
+      if (!v)
+        break;
+    }
+    v[len++] = n;
+  }
+  rcu_read_unlock();
+  if (t->config && t->config->sorted && v)
+    qsort(v, len, sizeof(*v), sr_net_cmp);
+  s->snap = v;
+  s->snap_len = v ? len : 0;
+  s->snap_pos = 0;
+  s->table_started = 0;
+}
+
+static void
+sr_release(struct sr_state *s)
+{
+  if (s->pin.table)
+    rt_reader_detach(&s->pin);
+  free(s->snap);
+  s->snap = NULL;
+}
+
+static void
+sr_cleanup(struct cli *c)
+{
+  struct sr_state *s = c->cont_data;
+  if (s)
+    sr_release(s);
+}
+
+static void
+sr_cont(struct cli *c)
+{
+  struct sr_state *s = c->cont_data;
+  if (!s->snap) {
+    if (s->cur >= s->table_count) {
+      cli_cont_done(c);
+      sr_finish(c, s);
+      return;
+    }
+    sr_snapshot(s);
+  }
+  rcu_read_lock();
+  size_t end = MIN(s->snap_len, s->snap_pos + SR_STEP_NETS);
+  for (; s->snap_pos < end; s->snap_pos++)
+    sr_net(c, s, s->snap[s->snap_pos], 1);
+  rcu_read_unlock();
+  if (s->snap_pos < s->snap_len)
+    return;
+  if (s->a->stats)
+    sr_count_line(c, s);
+  sr_table_done(s);
+  sr_release(s);
+  s->cur++;
+}
+
+void
+cmd_show_route(struct cli *c, struct show_route_args *a)
+{
+  struct sr_state *s = mb_allocz(c->pool, sizeof(struct sr_state));
+  s->a = mb_alloc(c->pool, sizeof(*a));
+  *s->a = *a;
+  for (uint i = 0; i < a->table_count; i++)
+    s->a->tables[i] = mb_strdup(c->pool, a->tables[i]);
+  if (a->proto_name) {
+    s->proto = proto_find_by_name(a->proto_name);
+    if (!s->proto) {
+      cli_printf(c, 9001, "%s is not a protocol", a->proto_name);
+      return;
+    }
+  }
+  if (sr_pick_tables(c, s) < 0)
+    return;
+  if (!s->table_count) {
+    cli_printf(c, 9001, "No valid tables");
+    return;
+  }
+  if (a->have_net) {
+    sr_one_net(c, s);
+    return;
+  }
+  if (a->stats == 2) {
+    /* count: one pass per table, no listing */
+    rcu_read_lock();
+    for (s->cur = 0; s->cur < s->table_count; s->cur++) {
+      struct cds_lfht_iter it;
+      struct rtable *t = s->tables[s->cur];
+      for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
+        sr_net(c, s, n, 0);
+      sr_count_line(c, s);
+      sr_table_done(s);
+    }
+    rcu_read_unlock();
+    sr_finish(c, s);
+    return;
+  }
+  cli_set_cont(c, sr_cont, s, sr_cleanup);
+}

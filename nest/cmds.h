@@ -1,0 +1,61 @@
+/*
+ * DOC: CLI command implementations (main loop).
+ *
+ * Each command gathers its data into records and renders them with BIRD's
+ * text layout; the grammar (nest/config.y) only collects arguments.
+ */
+#ifndef NEST_CMDS_H
+#define NEST_CMDS_H
+
+#include "lib/birdlib.h"
+#include "lib/net.h"
+
+struct cli;
+struct symbol;
+
+#define SRA_MAX_TABLES 16
+enum sra_mode { SRA_ALL = 0, SRA_EXACT, SRA_FOR, SRA_IN };
+
+struct show_route_args {
+  net_addr net;
+  int have_net;
+  enum sra_mode mode;
+  const char *tables[SRA_MAX_TABLES];
+  uint table_count;
+  int all_tables;
+  int verbose;
+  int primary_only;
+  int filtered;
+  int stats;                  /* 1 = stats, 2 = count */
+  const char *proto_name;
+};
+
+struct show_proto_args {
+  int verbose;
+  const char *name;
+  const char *pattern;
+};
+
+enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART };
+enum cfg_mode { CFG_NORMAL, CFG_SOFT, CFG_CHECK };
+enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES };
+
+struct show_route_args *show_route_args_new(struct cli *c);
+int show_route_args_add_table(struct show_route_args *a, const char *name);
+
+void cmd_show_status(struct cli *c);
+void cmd_show_memory(struct cli *c);
+void cmd_show_interfaces(struct cli *c, int summary);
+void cmd_show_symbols(struct cli *c, int class, struct symbol *sym);
+void cmd_show_protocols(struct cli *c, struct show_proto_args *a);
+void cmd_show_route(struct cli *c, struct show_route_args *a);
+void cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const char *pattern, const char *msg);
+void cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout);
+void cmd_configure_confirm(struct cli *c);
+void cmd_configure_undo(struct cli *c);
+void cmd_configure_status(struct cli *c);
+void cmd_down(struct cli *c);
+void cmd_restrict(struct cli *c);
+void cmd_dump(struct cli *c, enum dump_what what);
+
+#endif

@@ -1,0 +1,233 @@
+/* Nest grammar: tables, protocol and channel generics, CLI commands. */
+%%header
+#include "nest/proto.h"
+#include "nest/rt.h"
+#include "nest/cmds.h"
+
+%%decls
+%type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout
+%type <r> rtable
+%type <t> cfg_name
+%type <s> proto_pattern
+%type <ra> r_args
+%type <pa> proto_args
+
+%%keywords ipv4 ipv6 roa4 roa6 table sorted trie settle gc threshold period
+%%keywords protocol template from disabled description import export none preference
+%%keywords protocols states routes filters interfaces events packets channels
+%%keywords show status memory symbols for in count stats primary filtered filter function
+%%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources
+%%keywords summary
+
+%%grammar
+/* Tables */
+
+net_type:
+   IPV4 { $$ = NET_IP4; }
+ | IPV6 { $$ = NET_IP6; }
+ | ROA4 { $$ = NET_ROA4; }
+ | ROA6 { $$ = NET_ROA6; }
+ ;
+
+conf_item: table_def ;
+table_def: net_type TABLE symbol table_opts_block {
+    struct rtable_config *rc = rt_new_table_config(cx->conf, $3, $1);
+    if (!rc)
+      cf_error("Symbol %s already defined", $3->name);
+    rc->sorted = cx->tbl_sorted; rc->trie = cx->tbl_trie;
+    cx->tbl_sorted = cx->tbl_trie = 0;
+  } ;
+table_opts_block: ';' | '{' table_opts '}' ;
+table_opts: /* empty */ | table_opts table_opt ';' ;
+table_opt:
+   SORTED bool { cx->tbl_sorted = $2; }
+ | TRIE bool { cx->tbl_trie = $2; }
+ | MIN SETTLE TIME expr_us { }
+ | MAX SETTLE TIME expr_us { }
+ | GC THRESHOLD expr { }
+ | GC PERIOD expr_us { }
+ | DEBUG bool { }
+ ;
+
+rtable: CF_SYM_KNOWN {
+    if ($1->class != SYM_TABLE) cf_error("Table name expected");
+    $$ = $1->table;
+  } ;
+
+/* debug protocols / debug in protocols */
+global_option: DEBUG PROTOCOLS proto_debug_mask { cx->conf->proto_default_debug = $3; } ;
+global_option: DEBUG CHANNELS proto_debug_mask { } ;
+proto_debug_mask:
+   ALL { $$ = ~0U; }
+ | OFF { $$ = 0; }
+ | '{' proto_debug_list '}' { $$ = $2; }
+ ;
+proto_debug_list: proto_debug_flag | proto_debug_list ',' proto_debug_flag { $$ = $1 | $3; } ;
+proto_debug_flag:
+   STATES { $$ = 1; } | ROUTES { $$ = 2; } | FILTERS { $$ = 4; } | INTERFACES { $$ = 8; }
+ | EVENTS { $$ = 16; } | PACKETS { $$ = 32; }
+ ;
+
+/* Protocols: each class supplies `proto: <class>_proto '}' ;` and uses these. */
+conf_item: proto ;
+
+proto_start: PROTOCOL { cx->proto_is_template = 0; } | TEMPLATE { cx->proto_is_template = 1; } ;
+
+proto_name:
+   /* empty */ { if (proto_config_set_name(cx, NULL, NULL) < 0) YYABORT; }
+ | symbol { if (proto_config_set_name(cx, $1, NULL) < 0) YYABORT; }
+ | FROM CF_SYM_KNOWN { if (proto_config_set_name(cx, NULL, $2) < 0) YYABORT; }
+ | symbol FROM CF_SYM_KNOWN { if (proto_config_set_name(cx, $1, $3) < 0) YYABORT; }
+ ;
+
+proto_item:
+   /* empty */
+ | DISABLED bool { cx->this_proto->disabled = $2; }
+ | DEBUG proto_debug_mask { cx->this_proto->debug = $2; }
+ | DESCRIPTION text { cx->this_proto->dsc = $2; }
+ | ROUTER ID idval { cx->this_proto->router_id = $3; }
+ | THREAD GROUP CF_SYM_KNOWN {
+     if ($3->class != SYM_THREAD_GROUP) cf_error("Thread group name expected");
+     cx->this_proto->thread_group = $3->name;
+   }
+ ;
+
+/* Channels: `ipv4 [{ table t; import all; ... }]` inside a protocol. */
+proto_channel: channel_start channel_opt_list {
+    if (channel_config_finish(cx) < 0) YYABORT;
+  } ;
+channel_start: net_type {
+    if (channel_config_start(cx, $1) < 0) YYABORT;
+  } ;
+channel_opt_list: /* empty */ | '{' channel_items '}' ;
+channel_items: /* empty */ | channel_items channel_item ';' ;
+channel_item:
+   TABLE rtable {
+     if ($2->net_type != cx->this_channel->net_type)
+       cf_error("Incompatible table type");
+     cx->this_channel->table = $2;
+   }
+ | IMPORT ALL { cx->this_channel->in_filter = FILTER_ACCEPT; cx->this_channel->in_filter_set = 1; }
+ | IMPORT NONE { cx->this_channel->in_filter = FILTER_REJECT; cx->this_channel->in_filter_set = 1; }
+ | EXPORT ALL { cx->this_channel->out_filter = FILTER_ACCEPT; cx->this_channel->out_filter_set = 1; }
+ | EXPORT NONE { cx->this_channel->out_filter = FILTER_REJECT; cx->this_channel->out_filter_set = 1; }
+ | PREFERENCE expr {
+     if ($2 > 0xffff) cf_error("Preference must be in range 0-65535");
+     cx->this_channel->preference = $2;
+   }
+ | DEBUG proto_debug_mask { cx->this_channel->debug = $2; }
+ ;
+
+/* CLI commands */
+
+cli_cmd: SHOW STATUS END { cmd_show_status(cx->cli); } ;
+cli_cmd: SHOW MEMORY END { cmd_show_memory(cx->cli); } ;
+cli_cmd: SHOW INTERFACES END { cmd_show_interfaces(cx->cli, 0); } ;
+cli_cmd: SHOW INTERFACES SUMMARY END { cmd_show_interfaces(cx->cli, 1); } ;
+
+cli_cmd: SHOW SYMBOLS END { cmd_show_symbols(cx->cli, -1, NULL); } ;
+cli_cmd: SHOW SYMBOLS TABLE END { cmd_show_symbols(cx->cli, SYM_TABLE, NULL); } ;
+cli_cmd: SHOW SYMBOLS FILTER END { cmd_show_symbols(cx->cli, SYM_FILTER, NULL); } ;
+cli_cmd: SHOW SYMBOLS FUNCTION END { cmd_show_symbols(cx->cli, SYM_FUNCTION, NULL); } ;
+cli_cmd: SHOW SYMBOLS PROTOCOL END { cmd_show_symbols(cx->cli, SYM_PROTO, NULL); } ;
+cli_cmd: SHOW SYMBOLS TEMPLATE END { cmd_show_symbols(cx->cli, SYM_TEMPLATE, NULL); } ;
+cli_cmd: SHOW SYMBOLS symbol END { cmd_show_symbols(cx->cli, -1, $3); } ;
+
+cli_cmd: SHOW PROTOCOLS proto_args END { cmd_show_protocols(cx->cli, $3); } ;
+proto_args:
+   /* empty */ { $$ = cx->pa = cf_alloc(cx, sizeof(struct show_proto_args)); }
+ | proto_args ALL { $$ = $1; $$->verbose = 1; }
+ | proto_args CF_SYM_KNOWN {
+     $$ = $1;
+     if ($2->class != SYM_PROTO) cf_error("Protocol name expected");
+     $$->name = $2->name;
+   }
+ | proto_args TEXT { $$ = $1; $$->pattern = $2; }
+ ;
+
+proto_pattern:
+   CF_SYM_KNOWN { if ($1->class != SYM_PROTO) cf_error("Protocol name expected"); $$ = $1; }
+ ;
+
+cli_cmd: DISABLE proto_pattern opttext END { cmd_proto_action(cx->cli, PROTO_CMD_DISABLE, $2->name, NULL, $3); } ;
+cli_cmd: DISABLE TEXT opttext END { cmd_proto_action(cx->cli, PROTO_CMD_DISABLE, NULL, $2, $3); } ;
+cli_cmd: DISABLE ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_DISABLE, NULL, "*", $3); } ;
+cli_cmd: ENABLE proto_pattern opttext END { cmd_proto_action(cx->cli, PROTO_CMD_ENABLE, $2->name, NULL, $3); } ;
+cli_cmd: ENABLE TEXT opttext END { cmd_proto_action(cx->cli, PROTO_CMD_ENABLE, NULL, $2, $3); } ;
+cli_cmd: ENABLE ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_ENABLE, NULL, "*", $3); } ;
+cli_cmd: RESTART proto_pattern opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, $2->name, NULL, $3); } ;
+cli_cmd: RESTART TEXT opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, $2, $3); } ;
+cli_cmd: RESTART ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, "*", $3); } ;
+
+cli_cmd: CONFIGURE cfg_name cfg_timeout END { cmd_configure(cx->cli, $2, CFG_NORMAL, $3); } ;
+cli_cmd: CONFIGURE SOFT cfg_name cfg_timeout END { cmd_configure(cx->cli, $3, CFG_SOFT, $4); } ;
+cli_cmd: CONFIGURE CHECK cfg_name END { cmd_configure(cx->cli, $3, CFG_CHECK, 0); } ;
+cli_cmd: CONFIGURE CONFIRM END { cmd_configure_confirm(cx->cli); } ;
+cli_cmd: CONFIGURE UNDO END { cmd_configure_undo(cx->cli); } ;
+cli_cmd: CONFIGURE STATUS END { cmd_configure_status(cx->cli); } ;
+cfg_name: /* empty */ { $$ = NULL; } | TEXT ;
+cfg_timeout: /* empty */ { $$ = 0; } | TIMEOUT { $$ = 300; } | TIMEOUT expr { $$ = $2; } ;
+
+cli_cmd: DOWN END { cmd_down(cx->cli); } ;
+cli_cmd: RESTRICT END { cmd_restrict(cx->cli); } ;
+cli_cmd: DUMP RESOURCES END { cmd_dump(cx->cli, DUMP_RESOURCES); } ;
+cli_cmd: DUMP PROTOCOLS END { cmd_dump(cx->cli, DUMP_PROTOCOLS); } ;
+cli_cmd: DUMP ROUTES END { cmd_dump(cx->cli, DUMP_ROUTES); } ;
+
+/* show route [<prefix>|for <prefix|ip>|in <prefix>] [table t|all] [all] [primary] [protocol p] [count|stats] */
+cli_cmd: SHOW ROUTE r_args END { cmd_show_route(cx->cli, $3); } ;
+r_args:
+   /* empty */ { $$ = cx->ra = show_route_args_new(cx->cli); }
+ | r_args net_any {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     $$->net = $2; $$->have_net = 1; $$->mode = SRA_EXACT;
+   }
+ | r_args FOR net_ip {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     $$->net = $3; $$->have_net = 1; $$->mode = SRA_FOR;
+   }
+ | r_args FOR IP4 {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     net_fill_ip4(&$$->net, $3, 32); $$->have_net = 1; $$->mode = SRA_FOR;
+   }
+ | r_args FOR IP6 {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     net_fill_ip6(&$$->net, $3, 128); $$->have_net = 1; $$->mode = SRA_FOR;
+   }
+ | r_args FOR CF_SYM_KNOWN {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     if ($3->class == SYM_CONSTANT && $3->val->type == CFV_NET) $$->net = $3->val->net;
+     else if ($3->class == SYM_CONSTANT && $3->val->type == CFV_IP)
+       net_fill_ipa(&$$->net, $3->val->ip, ipa_is_ip4($3->val->ip) ? 32 : 128);
+     else cf_error("IP address or network expected");
+     $$->have_net = 1; $$->mode = SRA_FOR;
+   }
+ | r_args IN net_any {
+     $$ = $1;
+     if ($$->have_net) cf_error("Only one prefix expected");
+     $$->net = $3; $$->have_net = 1; $$->mode = SRA_IN;
+   }
+ | r_args TABLE CF_SYM_KNOWN {
+     $$ = $1;
+     if ($3->class != SYM_TABLE) cf_error("%s is not a table", $3->name);
+     if (show_route_args_add_table($$, $3->name) < 0) cf_error("Too many tables");
+   }
+ | r_args TABLE ALL { $$ = $1; $$->all_tables = 1; }
+ | r_args ALL { $$ = $1; $$->verbose = 1; }
+ | r_args PRIMARY { $$ = $1; $$->primary_only = 1; }
+ | r_args FILTERED { $$ = $1; $$->filtered = 1; }
+ | r_args COUNT { $$ = $1; $$->stats = 2; }
+ | r_args STATS { $$ = $1; $$->stats = 1; }
+ | r_args PROTOCOL CF_SYM_KNOWN {
+     $$ = $1;
+     if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
+     $$->proto_name = $3->name;
+   }
+ ;
+
+%%code

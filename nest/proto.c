@@ -1,0 +1,462 @@
+/*
+ * DOC: Protocol lifecycle.
+ *
+ * The main loop owns the list of protocol instances and decides when each
+ * starts, stops, restarts or takes a new config. The work itself happens
+ * in the protocol's loop: the main loop sends start/stop/reconfigure
+ * events there; the protocol reports its state with proto_notify_state(),
+ * which sends notify_ev back. Reaching Down ends a run: the protocol loop
+ * has flushed its channels' routes by then, the main loop stops the loop,
+ * frees the run's pool and either starts again, deletes the instance, or
+ * leaves it down.
+ *
+ * Reconfiguration is asynchronous too; protos_commit() counts the
+ * outstanding acknowledgements so that `configure` can answer only when
+ * every protocol has applied (or refused) its new config.
+ */
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "conf/conf.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+#include "lib/timeutil.h"
+
+const char *const proto_state_names[PS_MAX] = { "down", "start", "up", "stop" };
+
+static struct lnode protos = { &protos, &protos };
+static uint reconf_pending;          /* main */
+static struct event *reconf_done;    /* main: sent when reconf_pending drops to 0 */
+
+struct lnode *proto_list(void) { return &protos; }
+uint protos_reconfig_pending(void) { return reconf_pending; }
+
+struct proto *
+proto_find_by_name(const char *name)
+{
+  LIST_WALK_ENTRY(p, &protos, struct proto, n)
+    if (!strcmp(p->name, name))
+      return p;
+  return NULL;
+}
+
+const struct proto_status *
+proto_status(struct proto *p)
+{
+  return rcu_dereference(p->status);
+}
+
+/* --- Protocol loop side --- */
+
+static void
+proto_status_free_rcu(struct rcu_head *h)
+{
+  free(caa_container_of(h, struct proto_status, rcu));
+}
+
+void
+proto_set_info(struct proto *p, const char *fmt, ...)
+{
+  struct proto_status *s = calloc(1, sizeof(*s));
+  if (!s)
+    return;
+  va_list args;
+  va_start(args, fmt);
+  bvsnprintf(s->info, sizeof(s->info), fmt, args);
+  va_end(args);
+  struct proto_status *old = rcu_xchg_pointer(&p->status, s);
+  if (old)
+    call_rcu(&old->rcu, proto_status_free_rcu);
+}
+
+void channel_up(struct channel *c);
+void channel_down(struct channel *c);
+
+void
+proto_notify_state(struct proto *p, enum proto_state s)
+{
+  ASSERT_INSIDE(p->loop);
+  if (s == PS_UP)
+    LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+      channel_up(c);
+  if (s == PS_DOWN)
+    LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+      channel_down(c);
+  uatomic_set(&p->req_state, s);
+  ev_send(main_loop(), &p->notify_ev);
+}
+
+static void
+proto_start_hook(void *data)
+{
+  struct proto *p = data;
+  proto_notify_state(p, p->class->start(p));
+}
+
+static void
+proto_stop_hook(void *data)
+{
+  struct proto *p = data;
+  enum proto_state s = p->class->shutdown ? p->class->shutdown(p) : PS_DOWN;
+  proto_notify_state(p, s);
+}
+
+void channel_reconfigure(struct channel *c, struct channel_config *cc);
+
+static void
+proto_reconf_hook(void *data)
+{
+  struct proto *p = data;
+  struct proto_config *nc = p->reconf_cf;
+  /* Channels first, so the protocol sees their new preference and policy. */
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+    LIST_WALK_ENTRY(cc, &nc->channels, struct channel_config, n)
+      if (cc->net_type == c->net_type)
+        channel_reconfigure(c, cc);
+  int ok = p->class->reconfigure ? p->class->reconfigure(p, nc) : 0;
+  if (ok)
+    p->pcf = nc;
+  uatomic_set(&p->reconf_result, ok ? 1 : -1);
+  ev_send(main_loop(), &p->reconf_done_ev);
+}
+
+/* --- Main loop side --- */
+
+static void
+proto_set_state_main(struct proto *p, enum proto_state s)
+{
+  if (p->state == s)
+    return;
+  p->state = s;
+  p->last_state_change = time_real_now();
+  if (p->cf->debug & 1)
+    log_msg(L_TRACE, "%s: State changed to %s", p->name, proto_state_names[s]);
+}
+
+struct channel *channel_new(struct proto *p, struct channel_config *cc);
+void channel_free(struct channel *c);
+
+static void
+proto_start(struct proto *p)
+{
+  ASSERT_INSIDE(main_loop());
+  p->run_pool = rp_new_child(p->pool, "run");
+  p->loop = loop_new(thread_group_sched(p->cf->thread_group), p->name);
+  p->pcf = p->cf;
+  p->stopping = 0;
+  p->restart_pending = 0;
+  list_init(&p->channels);
+  LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
+    channel_new(p, cc);
+  p->main_source = rt_get_source(p, 0);
+  uatomic_set(&p->req_state, PS_START);
+  proto_set_info(p, "");
+  proto_set_state_main(p, PS_START);
+  ev_send(p->loop, &p->start_ev);
+}
+
+static void
+proto_stop(struct proto *p)
+{
+  if (!p->loop || p->stopping)
+    return;
+  p->stopping = 1;
+  proto_set_state_main(p, PS_STOP);
+  ev_send(p->loop, &p->stop_ev);
+}
+
+static void proto_free(struct proto *p);
+
+/* The loop is gone: nothing runs for this protocol any more. */
+static void
+proto_down_done(void *data)
+{
+  struct proto *p = data;
+  LIST_WALK_ENTRY_SAFE(c, &p->channels, struct channel, n)
+    channel_free(c);
+  rt_unlock_source(p->main_source);
+  p->main_source = NULL;
+  rfree(p->run_pool);
+  p->run_pool = NULL;
+  p->loop = NULL;
+  if (p->reconfig_pending) {
+    /* The loop died before acknowledging; count it as done. */
+    p->reconfig_pending = 0;
+    if (!--reconf_pending && reconf_done)
+      ev_send(main_loop(), reconf_done);
+  }
+  if (p->delete_pending) {
+    proto_free(p);
+    config_shutdown_check();
+    return;
+  }
+  if (p->restart_pending && !p->disabled && !config_shutting_down())
+    proto_start(p);
+  config_shutdown_check();
+}
+
+static void
+proto_notify_hook(void *data)
+{
+  struct proto *p = data;
+  enum proto_state s = uatomic_read(&p->req_state);
+  if (!p->loop)
+    return;
+  if (p->stopping && s != PS_DOWN)
+    return;
+  proto_set_state_main(p, s);
+  if (s != PS_DOWN)
+    return;
+  p->stopping = 0;
+  loop_stop(p->loop, &p->down_ev);
+}
+
+static void
+proto_reconf_done_hook(void *data)
+{
+  struct proto *p = data;
+  if (!p->reconfig_pending)
+    return;
+  p->reconfig_pending = 0;
+  config_unref(p->config_held);
+  p->config_held = p->reconf_config;
+  p->reconf_config = NULL;
+  if (uatomic_read(&p->reconf_result) < 0) {
+    log_msg(L_INFO, "Restarting protocol %s", p->name);
+    p->restart_pending = 1;
+    proto_stop(p);
+  }
+  if (!--reconf_pending && reconf_done)
+    ev_send(main_loop(), reconf_done);
+}
+
+static struct proto *
+proto_new(struct proto_config *pc)
+{
+  pool *pl = rp_new(root_pool(), MEM_PROTOCOLS, pc->name);
+  struct proto *p = mb_allocz(pl, pc->class->proto_size);
+  p->pool = pl;
+  p->class = pc->class;
+  p->name = mb_strdup(pl, pc->name);
+  p->cf = pc;
+  p->config_held = pc->global;
+  config_ref(pc->global);
+  p->disabled = pc->disabled;
+  p->created = p->last_state_change = time_real_now();
+  list_init(&p->channels);
+  ev_init(&p->start_ev, proto_start_hook, p);
+  ev_init(&p->stop_ev, proto_stop_hook, p);
+  ev_init(&p->reconf_ev, proto_reconf_hook, p);
+  ev_init(&p->notify_ev, proto_notify_hook, p);
+  ev_init(&p->reconf_done_ev, proto_reconf_done_hook, p);
+  ev_init(&p->down_ev, proto_down_done, p);
+  list_add_tail(&protos, &p->n);
+  return p;
+}
+
+static void
+proto_free(struct proto *p)
+{
+  list_del(&p->n);
+  config_unref(p->config_held);
+  if (p->reconf_config)
+    config_unref(p->reconf_config);
+  struct proto_status *st = rcu_xchg_pointer(&p->status, NULL);
+  if (st)
+    call_rcu(&st->rcu, proto_status_free_rcu);
+  rfree(p->pool);
+}
+
+static int
+channels_compatible(struct proto_config *a, struct proto_config *b)
+{
+  if (list_length(&a->channels) != list_length(&b->channels))
+    return 0;
+  LIST_WALK_ENTRY(ca, &a->channels, struct channel_config, n) {
+    int found = 0;
+    LIST_WALK_ENTRY(cb, &b->channels, struct channel_config, n)
+      if (ca->net_type == cb->net_type && !strcmp(ca->table->name, cb->table->name))
+        found = 1;
+    if (!found)
+      return 0;
+  }
+  return 1;
+}
+
+static int
+str_equal(const char *a, const char *b)
+{
+  return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Try to give a running protocol its new config; 0 = must restart. */
+static int
+proto_reconfigure(struct proto *p, struct proto_config *nc)
+{
+  struct proto_config *oc = p->cf;
+  if (oc->class != nc->class || !channels_compatible(oc, nc) ||
+      !str_equal(oc->thread_group, nc->thread_group) || oc->router_id != nc->router_id)
+    return 0;
+  if (nc->disabled != oc->disabled)
+    p->disabled = nc->disabled;
+  p->cf = nc;
+  if (!p->loop || p->stopping) {
+    /* Not running: the next start uses the new config. */
+    config_ref(nc->global);
+    config_unref(p->config_held);
+    p->config_held = nc->global;
+    return 1;
+  }
+  config_ref(nc->global);
+  if (p->reconf_config)
+    config_unref(p->reconf_config);
+  p->reconf_config = nc->global;
+  p->reconf_cf = nc;
+  if (!p->reconfig_pending) {
+    p->reconfig_pending = 1;
+    reconf_pending++;
+  }
+  ev_send(p->loop, &p->reconf_ev);
+  return 1;
+}
+
+uint
+protos_commit(struct config *new, struct config *old, struct event *done)
+{
+  uint changed = 0;
+  reconf_done = done;
+
+  /* Existing instances: keep, reconfigure, restart or delete. */
+  LIST_WALK_ENTRY_SAFE(p, &protos, struct proto, n) {
+    if (p->delete_pending)
+      continue;
+    struct symbol *s = cf_find_symbol(new, p->name);
+    struct proto_config *nc = (s && s->class == SYM_PROTO) ? s->proto : NULL;
+    if (nc && nc->class == p->class) {
+      nc->sym->proto = nc;
+      if (proto_reconfigure(p, nc)) {
+        if (p->disabled && p->loop) {
+          proto_stop(p);
+          changed++;
+        } else if (!p->disabled && !p->loop && !config_shutting_down()) {
+          proto_start(p);
+          changed++;
+        }
+        continue;
+      }
+      /* Incompatible: restart with the new config. */
+      log_msg(L_INFO, "Restarting protocol %s", p->name);
+      p->cf = nc;
+      p->disabled = nc->disabled;
+      config_ref(nc->global);
+      config_unref(p->config_held);
+      p->config_held = nc->global;
+      changed++;
+      if (p->loop) {
+        p->restart_pending = 1;
+        proto_stop(p);
+      } else if (!p->disabled)
+        proto_start(p);
+      continue;
+    }
+    /* Gone from the config (or changed class: a new instance follows). */
+    changed++;
+    p->delete_pending = 1;
+    if (p->loop)
+      proto_stop(p);
+    else
+      proto_free(p);
+  }
+
+  /* New instances. */
+  LIST_WALK_ENTRY(pc, &new->protos, struct proto_config, n) {
+    struct proto *p = proto_find_by_name(pc->name);
+    if (p && !p->delete_pending)
+      continue;
+    p = proto_new(pc);
+    changed++;
+    if (!p->disabled && !config_shutting_down())
+      proto_start(p);
+  }
+  (void) old;
+  if (!reconf_pending && done)
+    ev_send(main_loop(), done);
+  return changed;
+}
+
+void
+proto_cmd_disable(struct proto *p, const char *msg)
+{
+  p->disabled = 1;
+  p->message = msg ? mb_strdup(p->pool, msg) : NULL;
+  proto_stop(p);
+}
+
+void
+proto_cmd_enable(struct proto *p)
+{
+  p->disabled = 0;
+  if (p->loop)
+    p->restart_pending = 1;     /* still stopping: come back up afterwards */
+  else if (!config_shutting_down())
+    proto_start(p);
+}
+
+void
+proto_cmd_restart(struct proto *p, const char *msg)
+{
+  p->message = msg ? mb_strdup(p->pool, msg) : NULL;
+  if (p->disabled)
+    return;
+  if (p->loop) {
+    p->restart_pending = 1;
+    proto_stop(p);
+  } else
+    proto_start(p);
+}
+
+int
+protos_all_down(void)
+{
+  LIST_WALK_ENTRY(p, &protos, struct proto, n)
+    if (p->loop)
+      return 0;
+  return 1;
+}
+
+int
+protos_all_settled(void)
+{
+  LIST_WALK_ENTRY(p, &protos, struct proto, n)
+    if (p->stopping || p->restart_pending || p->state == PS_START || p->state == PS_STOP)
+      return 0;
+  return 1;
+}
+
+void
+protos_shutdown(void)
+{
+  LIST_WALK_ENTRY(p, &protos, struct proto, n) {
+    p->restart_pending = 0;
+    proto_stop(p);
+  }
+}
+
+void
+protos_dump(void)
+{
+  LIST_WALK_ENTRY(p, &protos, struct proto, n) {
+    debug_msg("%s: %s class %s %s\n", p->name, proto_state_names[p->state], p->class->name,
+              p->disabled ? "disabled" : "");
+    if (p->class->dump && p->loop)
+      debug_msg("  (details are dumped by the protocol loop)\n");
+  }
+}
+
+void
+proto_init(void)
+{
+}

@@ -1,0 +1,211 @@
+/*
+ * DOC: Protocols and channels.
+ *
+ * A protocol instance runs in its own loop on a worker scheduler. Its
+ * lifecycle (Down -> Start -> Up -> Stop -> Down) is driven by the main
+ * loop: start, stop, restart and reconfigure requests are events posted
+ * into the protocol's loop; the protocol reports state changes with
+ * proto_notify_state(), which posts back to the main loop. A protocol
+ * class plugs in through struct proto_class; nest/ never includes a
+ * protocol's header.
+ *
+ * A channel binds a protocol to a table for one net type: it carries the
+ * import/export policy, preference, limits and statistics. Imports go
+ * through chan_import() in the protocol's loop; exports arrive through the
+ * channel's table reader, in the protocol's loop, calling class->rt_notify.
+ *
+ * Ownership: fields marked "main" are touched only by the main loop; "proto"
+ * only by the protocol's loop; "atomic" may be read anywhere. The status
+ * shown by the CLI (state, info text, since) is published through RCU.
+ */
+#ifndef NEST_PROTO_H
+#define NEST_PROTO_H
+
+#include "lib/birdlib.h"
+#include "lib/lists.h"
+#include "lib/loop.h"
+#include "lib/net.h"
+#include "nest/rt.h"
+
+struct config;
+struct cli;
+struct symbol;
+struct proto;
+struct channel;
+
+enum proto_state { PS_DOWN = 0, PS_START, PS_UP, PS_STOP, PS_MAX };
+extern const char *const proto_state_names[PS_MAX];  /* "down", "start", "up", "stop" */
+
+enum filter_kind { FILTER_ACCEPT = 0, FILTER_REJECT = 1 };
+
+struct channel_config {
+  struct lnode n;
+  const char *name;           /* "ipv4", "ipv6", ... */
+  struct proto_config *parent;
+  uint net_type;
+  struct rtable_config *table;
+  enum filter_kind in_filter, out_filter;
+  int in_filter_set, out_filter_set;
+  u32 preference;
+  u32 debug;
+};
+
+struct proto_config {
+  struct lnode n;
+  struct config *global;
+  const struct proto_class *class;
+  struct symbol *sym;
+  const char *name;
+  const char *dsc;
+  int disabled;
+  u32 debug;
+  u32 router_id;
+  const char *thread_group;   /* NULL: default group */
+  struct lnode channels;      /* struct channel_config */
+  struct proto_config *template_from;
+};
+
+struct channel_stats {        /* atomic counters */
+  u64 imp_updates_received, imp_updates_invalid, imp_updates_filtered, imp_updates_ignored, imp_updates_accepted;
+  u64 imp_withdraws_received, imp_withdraws_invalid, imp_withdraws_ignored, imp_withdraws_accepted;
+  u64 exp_updates_received, exp_updates_rejected, exp_updates_filtered, exp_updates_accepted;
+  u64 exp_withdraws_received, exp_withdraws_accepted;
+  u32 imp_routes, filt_routes, exp_routes, pref_routes;
+};
+
+enum channel_state { CS_DOWN = 0, CS_START, CS_UP, CS_FLUSHING };
+
+struct channel {
+  struct lnode n;             /* in proto->channels; owner: proto */
+  const char *name;
+  struct proto *proto;
+  struct channel_config *cf;  /* owner: proto (switched on reconfigure) */
+  struct rtable *table;
+  uint net_type;
+  u32 preference;
+  enum filter_kind in_filter, out_filter;
+  int state;                  /* atomic: enum channel_state */
+  struct channel_stats stats;
+  /* Export side, owner: proto loop. */
+  struct rt_reader reader;
+  struct event export_ev;
+  u32 *export_map;            /* bit per route id: currently exported */
+  u32 export_map_size;
+  int feeding;
+};
+
+struct proto_status {         /* RCU-published snapshot for the CLI */
+  struct rcu_head rcu;
+  char info[96];              /* protocol's Info column */
+};
+
+struct proto {
+  struct lnode n;             /* global list; owner: main */
+  const struct proto_class *class;
+  const char *name;
+  pool *pool;                 /* instance lifetime; owner: main */
+  struct proto_config *cf;    /* latest committed config; owner: main */
+  struct config *config_held; /* config kept alive for the proto loop; main */
+
+  /* Main loop's view of the lifecycle. */
+  enum proto_state state;     /* main */
+  int disabled;               /* main: administratively down */
+  int stopping;               /* main: stop requested, waiting for Down */
+  int restart_pending;        /* main: start again after going down */
+  int delete_pending;         /* main: removed from config */
+  int reconfig_pending;       /* main: waiting for the reconfigure ack */
+  btime last_state_change;    /* main, real time */
+  btime created;              /* main, real time */
+  const char *message;        /* main: disable/restart message (in pool) */
+
+  /* One run (start to down). */
+  pool *run_pool;             /* owner: proto loop while it runs; main frees it */
+  struct loop *loop;          /* main creates and stops it */
+  struct proto_config *pcf;   /* config the proto loop works with; proto */
+  struct lnode channels;      /* struct channel; created/freed by main while
+                                 the loop does not run, else owner: proto */
+  struct rte_src *main_source;
+  int req_state;              /* atomic: last state reported by the proto loop */
+  struct proto_status *status;/* RCU; written by the proto loop */
+
+  struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
+  struct event notify_ev, reconf_done_ev, down_ev; /* sent to the main loop */
+  struct proto_config *reconf_cf;  /* handed over with reconf_ev */
+  struct config *reconf_config;    /* its config, referenced for the handover */
+  int reconf_result;          /* atomic: 1 applied, -1 needs restart */
+};
+
+struct proto_class {
+  const char *name;           /* "Static", "Device", "BGP" as `show protocols` prints */
+  const char *template_name;  /* "static%d": auto names */
+  const char *keyword;        /* "static" in config */
+  uint class_id;              /* index for counters */
+  size_t config_size, proto_size;
+  u32 channel_mask;           /* net types (NB_*) it may have channels for */
+  uint max_channels;
+  enum rte_source source;
+  u32 default_preference;     /* channel preference unless configured */
+
+  /* Config time (main loop). */
+  void (*preconfig)(struct proto_config *);
+  int (*postconfig)(struct proto_config *, char *err, size_t errlen);
+  void (*copy_config)(struct proto_config *dst, const struct proto_config *src);
+
+  /* Protocol loop. Return the new state (PS_START/PS_UP, PS_STOP/PS_DOWN). */
+  enum proto_state (*start)(struct proto *);
+  enum proto_state (*shutdown)(struct proto *);
+  /* Return 1 if the new config was applied in place, 0 to request restart. */
+  int (*reconfigure)(struct proto *, struct proto_config *new);
+  void (*cleanup)(struct proto *);
+  void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
+  /* Tiebreak between two routes of this class (after preference). */
+  int (*rte_better)(const struct rte *a, const struct rte *b);
+  /* Extra info after the route line in `show route` ("[AS65000i]"). */
+  void (*rte_info)(const struct rte *r, char *buf, size_t size);
+  /* Lines of `show protocols all` after the generic ones; runs in the main
+   * loop on RCU-safe data. */
+  void (*show_info)(struct proto *, struct cli *);
+  void (*dump)(struct proto *);
+};
+
+void proto_build(const struct proto_class *c);   /* register at start-up */
+const struct proto_class *proto_class_find(const char *keyword);
+void proto_init(void);
+
+/* Config time (grammar actions; see conf/cf_context.h for the builders). */
+void proto_copy_config(struct proto_config *dst, const struct proto_config *src);
+
+/* Main loop: apply a new config (start/stop/reconfigure protocols).
+ * done (may be NULL) is sent to the main loop once every protocol has
+ * acknowledged its reconfiguration; returns the number of protocols that
+ * were restarted, started or stopped. */
+uint protos_commit(struct config *new, struct config *old, struct event *done);
+/* Reconfigurations not yet acknowledged. */
+uint protos_reconfig_pending(void);
+struct lnode *proto_list(void);
+struct proto *proto_find_by_name(const char *name);
+void proto_cmd_disable(struct proto *p, const char *msg);
+void proto_cmd_enable(struct proto *p);
+void proto_cmd_restart(struct proto *p, const char *msg);
+/* Are all protocols down (for shutdown)? */
+int protos_all_down(void);
+/* No protocol is between states (starting, stopping, restarting). */
+int protos_all_settled(void);
+void protos_shutdown(void);
+void protos_dump(void);
+
+/* Protocol loop. */
+void proto_notify_state(struct proto *p, enum proto_state s);
+void proto_set_info(struct proto *p, const char *fmt, ...);
+struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
+struct channel *proto_find_channel(struct proto *p, uint net_type);
+/* Import a route (attrs interned by the caller, reference kept by caller)
+ * or withdraw (attrs NULL). Applies the import policy and counts. */
+void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* Reload exports (refeed). */
+void chan_refeed(struct channel *c);
+
+/* RCU status read for the CLI (inside rcu_read_lock()). */
+const struct proto_status *proto_status(struct proto *p);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * DOC: Routing tables.
+ *
+ * A table maps networks to chains of routes, best first. Readers (export
+ * channels, the CLI, anything doing lookups) walk it inside
+ * rcu_read_lock() without locks. Writers (imports from any loop) hold the
+ * table's writer lock only while swapping pointers in one network's chain
+ * and appending to the export journal; filters and I/O run outside it.
+ *
+ * Every change of a network appends a journal item (new best, old best,
+ * and the route it retired). Export readers (struct rt_reader) consume the
+ * journal each in its own loop and at its own pace; the table's
+ * maintenance loop frees items, retired routes and empty networks once
+ * every reader has passed them (and after an RCU grace period).
+ *
+ * Ownership:
+ *  - struct rtable: configuration part owned by the main loop; chains,
+ *    journal and counters by the writer lock / atomics; maintenance state
+ *    by the table's loop.
+ *  - struct rte and struct net: immutable after publication except rte->next
+ *    and net->routes, which change only under the writer lock.
+ */
+#ifndef NEST_RT_H
+#define NEST_RT_H
+
+#include <pthread.h>
+#include "lib/birdlib.h"
+#include "lib/lists.h"
+#include "lib/net.h"
+#include "lib/loop.h"
+#include "lib/rcu.h"
+#include "nest/rt_attr.h"
+
+struct channel;
+struct proto;
+struct config;
+struct symbol;
+
+struct rtable_config {
+  struct lnode n;
+  const char *name;
+  struct symbol *sym;
+  struct config *config;
+  uint net_type;
+  int sorted;
+  int trie;
+  btime min_settle, max_settle;
+  uint gc_threshold;
+  btime gc_period;
+  struct rtable *table;       /* owner: main loop; the running table */
+};
+
+/* Identity of who announced a route: one per protocol instance (and path id). */
+struct rte_src {
+  struct rte_src *next;       /* in the source hash; owner: source lock */
+  struct proto *proto;
+  u64 private_id;
+  u32 global_id;
+  u32 uc;                     /* atomic */
+  struct rcu_head rcu;
+};
+
+struct rte {
+  struct rte *next;           /* RCU; next route of the same net, worse */
+  struct ea_list *attrs;      /* interned; one reference held */
+  struct rte_src *src;
+  struct channel *sender;
+  struct net *net;
+  btime lastmod;              /* real time of import */
+  u32 id;                     /* per-table, for export maps */
+  u16 flags;
+  u16 pflags;                 /* protocol-private */
+};
+#define REF_FILTERED 1        /* kept but rejected by the import filter */
+
+struct net {
+  struct cds_lfht_node node;  /* in table->nets */
+  struct rte *routes;         /* RCU; best first */
+  u32 hash;
+  u32 dead;                   /* removed from the index; freed by the journal */
+  net_addr n;                 /* variable length: allocated to n.length */
+};
+
+/* One change of one network. */
+struct rt_journal_item {
+  u64 seq;
+  struct net *net;
+  struct rte *new_best;       /* may be NULL */
+  struct rte *old_best;       /* may be NULL */
+  struct rte *retired;        /* removed from the chain here; freed with the item */
+  struct net *dead_net;       /* net emptied here; freed with the item */
+};
+
+#define RT_JOURNAL_BLOCK 256
+struct rt_journal_block {
+  struct rt_journal_block *next;  /* RCU published */
+  struct rcu_head rcu;
+  u64 first_seq;
+  uint used;                  /* items to release when freed */
+  struct rt_journal_item items[RT_JOURNAL_BLOCK];
+};
+
+/* An export subscriber: consumes the journal in its own loop. */
+struct rt_reader {
+  struct lnode n;             /* in table->readers; under the writer lock */
+  struct rtable *table;
+  struct loop *loop;          /* where the reader runs */
+  struct event *notify;       /* sent when new items arrive */
+  u64 seq;                    /* next item to read; atomic (read by cleanup) */
+  struct rt_journal_block *block;  /* cursor */
+};
+
+struct rtable {
+  struct lnode n;             /* in the global table list; owner: main loop */
+  const char *name;
+  struct rtable_config *config;   /* owner: main loop */
+  uint net_type;
+  pool *pool;
+  struct loop *loop;          /* maintenance */
+  struct event cleanup_ev;
+  int deleted;                /* owner: main loop */
+  int use_count;              /* owner: main loop: channels + config */
+
+  struct cds_lfht *nets;      /* net index */
+  pthread_mutex_t lock;       /* writers */
+  u32 route_count;            /* atomic: routes in chains */
+  u32 net_count;              /* atomic: nets in index */
+  u32 filtered_count;         /* atomic */
+  btime last_change;
+
+  /* Journal: appended under lock; end published with release semantics. */
+  struct rt_journal_block *jfirst, *jlast;
+  u64 jend;                   /* atomic: seq of the next item to be written */
+  u64 jfirst_seq;             /* owner: table loop (cleanup) */
+  struct lnode readers;       /* struct rt_reader, under lock */
+
+  /* Route ids for export maps. */
+  u32 *id_map;                /* bitmap, under lock */
+  u32 id_map_size;            /* in bits */
+  u32 id_hint;
+};
+
+void rt_init(void);
+struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
+/* Create master4/master6 if the config has none of that type. */
+void rt_config_defaults(struct config *c);
+/* Commit table configs of a new config: create new tables, keep same-named
+ * ones (same type), schedule removal of those no longer configured. */
+void rt_commit(struct config *new, struct config *old);
+struct rtable *rt_find_table(const char *name);
+/* All live tables in config order (main loop). */
+struct lnode *rt_tables(void);
+void rt_lock_table(struct rtable *t);     /* use count (main loop) */
+void rt_unlock_table(struct rtable *t);
+
+/* Sources. */
+struct rte_src *rt_get_source(struct proto *p, u64 private_id);
+void rt_lock_source(struct rte_src *s);
+void rt_unlock_source(struct rte_src *s);
+
+/*
+ * Import: replace the route of (net, src) in the table. attrs == NULL
+ * withdraws. The table takes its own reference on attrs. Callable from the
+ * channel's loop (any loop); takes the writer lock briefly.
+ * Returns what happened.
+ */
+enum rt_update_result { RT_UPD_NONE = 0, RT_UPD_ADD, RT_UPD_REPLACE, RT_UPD_REMOVE };
+enum rt_update_result rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
+              struct channel *sender, struct ea_list *attrs, u16 flags);
+/* Remove every route sent by this channel (flush on channel down). */
+uint rt_flush_channel(struct rtable *t, struct channel *c);
+
+/* Lookups: call inside rcu_read_lock(); results valid until unlock. */
+struct net *rt_find_net(struct rtable *t, const net_addr *n);
+/* Longest prefix match of an address (or the net itself and its supernets). */
+struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);
+/* Iterate nets: first/next inside one RCU read section. */
+struct net *rt_first_net(struct rtable *t, struct cds_lfht_iter *it);
+struct net *rt_next_net(struct rtable *t, struct cds_lfht_iter *it);
+
+/* Readers. */
+/* notify == NULL: a pin that only keeps journal items (and the routes and
+ * nets they retire) from being freed, e.g. while the CLI streams a table. */
+void rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify);
+void rt_reader_detach(struct rt_reader *r);
+
+/* Table loop internals (nest/rt_conf.c creates and deletes tables). */
+void rt_cleanup(void *table);
+void rt_table_destroy_data(struct rtable *t);
+/* Next journal item for this reader or NULL; the item stays valid until the
+ * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */
+const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
+
+/* Best-route order: is a better than b? */
+int rte_better(const struct rte *a, const struct rte *b);
+
+static inline struct rte *net_best(struct net *n) { return rcu_dereference(n->routes); }
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * DOC: Table configuration and the set of live tables (main loop).
+ *
+ * Tables are matched between configs by name and type. A table that is
+ * no longer configured is deleted once its last user (channel) is gone; a
+ * new one is created with its own maintenance loop on the default thread
+ * group.
+ */
+#include <string.h>
+#include "nest/rt.h"
+#include "nest/reconf.h"
+#include "conf/cf_context.h"
+#include "lib/log.h"
+
+static struct lnode live_tables = { &live_tables, &live_tables };
+
+struct rtable_config *
+rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
+{
+  if (s->class != SYM_VOID)
+    return NULL;
+  struct rtable_config *rc = lp_allocz(c->mem, sizeof(*rc));
+  rc->name = s->name;
+  rc->sym = s;
+  rc->config = c;
+  rc->net_type = net_type;
+  rc->gc_threshold = 1000;
+  s->class = SYM_TABLE;
+  s->table = rc;
+  list_add_tail(&c->tables, &rc->n);
+  if (!c->def_tables[net_type])
+    c->def_tables[net_type] = rc;
+  return rc;
+}
+
+void
+rt_config_defaults(struct config *c)
+{
+  rt_new_table_config(c, cf_get_symbol(c, "master4"), NET_IP4);
+  rt_new_table_config(c, cf_get_symbol(c, "master6"), NET_IP6);
+}
+
+void rt_init(void) { }
+
+struct lnode *rt_tables(void) { return &live_tables; }
+
+struct rtable *
+rt_find_table(const char *name)
+{
+  LIST_WALK_ENTRY(t, &live_tables, struct rtable, n)
+    if (!t->deleted && !strcmp(t->name, name))
+      return t;
+  return NULL;
+}
+
+static struct rtable *
+rt_table_new(struct rtable_config *rc)
+{
+  pool *p = rp_new(root_pool(), MEM_TABLES, rc->name);
+  struct rtable *t = mb_allocz(p, sizeof(struct rtable));
+  t->pool = p;
+  t->name = mb_strdup(p, rc->name);
+  t->config = rc;
+  t->net_type = rc->net_type;
+  t->nets = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+  if (!t->nets)
+    die("Cannot allocate table %s", rc->name);
+  pthread_mutex_init(&t->lock, NULL);
+  list_init(&t->readers);
+  char lname[128];
+  snprintf(lname, sizeof(lname), "Routing table service %s", t->name);
+  t->loop = loop_new(thread_group_sched(NULL), lname);
+  ev_init(&t->cleanup_ev, rt_cleanup, t);
+  return t;
+}
+
+static void
+rt_table_free_done(void *data)
+{
+  struct rtable *t = data;
+  rfree(t->pool);
+}
+
+/* Runs in the table's loop: after this, nothing references the table. */
+static void
+rt_table_teardown(void *data)
+{
+  struct rtable *t = data;
+  rt_table_destroy_data(t);
+  cds_lfht_destroy(t->nets, NULL);
+  struct event *done = mb_allocz(t->pool, sizeof(struct event));
+  ev_init(done, rt_table_free_done, t);
+  loop_stop(t->loop, done);
+}
+
+static void
+rt_table_maybe_free(struct rtable *t)
+{
+  if (!t->deleted || t->use_count)
+    return;
+  list_del(&t->n);
+  struct event *e = mb_allocz(t->pool, sizeof(struct event));
+  ev_init(e, rt_table_teardown, t);
+  ev_send(t->loop, e);
+}
+
+void rt_lock_table(struct rtable *t) { t->use_count++; }
+
+void
+rt_unlock_table(struct rtable *t)
+{
+  t->use_count--;
+  rt_table_maybe_free(t);
+}
+
+void
+rt_commit(struct config *new, struct config *old)
+{
+  (void) old;
+  LIST_WALK_ENTRY(t, &live_tables, struct rtable, n)
+    t->config = NULL;
+
+  LIST_WALK_ENTRY(rc, &new->tables, struct rtable_config, n) {
+    struct rtable *t = NULL;
+    LIST_WALK_ENTRY(x, &live_tables, struct rtable, n)
+      if (!x->deleted && !strcmp(x->name, rc->name) && x->net_type == rc->net_type) {
+        t = x;
+        break;
+      }
+    if (!t) {
+      t = rt_table_new(rc);
+      list_add_tail(&live_tables, &t->n);
+    }
+    t->config = rc;
+    rc->table = t;
+  }
+
+  LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n)
+    if (!t->config && !t->deleted) {
+      t->deleted = 1;
+      rt_table_maybe_free(t);
+    }
+}

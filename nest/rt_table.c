@@ -1,0 +1,507 @@
+/*
+ * DOC: Route table core: updates, lookups, journal, readers, cleanup.
+ *
+ * Write path (any loop): build the rte outside the lock, then under the
+ * table's writer lock find or create the net, unlink the old route of the
+ * same source, link the new one at its place in best-first order (RCU
+ * pointer stores, so concurrent readers always see a well-formed chain),
+ * and append one journal item. Readers are notified from under the lock,
+ * but only by ev_send, which never blocks.
+ *
+ * Nothing a reader may still hold is freed here: retired routes and emptied
+ * nets ride on their journal item and are released by the table's cleanup
+ * in its own loop, once every reader has passed the item, through call_rcu.
+ */
+#include <string.h>
+#include <stdlib.h>
+#include "nest/rt.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/timeutil.h"
+
+#define RT_CLEANUP_THRESHOLD 512
+
+/* --- Sources --- */
+
+static pthread_mutex_t src_lock = PTHREAD_MUTEX_INITIALIZER;
+static u32 src_next_id = 1;
+
+struct rte_src *
+rt_get_source(struct proto *p, u64 private_id)
+{
+  struct rte_src *s = mem_alloc_shared(MEM_TABLES, sizeof(struct rte_src));
+  memset(s, 0, sizeof(*s));
+  s->proto = p;
+  s->private_id = private_id;
+  s->uc = 1;
+  pthread_mutex_lock(&src_lock);
+  s->global_id = src_next_id++;
+  pthread_mutex_unlock(&src_lock);
+  return s;
+}
+
+void rt_lock_source(struct rte_src *s) { uatomic_inc(&s->uc); }
+
+static void
+rt_source_free_rcu(struct rcu_head *h)
+{
+  struct rte_src *s = caa_container_of(h, struct rte_src, rcu);
+  mem_free_shared(MEM_TABLES, s, sizeof(*s));
+}
+
+/* Readers print a route's source protocol, so the source outlives them. */
+void
+rt_unlock_source(struct rte_src *s)
+{
+  if (!uatomic_sub_return(&s->uc, 1))
+    call_rcu(&s->rcu, rt_source_free_rcu);
+}
+
+/* --- Best route order --- */
+
+int
+rte_better(const struct rte *a, const struct rte *b)
+{
+  if (a->attrs->preference != b->attrs->preference)
+    return a->attrs->preference > b->attrs->preference;
+  const struct proto_class *ca = a->src->proto->class, *cb = b->src->proto->class;
+  if (ca != cb)
+    return ca->class_id < cb->class_id;
+  if (ca->rte_better)
+    return ca->rte_better(a, b);
+  return 0;
+}
+
+/* --- Nets --- */
+
+static u32
+rt_net_hash(const net_addr *n)
+{
+  return hash_bytes(n, n->length);
+}
+
+static int
+rt_net_match(struct cds_lfht_node *node, const void *key)
+{
+  const struct net *n = caa_container_of(node, struct net, node);
+  return net_equal(&n->n, key);
+}
+
+struct net *
+rt_find_net(struct rtable *t, const net_addr *n)
+{
+  struct cds_lfht_iter it;
+  cds_lfht_lookup(t->nets, rt_net_hash(n), rt_net_match, n, &it);
+  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
+  return node ? caa_container_of(node, struct net, node) : NULL;
+}
+
+struct net *
+rt_lookup_lpm(struct rtable *t, const net_addr *n)
+{
+  net_addr x;
+  net_copy(&x, n);
+  for (int len = n->pxlen; len >= 0; len--) {
+    x.pxlen = len;
+    net_normalize(&x);
+    struct net *found = rt_find_net(t, &x);
+    if (found && rcu_dereference(found->routes))
+      return found;
+  }
+  return NULL;
+}
+
+struct net *
+rt_first_net(struct rtable *t, struct cds_lfht_iter *it)
+{
+  cds_lfht_first(t->nets, it);
+  struct cds_lfht_node *node = cds_lfht_iter_get_node(it);
+  return node ? caa_container_of(node, struct net, node) : NULL;
+}
+
+struct net *
+rt_next_net(struct rtable *t, struct cds_lfht_iter *it)
+{
+  cds_lfht_next(t->nets, it);
+  struct cds_lfht_node *node = cds_lfht_iter_get_node(it);
+  return node ? caa_container_of(node, struct net, node) : NULL;
+}
+
+static size_t net_size(const net_addr *n) { return offsetof(struct net, n) + n->length; }
+
+/* --- Route ids (bit per id, under the writer lock) --- */
+
+static u32
+rt_id_alloc(struct rtable *t)
+{
+  for (;;) {
+    u32 words = t->id_map_size / 32;
+    for (u32 k = 0; k < words; k++) {
+      u32 w = (t->id_hint + k) % words;
+      if (t->id_map[w] != ~0U) {
+        u32 bit = __builtin_ctz(~t->id_map[w]);
+        t->id_map[w] |= 1U << bit;
+        t->id_hint = w;
+        return w * 32 + bit;
+      }
+    }
+    u32 nsize = t->id_map_size ? t->id_map_size * 2 : 1024;
+    t->id_map = realloc(t->id_map, nsize / 8);
+    if (!t->id_map)
+      die("Out of memory");
+    memset(t->id_map + words, 0, (nsize - t->id_map_size) / 8);
+    mem_account(MEM_TABLES, (nsize - t->id_map_size) / 8, 0);
+    t->id_hint = words;
+    t->id_map_size = nsize;
+  }
+}
+
+static void
+rt_id_free(struct rtable *t, u32 id)
+{
+  t->id_map[id / 32] &= ~(1U << (id % 32));
+}
+
+/* --- Routes --- */
+
+/* Drop what a retired route holds. Its memory is freed later, with its
+ * journal block, after an RCU grace period: readers may still look at it. */
+static void
+rte_release(struct rtable *t, struct rte *r)
+{
+  rt_id_free(t, r->id);
+  ea_unref(r->attrs);
+  rt_unlock_source(r->src);
+}
+
+struct rt_deferred_free {
+  struct rcu_head rcu;
+  void *ptr;
+  size_t size;
+};
+
+static void
+rt_deferred_free_rcu(struct rcu_head *h)
+{
+  struct rt_deferred_free *d = caa_container_of(h, struct rt_deferred_free, rcu);
+  mem_free_shared(MEM_TABLES, d->ptr, d->size);
+  free(d);
+}
+
+/* For the rare frees outside the journal (table teardown). */
+static void
+rt_free_later(void *ptr, size_t size)
+{
+  struct rt_deferred_free *d = malloc(sizeof(*d));
+  if (!d)
+    die("Out of memory");
+  d->ptr = ptr;
+  d->size = size;
+  call_rcu(&d->rcu, rt_deferred_free_rcu);
+}
+
+/* --- Journal --- */
+
+static struct rt_journal_item *
+rt_journal_push(struct rtable *t)
+{
+  u64 seq = t->jend;
+  if (!t->jlast || seq - t->jlast->first_seq == RT_JOURNAL_BLOCK) {
+    struct rt_journal_block *b = mem_alloc_shared(MEM_TABLES, sizeof(*b));
+    memset(b, 0, sizeof(*b));
+    b->first_seq = seq;
+    if (t->jlast)
+      rcu_assign_pointer(t->jlast->next, b);
+    else
+      rcu_assign_pointer(t->jfirst, b);
+    t->jlast = b;
+  }
+  return &t->jlast->items[seq - t->jlast->first_seq];
+}
+
+static void
+rt_journal_publish(struct rtable *t)
+{
+  cmm_smp_wmb();
+  uatomic_set(&t->jend, t->jend + 1);
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
+    if (r->notify)
+      ev_send(r->loop, r->notify);
+  if (t->jend - t->jfirst_seq >= RT_CLEANUP_THRESHOLD)
+    ev_send(t->loop, &t->cleanup_ev);
+}
+
+/* --- Update --- */
+
+static struct rte *
+rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags)
+{
+  struct rte *r = mem_alloc_shared(MEM_TABLES, sizeof(struct rte));
+  memset(r, 0, sizeof(*r));
+  r->attrs = ea_ref(attrs);
+  r->src = src;
+  rt_lock_source(src);
+  r->sender = sender;
+  r->lastmod = time_real_now();
+  r->flags = flags;
+  return r;
+}
+
+static void
+rte_drop_unpublished(struct rte *r)
+{
+  ea_unref(r->attrs);
+  rt_unlock_source(r->src);
+  mem_free_shared(MEM_TABLES, r, sizeof(struct rte));
+}
+
+enum rt_update_result
+rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
+          struct channel *sender, struct ea_list *attrs, u16 flags)
+{
+  struct rte *new = attrs ? rte_new(src, sender, attrs, flags) : NULL;
+  u32 hash = rt_net_hash(n);
+
+  rcu_read_lock();
+  pthread_mutex_lock(&t->lock);
+
+  struct cds_lfht_iter it;
+  cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
+  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
+  struct net *net = node ? caa_container_of(node, struct net, node) : NULL;
+
+  if (!net) {
+    if (!new)
+      goto nochange;
+    net = mem_alloc_shared(MEM_TABLES, net_size(n));
+    memset(net, 0, offsetof(struct net, n));
+    net_copy(&net->n, n);
+    net->hash = hash;
+    cds_lfht_node_init(&net->node);
+    cds_lfht_add(t->nets, hash, &net->node);
+    uatomic_inc(&t->net_count);
+  }
+
+  /* Find and unlink the old route of this source. */
+  struct rte **pp = &net->routes, *old = NULL;
+  for (struct rte *r = *pp; r; pp = &r->next, r = r->next)
+    if (r->src == src) {
+      old = r;
+      break;
+    }
+
+  if (old && new && old->attrs == new->attrs && old->flags == new->flags)
+    goto nochange;
+  if (!old && !new)
+    goto nochange;
+
+  struct rte *old_best = net->routes;
+  if (old)
+    rcu_assign_pointer(*pp, old->next);
+
+  if (new) {
+    new->net = net;
+    new->id = rt_id_alloc(t);
+    struct rte **ip = &net->routes;
+    while (*ip && !rte_better(new, *ip))
+      ip = &(*ip)->next;
+    new->next = *ip;
+    rcu_assign_pointer(*ip, new);
+  }
+
+  struct rte *new_best = net->routes;
+  struct net *dead = NULL;
+  if (!new_best) {
+    cds_lfht_del(t->nets, &net->node);
+    net->dead = 1;
+    dead = net;
+    uatomic_dec(&t->net_count);
+  }
+  enum rt_update_result res = RT_UPD_REPLACE;
+  if (old && !new) {
+    uatomic_dec(&t->route_count);
+    res = RT_UPD_REMOVE;
+  } else if (new && !old) {
+    uatomic_inc(&t->route_count);
+    res = RT_UPD_ADD;
+  }
+  /* "preferred" counters of the channels whose route won or lost */
+  if (new_best != old_best) {
+    if (new_best && new_best->sender)
+      uatomic_inc(&new_best->sender->stats.pref_routes);
+    if (old_best && old_best->sender && old_best != old)
+      uatomic_dec(&old_best->sender->stats.pref_routes);
+  }
+  if (old && old == old_best && old->sender)
+    uatomic_dec(&old->sender->stats.pref_routes);
+
+  struct rt_journal_item *item = rt_journal_push(t);
+  *item = (struct rt_journal_item){
+    .seq = t->jend, .net = net, .new_best = new_best, .old_best = old_best,
+    .retired = old, .dead_net = dead,
+  };
+  t->last_change = time_real_now();
+  rt_journal_publish(t);
+  pthread_mutex_unlock(&t->lock);
+  rcu_read_unlock();
+  return res;
+
+nochange:
+  pthread_mutex_unlock(&t->lock);
+  rcu_read_unlock();
+  if (new)
+    rte_drop_unpublished(new);
+  return RT_UPD_NONE;
+}
+
+uint
+rt_flush_channel(struct rtable *t, struct channel *c)
+{
+  uint count = 0;
+  struct cds_lfht_iter it;
+  rcu_read_lock();
+  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
+    for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+      if (r->sender == c) {
+        /* rt_update takes the lock and re-finds the route by source; the
+         * chain we walk stays valid under RCU even as it changes. */
+        count += rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE;
+        break;
+      }
+  rcu_read_unlock();
+  return count;
+}
+
+/* --- Readers --- */
+
+void
+rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify)
+{
+  r->table = t;
+  r->loop = l;
+  r->notify = notify;
+  r->block = NULL;
+  pthread_mutex_lock(&t->lock);
+  uatomic_set(&r->seq, t->jend);
+  list_add_tail(&t->readers, &r->n);
+  pthread_mutex_unlock(&t->lock);
+}
+
+void
+rt_reader_detach(struct rt_reader *r)
+{
+  struct rtable *t = r->table;
+  if (!t)
+    return;
+  pthread_mutex_lock(&t->lock);
+  list_del(&r->n);
+  pthread_mutex_unlock(&t->lock);
+  r->table = NULL;
+  r->block = NULL;
+  ev_send(t->loop, &t->cleanup_ev);
+}
+
+const struct rt_journal_item *
+rt_reader_next(struct rt_reader *r)
+{
+  struct rtable *t = r->table;
+  u64 end = uatomic_read(&t->jend);
+  cmm_smp_rmb();
+  u64 seq = r->seq;
+  if (seq >= end)
+    return NULL;
+  if (!r->block) {
+    struct rt_journal_block *b = rcu_dereference(t->jfirst);
+    while (b->first_seq + RT_JOURNAL_BLOCK <= seq)
+      b = rcu_dereference(b->next);
+    r->block = b;
+  }
+  while (seq >= r->block->first_seq + RT_JOURNAL_BLOCK)
+    r->block = rcu_dereference(r->block->next);
+  const struct rt_journal_item *item = &r->block->items[seq - r->block->first_seq];
+  uatomic_set(&r->seq, seq + 1);
+  return item;
+}
+
+/* --- Cleanup (table loop) --- */
+
+/* After the grace period nobody can reach the block's retired routes and
+ * dead nets any more. */
+static void
+rt_block_free_rcu(struct rcu_head *h)
+{
+  struct rt_journal_block *b = caa_container_of(h, struct rt_journal_block, rcu);
+  for (uint i = 0; i < b->used; i++) {
+    struct rt_journal_item *it = &b->items[i];
+    if (it->retired)
+      mem_free_shared(MEM_TABLES, it->retired, sizeof(struct rte));
+    if (it->dead_net)
+      mem_free_shared(MEM_TABLES, it->dead_net, net_size(&it->dead_net->n));
+  }
+  mem_free_shared(MEM_TABLES, b, sizeof(*b));
+}
+
+static void
+rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used)
+{
+  b->used = used;
+  for (uint i = 0; i < used; i++)
+    if (b->items[i].retired)
+      rte_release(t, b->items[i].retired);
+  call_rcu(&b->rcu, rt_block_free_rcu);
+}
+
+void
+rt_cleanup(void *data)
+{
+  struct rtable *t = data;
+  rcu_read_lock();
+  pthread_mutex_lock(&t->lock);
+  u64 min = t->jend;
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
+    min = MIN(min, uatomic_read(&r->seq));
+
+  struct rt_journal_block *b = t->jfirst;
+  while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
+    struct rt_journal_block *next = b->next;
+    rcu_assign_pointer(t->jfirst, next);
+    t->jfirst_seq = next->first_seq;
+    rt_block_retire(t, b, RT_JOURNAL_BLOCK);
+    b = next;
+  }
+  pthread_mutex_unlock(&t->lock);
+  rcu_read_unlock();
+}
+
+/* Free everything of a table nobody uses any more (table loop, last act). */
+void
+rt_table_destroy_data(struct rtable *t)
+{
+  rcu_read_lock();
+  pthread_mutex_lock(&t->lock);
+  ASSERT_DIE(list_empty(&t->readers));
+  for (struct rt_journal_block *b = t->jfirst, *next; b; b = next) {
+    next = b->next;
+    rt_block_retire(t, b, b == t->jlast ? t->jend - b->first_seq : RT_JOURNAL_BLOCK);
+  }
+  t->jfirst = t->jlast = NULL;
+  /* Remaining routes (a table is destroyed only when no channel feeds it,
+   * so normally none). */
+  struct cds_lfht_iter it;
+  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
+    for (struct rte *r = n->routes, *next; r; r = next) {
+      next = r->next;
+      rte_release(t, r);
+      rt_free_later(r, sizeof(struct rte));
+    }
+    cds_lfht_del(t->nets, &n->node);
+    rt_free_later(n, net_size(&n->n));
+  }
+  pthread_mutex_unlock(&t->lock);
+  rcu_read_unlock();
+  mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
+  free(t->id_map);
+  t->id_map = NULL;
+}

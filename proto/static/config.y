@@ -1,0 +1,42 @@
+/* Static protocol grammar. */
+%%header
+#include "proto/static/static.h"
+
+%%keywords static route via blackhole unreachable prohibit drop reject dev recursive onlink check link igp
+
+%%grammar
+proto: static_proto '}' { if (proto_config_end(cx) < 0) YYABORT; } ;
+
+static_proto_start: proto_start STATIC { if (proto_config_begin(cx, &proto_static) < 0) YYABORT; } ;
+
+static_proto:
+   static_proto_start proto_name '{'
+ | static_proto proto_item ';'
+ | static_proto proto_channel ';'
+ | static_proto CHECK LINK bool ';' { static_cfg(cx)->check_link = $4; }
+ | static_proto IGP TABLE rtable ';' { }
+ | static_proto stat_route stat_route_opts ';' {
+     const char *e = static_route_add(static_cfg(cx), cx->this_item);
+     if (e) cf_error("%s", e);
+   }
+ ;
+
+stat_route0: ROUTE net_any {
+    cx->this_item = static_route_new(cx, &$2);
+  } ;
+
+stat_route:
+   stat_route0 VIA ipa { static_route_set_via(cx->this_item, $3, NULL); }
+ | stat_route0 VIA ipa DEV text { static_route_set_via(cx->this_item, $3, $5); }
+ | stat_route0 VIA TEXT { static_route_set_dev(cx->this_item, $3); }
+ | stat_route0 DEV text { static_route_set_dev(cx->this_item, $3); }
+ | stat_route0 BLACKHOLE { static_route_set_dest(cx->this_item, RTD_BLACKHOLE); }
+ | stat_route0 DROP { static_route_set_dest(cx->this_item, RTD_BLACKHOLE); }
+ | stat_route0 UNREACHABLE { static_route_set_dest(cx->this_item, RTD_UNREACHABLE); }
+ | stat_route0 REJECT { static_route_set_dest(cx->this_item, RTD_UNREACHABLE); }
+ | stat_route0 PROHIBIT { static_route_set_dest(cx->this_item, RTD_PROHIBIT); }
+ ;
+
+stat_route_opts: /* empty */ | stat_route_opts ONLINK bool { static_route_set_onlink(cx->this_item, $3); } ;
+
+%%code

@@ -1,0 +1,52 @@
+/*
+ * DOC: The static protocol: routes from the config.
+ */
+#ifndef PROTO_STATIC_STATIC_H
+#define PROTO_STATIC_STATIC_H
+
+#include "nest/proto.h"
+#include "conf/cf_context.h"
+
+struct static_route {
+  struct lnode n;
+  net_addr net;
+  enum rte_dest dest;
+  ip_addr via;                /* RTD_UNICAST with a gateway */
+  const char *dev;            /* interface name, or NULL */
+  int onlink;
+};
+
+struct static_config {
+  struct proto_config c;
+  struct lnode routes;        /* struct static_route */
+  int check_link;
+};
+
+/* Per-route run state, owner: the protocol's loop. */
+struct static_state {
+  const struct static_route *cf;
+  int installed;
+  struct ea_list *attrs;      /* what we announced (reference held) */
+};
+
+struct static_proto {
+  struct proto p;
+  struct static_state *st;    /* owner: proto loop; one per configured route */
+  uint count;
+  struct event iface_ev;
+};
+
+extern const struct proto_class proto_static;
+
+static inline struct static_config *static_cfg(struct cf_context *cx)
+{ return (struct static_config *) cx->this_proto; }
+
+struct static_route *static_route_new(struct cf_context *cx, const net_addr *n);
+void static_route_set_via(struct static_route *r, ip_addr via, const char *dev);
+void static_route_set_dev(struct static_route *r, const char *dev);
+void static_route_set_dest(struct static_route *r, enum rte_dest dest);
+void static_route_set_onlink(struct static_route *r, int onlink);
+/* Validate and add; returns an error text or NULL. */
+const char *static_route_add(struct static_config *sc, struct static_route *r);
+
+#endif

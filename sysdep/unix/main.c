@@ -1,0 +1,241 @@
+/*
+ * DOC: The daemon: command line, start-up, signals, shutdown.
+ *
+ *   bird [-c config] [-s socket] [-P pidfile] [-f] [-d] [-l] [-p] [-R]
+ *
+ * Start-up parses the config first (so `-p` and broken configs fail fast
+ * with file:line:col), then daemonizes unless -f/-d, writes the pid file,
+ * opens the control socket, commits the config and runs the main loop.
+ * Signals are read through a signalfd in the main loop: SIGHUP
+ * reconfigures, SIGTERM/SIGINT shut down cleanly, SIGUSR1 dumps state to
+ * the log. Every thread starts with these signals blocked.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "conf/conf.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/resource.h"
+#include "nest/cli.h"
+#include "nest/iface.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "nest/rt.h"
+#include "proto/device/device.h"
+#include "proto/static/static.h"
+
+#ifndef PATH_CONFIG_FILE_DEFAULT
+#define PATH_CONFIG_FILE_DEFAULT "/etc/bird/bird.conf"
+#endif
+#ifndef PATH_CONTROL_SOCKET_DEFAULT
+#define PATH_CONTROL_SOCKET_DEFAULT "/run/bird/bird.ctl"
+#endif
+
+struct options {
+  const char *config;
+  const char *socket;
+  const char *pidfile;
+  int foreground;
+  int debug;
+  int parse_only;
+};
+
+static struct loop_fd sig_fd;
+static const char *pid_path;
+
+static void
+usage(FILE *f)
+{
+  fprintf(f, "Usage: bird [--version] [--help] [-c <config-file>] [-d] [-D <debug-file>] [-f] [-l] [-p] [-P <pid-file>] [-s <control-socket>]\n"
+             "\n"
+             "Options:\n"
+             "  -c <config-file>     Use given configuration file instead of %s\n"
+             "  -d                   Enable debug messages and run bird in foreground\n"
+             "  -D <debug-file>      Log debug messages to given file instead of stderr\n"
+             "  -f                   Run bird in foreground\n"
+             "  -l                   Look for a configuration file and a control socket in the cwd\n"
+             "  -p                   Test configuration file and exit without start\n"
+             "  -P <pid-file>        Create a PID file with given filename\n"
+             "  -s <control-socket>  Use given filename for a control socket\n"
+             "  --version            Display version of BIRD\n", PATH_CONFIG_FILE_DEFAULT);
+}
+
+static void
+parse_args(int argc, char **argv, struct options *o)
+{
+  static const struct option longopts[] = {
+    { "version", no_argument, NULL, 'V' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  int c;
+  o->config = PATH_CONFIG_FILE_DEFAULT;
+  o->socket = PATH_CONTROL_SOCKET_DEFAULT;
+  while ((c = getopt_long(argc, argv, "c:dD:fglpP:Rs:u:", longopts, NULL)) >= 0)
+    switch (c) {
+    case 'c': o->config = optarg; break;
+    case 'd': o->debug = 1; o->foreground = 1; break;
+    case 'D': o->debug = 1; break;
+    case 'f': o->foreground = 1; break;
+    case 'l': o->config = "bird.conf"; o->socket = "bird.ctl"; break;
+    case 'p': o->parse_only = 1; break;
+    case 'P': o->pidfile = optarg; break;
+    case 's': o->socket = optarg; break;
+    case 'R': case 'g': case 'u': break;   /* accepted for compatibility */
+    case 'V': printf("BIRD version %s\n", PACKAGE_VERSION); exit(0);
+    case 'h': usage(stdout); exit(0);
+    default: usage(stderr); exit(1);
+    }
+  if (optind < argc) {
+    usage(stderr);
+    exit(1);
+  }
+}
+
+static void
+write_pidfile(const char *path)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0664);
+  if (fd < 0)
+    die("Cannot create PID file %s: %m", path);
+  char buf[32];
+  int n = snprintf(buf, sizeof(buf), "%ld\n", (long) getpid());
+  if (write(fd, buf, n) != n)
+    die("Cannot write PID file %s: %m", path);
+  close(fd);
+  pid_path = path;
+}
+
+static void
+daemonize(void)
+{
+  pid_t pid = fork();
+  if (pid < 0)
+    die("fork: %m");
+  if (pid)
+    _exit(0);
+  setsid();
+  int fd = open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    dup2(fd, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (fd > 2)
+      close(fd);
+  }
+}
+
+static void
+reconfigure_from_signal(void)
+{
+  if (config_shutting_down())
+    return;
+  log_msg(L_INFO, "Reconfiguration requested by SIGHUP");
+  struct cf_error err;
+  struct config *c = config_parse_file(config_path(), &err);
+  if (!c) {
+    log_msg(L_ERR, "%s", err.msg);
+    return;
+  }
+  config_commit(c);
+  log_msg(L_INFO, "Reconfigured");
+}
+
+static void
+signal_rx(struct loop_fd *f)
+{
+  struct signalfd_siginfo si;
+  while (read(f->fd, &si, sizeof(si)) == sizeof(si))
+    switch (si.ssi_signo) {
+    case SIGHUP: reconfigure_from_signal(); break;
+    case SIGTERM:
+    case SIGINT: config_start_shutdown(); break;
+    case SIGUSR1:
+      log_msg(L_INFO, "Dumping state on SIGUSR1");
+      rdump(root_pool(), 0);
+      protos_dump();
+      break;
+    }
+}
+
+static sigset_t
+handled_signals(void)
+{
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGHUP);
+  sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGUSR1);
+  return s;
+}
+
+int
+main(int argc, char **argv)
+{
+  struct options o = { 0 };
+  parse_args(argc, argv, &o);
+
+  /* Blocked before any thread exists, so every thread inherits it. */
+  sigset_t sigs = handled_signals();
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  resource_init();
+  log_init("bird");
+  hash_seed_init();
+  ea_init();
+  rt_init();
+  iface_init();
+  proto_init();
+  proto_build(&proto_device);
+  proto_build(&proto_static);
+
+  struct cf_error err;
+  struct config *c = config_parse_file(o.config, &err);
+  if (!c) {
+    fprintf(stderr, "bird: %s\n", err.msg);
+    return 1;
+  }
+  if (o.parse_only) {
+    config_unref(c);
+    return 0;
+  }
+  config_set_path(o.config);
+  if (o.debug)
+    log_set_debug_stderr(1);
+  if (!o.foreground)
+    daemonize();
+
+  sched_main_init();
+  if (cli_listen(o.socket) < 0)
+    die("Cannot create control socket %s: %m", o.socket);
+  if (o.pidfile)
+    write_pidfile(o.pidfile);
+
+  int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sfd < 0)
+    die("signalfd: %m");
+  sig_fd.rx = signal_rx;
+  loop_fd_add(main_loop(), &sig_fd, sfd);
+
+  config_commit(c);
+  log_msg(L_INFO, "Started");
+  sched_main_run();
+
+  cli_shutdown();
+  if (pid_path)
+    unlink(pid_path);
+  log_msg(L_INFO, "Shutdown completed");
+  return 0;
+}

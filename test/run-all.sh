@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# All tests: unit tests (cmocka) and functional tests (pytest, real daemon,
+# real clients, Debian's BIRD 2 as reference client), then the same under
+# ASan+UBSan, and the threaded core under TSan.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+"$top/tools/deps.sh"
+PY=/usr/bin/python3     # Debian's python3 carries pytest and matplotlib
+
+run_suite() {           # run_suite BUILD_DIR LABEL
+  local b=$1 label=$2
+  echo "=== [$label] unit tests"
+  make -C "$b" -j"$(nproc)" check >/dev/null 2>&1 || { cat "$b"/test-suite.log "$b"/*/*.log 2>/dev/null | tail -80; exit 1; }
+  grep -h "^# \(TOTAL\|PASS\|FAIL\|ERROR\)" "$b/test-suite.log"
+  echo "=== [$label] functional tests"
+  BIRD_BIN="$b/bird" BIRDC_BIN="$b/birdc" BIRDCL_BIN="$b/birdcl" $PY -m pytest -q -p no:cacheprovider test/
+}
+
+echo "=== build (gcc -Wall -Wextra -Werror)"
+"$top/tools/build.sh" "$top/build"
+run_suite "$top/build" plain
+
+echo "=== build (ASan+UBSan)"
+"$top/tools/build.sh" "$top/build-asan" --enable-sanitizers=address,undefined
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite "$top/build-asan" asan
+
+echo "=== build (TSan) and threaded-core tests"
+"$top/tools/build.sh" "$top/build-tsan" --enable-sanitizers=thread
+make -C "$top/build-tsan" -j"$(nproc)" lib/loop_test >/dev/null
+TSAN_OPTIONS="halt_on_error=1 suppressions=$top/lib/tsan.supp" "$top/build-tsan/lib/loop_test"
+echo "=== all tests passed"
