@@ -8,6 +8,7 @@
 #include "conf/conf.h"
 
 #define CF_MAX_INCLUDE_DEPTH 8
+#define CF_SYM_MAX_LEN 64
 
 struct cf_file {
   const char *name;           /* lives in the config's linpool */

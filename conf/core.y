@@ -45,8 +45,10 @@ void yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg
 %token <i> NUM
 %token <ip4> IP4
 %token <ip6> IP6
-%token <t> TEXT
+/* Token order matters for error messages ("expecting END or CF_SYM_KNOWN
+ * or TEXT or ALL"): bison lists expected tokens by number, as BIRD's do. */
 %token <s> CF_SYM_KNOWN CF_SYM_UNDEFINED
+%token <t> TEXT
 %token EQ NEQ LEQ GEQ AND OR NMA DDOT IMP PO PC
 
 %type <i> expr iexpr bool pxlen4 pxlen6 idval log_mask log_mask_list log_cat

@@ -17,7 +17,8 @@
  * expiries in start order), ready fds. Each hook is followed by a budget
  * check; a run cut short by the budget or by loop_yield() ends with the
  * loop going IDLE and writing its own eventfd, so other ready loops come
- * first. After a run the timerfd is re-armed (absolute CLOCK_MONOTONIC) if
+ * first. So does a RUNNING_AGAIN round once the thread has spent a whole
+ * budget on the loop since it claimed it. After a run the timerfd is re-armed (absolute CLOCK_MONOTONIC) if
  * the earliest timer changed, and the thread's scratch linpool is flushed.
  *
  * Events. ev_send() claims e->pending with a CAS, appends e to the loop's
@@ -153,6 +154,12 @@ void loop_wake(struct loop *l) { fd_write_one(l->wakefd, l->name); }
  * Loop state
  */
 
+static inline bool
+loop_state_cas(struct loop *l, int *old, int new)
+{
+  return __atomic_compare_exchange_n(&l->state, old, new, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 /* A poller saw work for l: run it here, or make its runner go round again. */
 static bool
 loop_claim(struct loop *l)
@@ -162,11 +169,11 @@ loop_claim(struct loop *l)
     switch (s)
     {
     case LOOP_IDLE:
-      if (__atomic_compare_exchange_n(&l->state, &s, LOOP_RUNNING, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      if (loop_state_cas(l, &s, LOOP_RUNNING))
         return true;
       break;
     case LOOP_RUNNING:
-      if (__atomic_compare_exchange_n(&l->state, &s, LOOP_RUNNING_AGAIN, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+      if (loop_state_cas(l, &s, LOOP_RUNNING_AGAIN))
         return false;
       break;
     default:
@@ -193,7 +200,7 @@ static bool
 loop_release(struct loop *l)
 {
   int s = LOOP_RUNNING;
-  if (__atomic_compare_exchange_n(&l->state, &s, LOOP_IDLE, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+  if (loop_state_cas(l, &s, LOOP_IDLE))
     return true;
   ASSERT_DIE(s == LOOP_RUNNING_AGAIN);
   __atomic_store_n(&l->state, LOOP_RUNNING, __ATOMIC_SEQ_CST);
@@ -206,11 +213,11 @@ loop_release(struct loop *l)
 static void
 loop_release_and_requeue(struct loop *l)
 {
-  urcu_memb_read_lock();
+  rcu_read_lock();
   __atomic_store_n(&l->state, LOOP_IDLE, __ATOMIC_SEQ_CST);
   loop_wake(l);
   sched_tsan_rcu_release();
-  urcu_memb_read_unlock();
+  rcu_read_unlock();
 }
 
 /* After each hook: does the current run end here? */
@@ -654,7 +661,9 @@ loop_teardown(struct loop *l)
 {
   struct sched *s = l->sched;
 
-  /* Fds the owner closed without removing give EBADF; nothing to undo */
+  /* An fd its owner closed without loop_fd_remove() gives EBADF here, which
+   * is harmless; had its number been reused by another registration of
+   * this scheduler, that one would be dropped: remove before closing. */
   LIST_WALK_ENTRY_SAFE(src, &l->srcs, struct loop_src, n)
   {
     struct loop_fd *f = src->f;
@@ -685,13 +694,14 @@ loop_teardown(struct loop *l)
     ev_send(main_loop(), done);
 
   sched_tsan_rcu_release();
-  urcu_memb_call_rcu(&l->rcu, loop_free_rcu);
+  call_rcu(&l->rcu, loop_free_rcu);
 }
 
 /* Run a loop whose RUNNING state this thread has claimed. */
 void
 loop_run(struct loop *l)
 {
+  btime start = time_mono_now();
   for (;;)
   {
     bool more = loop_run_once(l);
@@ -701,13 +711,16 @@ loop_run(struct loop *l)
       return;
     }
     loop_arm_timerfd(l);
-    if (more)
+    if (!more && loop_release(l))
+      return;
+
+    /* Another round: right away if asked while we ran, but behind the
+     * others once this thread has spent a budget on l */
+    if (more || time_mono_now() - start >= LOOP_BUDGET)
     {
       loop_release_and_requeue(l);
       return;
     }
-    if (loop_release(l))
-      return;
   }
 }
 
@@ -762,12 +775,12 @@ loop_stop(struct loop *l, struct event *done)
   }
 
   /* From the main loop: the owner may retire l as soon as it sees the flag */
-  urcu_memb_read_lock();
+  rcu_read_lock();
   int was = __atomic_exchange_n(&l->stopping, 1, __ATOMIC_SEQ_CST);
   ASSERT_DIE(!was);
   loop_wake(l);
   sched_tsan_rcu_release();
-  urcu_memb_read_unlock();
+  rcu_read_unlock();
 }
 
 void loop_set_home(struct loop *l) { tl_home = l; }

@@ -504,7 +504,8 @@ x_hook(void *data)
     ainc(&x->violations);
   int now = ainc(&x_parallel_now) + 1;
   int max = aload(&x_parallel_max);
-  while (now > max && !__atomic_compare_exchange_n(&x_parallel_max, &max, now, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+  while (now > max &&
+         !__atomic_compare_exchange_n(&x_parallel_max, &max, now, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
     ;
   /* Stay inside a while, so that other threads have a chance to enter */
   btime until = time_mono_now() + 2;
@@ -794,6 +795,49 @@ test_fd_rx(void **state)
   assert_int_equal(t.not_eagain, 0);
   assert_int_equal(t.err_calls, 0);
   assert_true(t.rx_calls >= 2);
+  stop_all(s, &t.l, 1);
+}
+
+/* Reads one small chunk per call and asks to be called again: with
+ * edge-triggered epoll, the rest would otherwise wait for new data. */
+static void
+fdt_rx_some(struct loop_fd *f)
+{
+  struct fdt *t = container_of(f, struct fdt, f);
+  t->rx_calls++;
+  u8 buf[100];
+  ssize_t n = read(f->fd, buf, sizeof(buf));
+  if (n > 0)
+  {
+    size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
+    for (ssize_t i = 0; i < n; i++)
+      if (buf[i] != pattern(at + i))
+        t->bad_data++;
+    __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
+    loop_fd_again(f, LOOP_FD_READ);
+  }
+  else if (n < 0 && errno != EAGAIN)
+    t->not_eagain++;
+}
+
+static void
+test_fd_again(void **state)
+{
+  struct sched *s = sched_new("fdagain", 2);
+  struct fdt t = { .l = loop_new(s, "fdagain"), .f.rx = fdt_rx_some };
+  fdt_socketpair(&t);
+  loop_call_sync(t.l, fdt_add, &t);
+
+  size_t len = 100000;
+  write_pattern(t.sv[1], len);
+  WAIT_FOR(__atomic_load_n(&t.done_bytes, __ATOMIC_SEQ_CST) == len);
+  loop_call_sync(t.l, fdt_remove, &t);
+  close(t.sv[0]);
+  close(t.sv[1]);
+
+  assert_int_equal(t.bad_data, 0);
+  assert_int_equal(t.not_eagain, 0);
+  assert_true(t.rx_calls >= (int) (len / 100));
   stop_all(s, &t.l, 1);
 }
 
@@ -1229,6 +1273,7 @@ main(void)
     cmocka_unit_test_setup(test_loops_parallel, setup_test),
     cmocka_unit_test_setup(test_sched_set_threads, setup_test),
     cmocka_unit_test_setup(test_fd_rx, setup_test),
+    cmocka_unit_test_setup(test_fd_again, setup_test),
     cmocka_unit_test_setup(test_fd_err, setup_test),
     cmocka_unit_test_setup(test_fd_tx, setup_test),
     cmocka_unit_test_setup(test_fd_remove_pending, setup_test),
@@ -1239,6 +1284,6 @@ main(void)
     cmocka_unit_test_setup(test_main_call_sync, setup_test),
   };
   int rv = cmocka_run_group_tests(tests, NULL, NULL);
-  urcu_memb_barrier();
+  rcu_barrier();
   return rv;
 }

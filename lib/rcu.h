@@ -19,7 +19,9 @@
 #include <urcu/wfcqueue.h>
 #include <urcu/uatomic.h>
 
-static inline void rcu_thread_register(void) { urcu_memb_register_thread(); }
-static inline void rcu_thread_unregister(void) { urcu_memb_unregister_thread(); }
+/* Idempotent per thread: whoever first needs RCU on a thread registers it
+ * (a scheduler creating its threads, a test, a helper thread). */
+void rcu_thread_register(void);
+void rcu_thread_unregister(void);
 
 #endif

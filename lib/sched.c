@@ -94,7 +94,6 @@ static struct sched *main_sched;
 static struct loop *main_loop_ptr;
 
 static __thread struct sched_thread *tl_thread;
-static __thread bool tl_rcu_registered;
 
 static int tsan_rcu;
 void sched_tsan_rcu_release(void) { tsan_release(&tsan_rcu); }
@@ -112,21 +111,15 @@ sched_zalloc(size_t size)
 
 static inline void sched_mfree(void *m, size_t size) { mem_free_shared(MEM_PROTOCOLS, m, size); }
 
-static void
-rcu_register_self(void)
-{
-  if (!tl_rcu_registered)
-  {
-    rcu_thread_register();
-    tl_rcu_registered = true;
-  }
-}
-
 /*
  * Source table
  */
 
-static inline size_t src_table_bytes(u32 size) { return sizeof(struct src_table) + size * sizeof(struct loop_src *); }
+static inline size_t
+src_table_bytes(u32 size)
+{
+  return sizeof(struct src_table) + size * sizeof(struct loop_src *);
+}
 
 static void
 src_table_free_rcu(struct rcu_head *h)
@@ -169,7 +162,7 @@ src_table_grow(struct sched *s)
    * retired later is freed after them too, as they started before. */
   __atomic_store_n(&s->srcs, t, __ATOMIC_RELEASE);
   sched_tsan_rcu_release();
-  urcu_memb_call_rcu(&old->rcu, src_table_free_rcu);
+  call_rcu(&old->rcu, src_table_free_rcu);
 }
 
 struct loop_src *
@@ -218,7 +211,7 @@ sched_src_unwatch(struct sched *s, struct loop_src *src, int fd)
   pthread_mutex_unlock(&s->lock);
 
   sched_tsan_rcu_release();
-  urcu_memb_call_rcu(&src->rcu, src_free_rcu);
+  call_rcu(&src->rcu, src_free_rcu);
   errno = saved_errno;
   return rv;
 }
@@ -262,11 +255,11 @@ sched_poll(struct sched *s)
       continue;     /* another thread took it */
     }
 
-    urcu_memb_read_lock();
+    rcu_read_lock();
     struct loop_src *src = src_lookup(s, ev.data.u64);
     struct loop *run = (src && loop_src_event(src, ev.events)) ? src->loop : NULL;
     sched_tsan_rcu_release();
-    urcu_memb_read_unlock();
+    rcu_read_unlock();
 
     /* Claimed: only this thread may retire it now */
     if (run)
@@ -279,13 +272,12 @@ sched_thread_main(void *arg)
 {
   struct sched_thread *t = arg;
   struct sched *s = t->sched;
-  rcu_register_self();
+  rcu_thread_register();
   tl_thread = t;
 
   sched_poll(s);
 
   rcu_thread_unregister();
-  tl_rcu_registered = false;
   pthread_mutex_lock(&s->lock);
   s->live--;
   s->tokens--;
@@ -362,7 +354,7 @@ linpool *sched_thread_tmp(void) { return tl_thread ? tl_thread->tmp : NULL; }
 static struct sched *
 sched_alloc(const char *name, bool is_main)
 {
-  rcu_register_self();
+  rcu_thread_register();
   size_t nlen = strlen(name) + 1;
   struct sched *s = sched_zalloc(sizeof(*s) + nlen);
   s->size = sizeof(*s) + nlen;

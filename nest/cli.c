@@ -115,29 +115,34 @@ cli_flush(struct cli *c)
   loop_fd_want_tx(&c->fd, 0);
 }
 
-/* Run the continuation while there is room, then send. */
+/* Run the continuation while there is room, then send; then go on with
+ * pipelined input once the command is complete. A continuation waits for
+ * the socket (tx event), for a resume (suspended), or for the next run of
+ * the loop when its time budget is used up. */
 static void
 cli_pump(struct cli *c)
 {
   for (;;) {
-    while (c->cont && !c->suspended && cli_tx_room(c) && !c->closing) {
+    while (c->cont && !c->suspended && cli_tx_room(c) && !c->closing && loop_budget_left() > 0)
       c->cont(c);
-      if (c->cont && loop_budget_left() <= 0) {
+    cli_flush(c);
+    if (c->closing || c->suspended)
+      break;
+    if (c->cont) {
+      if (loop_budget_left() <= 0) {
         loop_yield();
         ev_schedule(&c->resume_ev);
         break;
       }
+      if (cli_tx_room(c))
+        continue;
+      break;                    /* the tx handler pumps again */
     }
-    cli_flush(c);
-    if (c->closing || c->cont || c->suspended)
-      break;
-    /* Command finished: continue with pipelined input. */
     size_t before = c->rx_len;
     cli_process_input(c);
-    if (c->rx_len == before || c->closing)
+    if (c->rx_len == before && !c->cont)
       break;
   }
-  cli_flush(c);
   if (c->closing)
     cli_free(c);
 }

@@ -137,6 +137,15 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     }
     return 0;
   }
+  /* `protocol P` without tables: the tables of P's channels. */
+  if (s->proto) {
+    LIST_WALK_ENTRY(cc, &s->proto->cf->channels, struct channel_config, n) {
+      struct rtable *t = cc->table->table;
+      if (t && (!want_type || t->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
+        s->tables[s->table_count++] = t;
+    }
+    return 0;
+  }
   struct config *conf = config_running();
   LIST_WALK_ENTRY(t, rt_tables(), struct rtable, n) {
     if (t->deleted || s->table_count >= ARRAY_SIZE(s->tables))

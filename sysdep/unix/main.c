@@ -6,9 +6,11 @@
  * Start-up parses the config first (so `-p` and broken configs fail fast
  * with file:line:col), then daemonizes unless -f/-d, writes the pid file,
  * opens the control socket, commits the config and runs the main loop.
- * Signals are read through a signalfd in the main loop: SIGHUP
- * reconfigures, SIGTERM/SIGINT shut down cleanly, SIGUSR1 dumps state to
- * the log. Every thread starts with these signals blocked.
+ * Signals reach the main loop through a self-pipe: SIGHUP reconfigures,
+ * SIGTERM/SIGINT shut down cleanly, SIGUSR1 dumps state to the log. A
+ * signalfd would need the signals blocked in every thread, and liburcu's
+ * call_rcu thread keeps SIGUSR1 open; a handler that only writes the
+ * signal number to a pipe is safe on whichever thread takes the signal.
  */
 #include "config.h"
 #include <errno.h>
@@ -18,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "conf/conf.h"
@@ -51,6 +52,7 @@ struct options {
 };
 
 static struct loop_fd sig_fd;
+static int sig_pipe[2] = { -1, -1 };
 static const char *pid_path;
 
 static void
@@ -152,11 +154,22 @@ reconfigure_from_signal(void)
 }
 
 static void
+signal_handler(int sig)
+{
+  int e = errno;
+  u8 b = sig;
+  if (write(sig_pipe[1], &b, 1) < 0) {
+    /* pipe full: the loop is behind anyway, the signal is coalesced */
+  }
+  errno = e;
+}
+
+static void
 signal_rx(struct loop_fd *f)
 {
-  struct signalfd_siginfo si;
-  while (read(f->fd, &si, sizeof(si)) == sizeof(si))
-    switch (si.ssi_signo) {
+  u8 sig;
+  while (read(f->fd, &sig, 1) == 1)
+    switch (sig) {
     case SIGHUP: reconfigure_from_signal(); break;
     case SIGTERM:
     case SIGINT: config_start_shutdown(); break;
@@ -186,7 +199,7 @@ main(int argc, char **argv)
   struct options o = { 0 };
   parse_args(argc, argv, &o);
 
-  /* Blocked before any thread exists, so every thread inherits it. */
+  /* Blocked while threads are created, so they inherit the block. */
   sigset_t sigs = handled_signals();
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
@@ -223,13 +236,19 @@ main(int argc, char **argv)
   if (o.pidfile)
     write_pidfile(o.pidfile);
 
-  int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sfd < 0)
-    die("signalfd: %m");
+  if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) < 0)
+    die("pipe: %m");
   sig_fd.rx = signal_rx;
-  loop_fd_add(main_loop(), &sig_fd, sfd);
+  loop_fd_add(main_loop(), &sig_fd, sig_pipe[0]);
+  struct sigaction sa = { .sa_handler = signal_handler, .sa_flags = SA_RESTART };
+  sigemptyset(&sa.sa_mask);
+  for (int s2 = 1; s2 < NSIG; s2++)
+    if (sigismember(&sigs, s2))
+      sigaction(s2, &sa, NULL);
 
   config_commit(c);
+  /* Worker threads exist now, with the signals blocked; take them here. */
+  pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
   log_msg(L_INFO, "Started");
   sched_main_run();
 
