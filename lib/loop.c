@@ -18,8 +18,10 @@
  * check; a run cut short by the budget or by loop_yield() ends with the
  * loop going IDLE and writing its own eventfd, so other ready loops come
  * first. So does a RUNNING_AGAIN round once the thread has spent a whole
- * budget on the loop since it claimed it. After a run the timerfd is re-armed (absolute CLOCK_MONOTONIC) if
- * the earliest timer changed, and the thread's scratch linpool is flushed.
+ * budget on the loop since it claimed it. After a run the timerfd is
+ * re-armed (absolute CLOCK_MONOTONIC) if the earliest timer changed, and
+ * the thread's scratch linpool is flushed. Timers never fire early: they
+ * start from fresh time and fire when loop_now() has passed their expiry.
  *
  * Events. ev_send() claims e->pending with a CAS, appends e to the loop's
  * wfcqueue (wait-free for any number of senders; the loop is the only
@@ -46,9 +48,11 @@
  * too, so a late write to them is harmless.
  *
  * Liveness contract: ev_send() needs its target not to be freed while it
- * runs, so senders stop sending before the target is stopped. Threads
- * that call anything here other than ev_send() must be registered with
- * RCU (scheduler threads and the main thread are).
+ * runs, so senders stop sending before the target is stopped; an event
+ * queued after the target's teardown stays pending for good. Threads that
+ * call anything here other than ev_send() must be registered with RCU
+ * (scheduler threads and the main thread are). Owners remove their fds
+ * before closing them (see loop_teardown()).
  */
 #define _GNU_SOURCE
 #include <errno.h>

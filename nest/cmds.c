@@ -186,12 +186,20 @@ cmd_show_interfaces(struct cli *c, int summary)
 
 /* --- configure --- */
 
+/*
+ * One reconfiguration at a time. `configure timeout N` keeps the previous
+ * config for undo and arms a timer; `configure confirm` drops it, `configure
+ * undo` (or the timer) commits it again.
+ */
 struct cfg_wait {
   struct cli *cli;              /* NULL when the session went away */
   struct event done;
   uint restarted;
+  struct config *undo;          /* previous config, kept for undo */
+  struct timer undo_timer;
+  int timer_ready;
 };
-static struct cfg_wait cfg_wait;   /* main loop: one reconfiguration at a time */
+static struct cfg_wait cfg_wait;   /* main loop */
 
 static void
 cfg_cli_cleanup(struct cli *c)
@@ -223,10 +231,54 @@ cfg_wait_cont(struct cli *c)
   cli_suspend(c);
 }
 
+static void
+cfg_drop_undo(void)
+{
+  if (cfg_wait.undo)
+    config_unref(cfg_wait.undo);
+  cfg_wait.undo = NULL;
+  if (cfg_wait.timer_ready)
+    tm_stop(&cfg_wait.undo_timer);
+}
+
+/* Commit nc; the reply comes from cfg_done_hook (c may be NULL). */
+static void
+cfg_commit(struct cli *c, struct config *nc)
+{
+  cfg_wait.cli = c;
+  ev_init(&cfg_wait.done, cfg_done_hook, &cfg_wait);
+  if (c) {
+    cli_set_cont(c, cfg_wait_cont, NULL, cfg_cli_cleanup);
+    cli_suspend(c);
+  }
+  cfg_wait.restarted = config_commit_wait(nc, &cfg_wait.done);
+}
+
+static void
+cfg_undo_timeout(struct timer *t)
+{
+  (void) t;
+  struct config *old = cfg_wait.undo;
+  if (!old || cfg_wait.cli || protos_reconfig_pending())
+    return;
+  log_msg(L_INFO, "Config timeout expired, starting undo");
+  cfg_wait.undo = NULL;
+  cfg_commit(NULL, old);
+}
+
+static int
+cfg_busy(struct cli *c)
+{
+  if (cfg_wait.cli || protos_reconfig_pending()) {
+    cli_printf(c, 5, "Reconfiguration already in progress, try again later");
+    return 1;
+  }
+  return 0;
+}
+
 void
 cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
 {
-  (void) timeout;
   if (cli_access_restricted(c))
     return;
   if (config_shutting_down()) {
@@ -246,18 +298,24 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
     cli_printf(c, 20, "Configuration OK");
     return;
   }
-  if (cfg_wait.cli || protos_reconfig_pending()) {
+  if (cfg_busy(c)) {
     config_unref(nc);
-    cli_printf(c, 5, "Reconfiguration already in progress, try again later");
     return;
   }
   if (file)
     config_set_path(file);
-  cfg_wait.cli = c;
-  ev_init(&cfg_wait.done, cfg_done_hook, &cfg_wait);
-  cli_set_cont(c, cfg_wait_cont, NULL, cfg_cli_cleanup);
-  cli_suspend(c);
-  cfg_wait.restarted = config_commit_wait(nc, &cfg_wait.done);
+  cfg_drop_undo();
+  if (timeout) {
+    if (!cfg_wait.timer_ready) {
+      tm_init(&cfg_wait.undo_timer, main_loop(), cfg_undo_timeout, NULL);
+      cfg_wait.timer_ready = 1;
+    }
+    cfg_wait.undo = config_running();
+    config_ref(cfg_wait.undo);
+    tm_start(&cfg_wait.undo_timer, (btime) timeout * S_ 1);
+    cli_printf(c, -22, "Undo scheduled in %u s", timeout);
+  }
+  cfg_commit(c, nc);
 }
 
 void
@@ -265,7 +323,12 @@ cmd_configure_confirm(struct cli *c)
 {
   if (cli_access_restricted(c))
     return;
-  cli_printf(c, 19, "Nothing to do");
+  if (!cfg_wait.undo) {
+    cli_printf(c, 19, "Nothing to do");
+    return;
+  }
+  cfg_drop_undo();
+  cli_printf(c, 18, "Reconfiguration confirmed");
 }
 
 void
@@ -273,7 +336,17 @@ cmd_configure_undo(struct cli *c)
 {
   if (cli_access_restricted(c))
     return;
-  cli_printf(c, 19, "Nothing to do");
+  if (!cfg_wait.undo) {
+    cli_printf(c, 19, "Nothing to do");
+    return;
+  }
+  if (cfg_busy(c))
+    return;
+  struct config *old = cfg_wait.undo;
+  cfg_wait.undo = NULL;
+  tm_stop(&cfg_wait.undo_timer);
+  cli_printf(c, -21, "Undo requested");
+  cfg_commit(c, old);
 }
 
 void
@@ -285,6 +358,8 @@ cmd_configure_status(struct cli *c)
     cli_printf(c, -4, "Reconfiguration in progress");
   else
     cli_printf(c, -3, "Daemon is up and running");
+  if (cfg_wait.undo)
+    cli_printf(c, -22, "Configuration unconfirmed, undo in %t s", tm_remains(&cfg_wait.undo_timer));
   cli_done(c);
 }
 
