@@ -19,6 +19,64 @@
 #include <urcu/wfcqueue.h>
 #include <urcu/uatomic.h>
 
+/*
+ * Pointer publication and atomics over C11 builtins. liburcu 0.13 (Debian
+ * 12) implements these with volatile accesses and fences, which
+ * ThreadSanitizer cannot see, so every RCU publish would look like a data
+ * race. The builtins compile to the same instructions on x86 and to proper
+ * acquire/release elsewhere.
+ */
+#undef rcu_dereference
+#undef rcu_assign_pointer
+#undef rcu_xchg_pointer
+#define rcu_dereference(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define rcu_assign_pointer(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+#define rcu_xchg_pointer(pp, v) __atomic_exchange_n((pp), (v), __ATOMIC_ACQ_REL)
+
+#undef uatomic_read
+#undef uatomic_set
+#undef uatomic_inc
+#undef uatomic_dec
+#undef uatomic_add_return
+#undef uatomic_sub_return
+#undef uatomic_cmpxchg
+#undef uatomic_xchg
+#define uatomic_read(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define uatomic_set(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define uatomic_inc(p) ((void) __atomic_add_fetch((p), 1, __ATOMIC_SEQ_CST))
+#define uatomic_dec(p) ((void) __atomic_sub_fetch((p), 1, __ATOMIC_SEQ_CST))
+#define uatomic_add_return(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define uatomic_sub_return(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define uatomic_xchg(p, v) __atomic_exchange_n((p), (v), __ATOMIC_SEQ_CST)
+#define uatomic_cmpxchg(p, old, new) \
+  ({ __typeof__(*(p)) _o = (old); \
+     __atomic_compare_exchange_n((p), &_o, (new), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); _o; })
+
+/*
+ * Objects published through liburcu's own structures (cds_lfht_add, the
+ * wfcqueue) are handed over inside uninstrumented library code; tell TSan
+ * about that handover. No code in normal builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define rcu_tsan_publish(obj) __tsan_release((void *) (obj))
+#define rcu_tsan_found(obj) __tsan_acquire((void *) (obj))
+/* call_rcu through a trampoline that tells TSan the callback happens after
+ * the call (the call_rcu thread's queue is invisible to it). */
+void rcu_call_tsan(struct rcu_head *head, void (*fn)(struct rcu_head *));
+#undef call_rcu
+#define call_rcu rcu_call_tsan
+/* A grace period orders every read section before every callback that
+ * follows it: model that with one token readers release on unlock. */
+void *rcu_tsan_gp_token(void);
+#undef rcu_read_unlock
+#define rcu_read_unlock() do { __tsan_release(rcu_tsan_gp_token()); urcu_memb_read_unlock(); } while (0)
+#else
+#define rcu_tsan_publish(obj) ((void) (obj))
+#define rcu_tsan_found(obj) ((void) (obj))
+#endif
+
 /* Idempotent per thread: whoever first needs RCU on a thread registers it
  * (a scheduler creating its threads, a test, a helper thread). */
 void rcu_thread_register(void);

@@ -118,6 +118,7 @@ ea_match(struct cds_lfht_node *node, const void *key)
 {
   const struct ea_list *a = caa_container_of(node, struct ea_list, node);
   const struct ea_list *b = key;
+  rcu_tsan_found(a);
   if (a->hash != b->hash || a->count != b->count || a->data_len != b->data_len)
     return 0;
   return !memcmp((const u8 *) a + EA_KEY_START, (const u8 *) b + EA_KEY_START, ea_key_size(a));
@@ -219,6 +220,7 @@ ea_intern(const struct ea_builder *b)
       return found;
     }
   }
+  rcu_tsan_publish(l);
   struct cds_lfht_node *ret = cds_lfht_add_unique(ea_hash, l->hash, ea_match, l, &l->node);
   if (ret != &l->node) {
     struct ea_list *found = caa_container_of(ret, struct ea_list, node);

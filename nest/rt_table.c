@@ -86,7 +86,18 @@ static int
 rt_net_match(struct cds_lfht_node *node, const void *key)
 {
   const struct net *n = caa_container_of(node, struct net, node);
+  rcu_tsan_found(n);
   return net_equal(&n->n, key);
+}
+
+static struct net *
+rt_node_net(struct cds_lfht_node *node)
+{
+  if (!node)
+    return NULL;
+  struct net *n = caa_container_of(node, struct net, node);
+  rcu_tsan_found(n);
+  return n;
 }
 
 struct net *
@@ -94,8 +105,7 @@ rt_find_net(struct rtable *t, const net_addr *n)
 {
   struct cds_lfht_iter it;
   cds_lfht_lookup(t->nets, rt_net_hash(n), rt_net_match, n, &it);
-  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
-  return node ? caa_container_of(node, struct net, node) : NULL;
+  return rt_node_net(cds_lfht_iter_get_node(&it));
 }
 
 struct net *
@@ -117,16 +127,14 @@ struct net *
 rt_first_net(struct rtable *t, struct cds_lfht_iter *it)
 {
   cds_lfht_first(t->nets, it);
-  struct cds_lfht_node *node = cds_lfht_iter_get_node(it);
-  return node ? caa_container_of(node, struct net, node) : NULL;
+  return rt_node_net(cds_lfht_iter_get_node(it));
 }
 
 struct net *
 rt_next_net(struct rtable *t, struct cds_lfht_iter *it)
 {
   cds_lfht_next(t->nets, it);
-  struct cds_lfht_node *node = cds_lfht_iter_get_node(it);
-  return node ? caa_container_of(node, struct net, node) : NULL;
+  return rt_node_net(cds_lfht_iter_get_node(it));
 }
 
 static size_t net_size(const net_addr *n) { return offsetof(struct net, n) + n->length; }
@@ -224,8 +232,7 @@ rt_journal_push(struct rtable *t)
 static void
 rt_journal_publish(struct rtable *t)
 {
-  cmm_smp_wmb();
-  uatomic_set(&t->jend, t->jend + 1);
+  uatomic_set(&t->jend, t->jend + 1);     /* release: the item is complete */
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
     if (r->notify)
       ev_send(r->loop, r->notify);
@@ -280,6 +287,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     net_copy(&net->n, n);
     net->hash = hash;
     cds_lfht_node_init(&net->node);
+    rcu_tsan_publish(net);
     cds_lfht_add(t->nets, hash, &net->node);
     uatomic_inc(&t->net_count);
   }
@@ -407,8 +415,7 @@ const struct rt_journal_item *
 rt_reader_next(struct rt_reader *r)
 {
   struct rtable *t = r->table;
-  u64 end = uatomic_read(&t->jend);
-  cmm_smp_rmb();
+  u64 end = uatomic_read(&t->jend);       /* acquire: pairs with publish */
   u64 seq = r->seq;
   if (seq >= end)
     return NULL;
@@ -418,10 +425,12 @@ rt_reader_next(struct rt_reader *r)
       b = rcu_dereference(b->next);
     r->block = b;
   }
-  while (seq >= r->block->first_seq + RT_JOURNAL_BLOCK)
-    r->block = rcu_dereference(r->block->next);
   const struct rt_journal_item *item = &r->block->items[seq - r->block->first_seq];
   uatomic_set(&r->seq, seq + 1);
+  /* Never keep a pointer to a block we are done with: cleanup may free it
+   * as soon as our seq passes its end. NULL is found again from jfirst. */
+  if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK)
+    r->block = rcu_dereference(r->block->next);
   return item;
 }
 

@@ -194,14 +194,26 @@ class Daemon:
             s.close()
 
     def connect(self, timeout=IO_TIMEOUT):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        try:
-            s.connect(self.sock)
-        except OSError:
-            s.close()
-            raise
-        return s
+        """Connect to the control socket.
+
+        With a timeout set, an AF_UNIX connect to a full listen backlog fails with
+        EAGAIN instead of waiting, so retry until the daemon accepts or timeout passes.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(timeout)
+            try:
+                s.connect(self.sock)
+                return s
+            except BlockingIOError:
+                s.close()
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.005)
+            except OSError:
+                s.close()
+                raise
 
     def kill(self):
         if self.proc and self.proc.poll() is None:
@@ -277,10 +289,11 @@ class Daemon:
     def cli(self, *words, client="birdcl", extra=(), stdin=None, timeout=IO_TIMEOUT):
         """Run a client binary with -s SOCK and the command words; return (rc, stdout, stderr)."""
         binary = {"birdcl": BIRDCL_BIN, "birdc": BIRDC_BIN}.get(client, client)
+        # bytes, decoded by hand: text=True would turn birdc's "\r" redraws into "\n"
         p = subprocess.run([binary, "-s", self.sock, *extra, *words],
-                           input=stdin if stdin is not None else "",
-                           capture_output=True, text=True, timeout=timeout, cwd=self.dir)
-        return p.returncode, p.stdout, p.stderr
+                           input=(stdin or "").encode(),
+                           capture_output=True, timeout=timeout, cwd=self.dir)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
     def count(self, table=None):
         cmd = "show route count" if table is None else "show route table %s count" % table
@@ -345,9 +358,14 @@ def start_daemon(tmp_path):
     for daemon in started:
         if daemon.proc is None:
             continue
+        running = daemon.proc.poll() is None
         daemon.close()
         assert daemon.proc.returncode is not None
         daemon.check_log_clean()
+        if running:
+            # our SIGTERM: a clean shutdown exits 0 (a sanitizer abort would not)
+            assert daemon.proc.returncode == 0, "exit status %r; log:\n%s" % (
+                daemon.proc.returncode, daemon.log())
 
 
 @pytest.fixture

@@ -2,14 +2,14 @@
 
 import os
 import re
+import shutil
 import signal
-import socket
+import subprocess
+import tempfile
 import threading
 import time
 
-import pytest
-
-from conftest import BASIC_COUNT, poll, read_reply
+from conftest import BASIC_COUNT, read_reply
 
 
 def test_greeting(daemon):
@@ -54,7 +54,9 @@ def test_sigterm(daemon):
     assert not os.path.exists(daemon.pidfile)
 
 
-def test_sigint(daemon):
+def test_sigint(daemon, ours_only):
+    # BIRD 2.0.12 installs no SIGINT handler and dies of the signal (status -2);
+    # ours shuts down cleanly as on SIGTERM.
     daemon.proc.send_signal(signal.SIGINT)
     daemon.proc.wait(5)
     assert daemon.proc.returncode == 0
@@ -210,12 +212,15 @@ def test_two_daemons_side_by_side(start_daemon):
 
 
 def test_bad_config_at_start_fails(tmp_path, bird_bin):
-    import subprocess
     conf = tmp_path / "bad.conf"
     conf.write_text("router id 10.0.0.1;\nprotocol static { ipv4; route 10.1.0.0/16 bogus; }\n")
-    sock = "/tmp/bt-nostart-%d" % os.getpid()
-    p = subprocess.run([bird_bin, "-f", "-c", str(conf), "-s", sock, "-P", str(tmp_path / "pid")],
-                       capture_output=True, text=True, timeout=5)
+    sockdir = tempfile.mkdtemp(prefix="bt", dir="/tmp")
+    try:
+        p = subprocess.run([bird_bin, "-f", "-c", str(conf), "-s", os.path.join(sockdir, "s"),
+                            "-P", str(tmp_path / "pid")],
+                           capture_output=True, text=True, timeout=5)
+    finally:
+        shutil.rmtree(sockdir, ignore_errors=True)
     assert p.returncode != 0
-    assert "%s:2:43 syntax error" % conf in p.stderr, p.stderr
-    assert not os.path.exists(sock)
+    # BIRD 2 leaves the control socket file behind here; we do not assert either way
+    assert "%s:2:43 syntax error, unexpected CF_SYM_UNDEFINED" % conf in p.stderr, p.stderr

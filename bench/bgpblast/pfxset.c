@@ -1,0 +1,111 @@
+/*
+ * DOC: pfxset.c - open-addressing prefix set
+ *
+ * Linear probing with backward-shift deletion, so a monitor that sees
+ * millions of announce/withdraw pairs never fills up with tombstones.
+ * The table doubles at 50% load.  Owner: whoever holds the struct (the
+ * generator at start-up, or exactly one monitor session); no locking.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bgpblast.h"
+
+static uint64_t pfx_hash(const struct pfx_set *s, const struct pfx *p)
+{
+	uint64_t a, b;
+	memcpy(&a, p->addr, 8);
+	memcpy(&b, p->addr + 8, 8);
+	return hash_mix(a ^ s->seed ^ hash_mix(b ^ ((uint64_t)p->len << 8 | p->af)));
+}
+
+static bool pfx_eq(const struct pfx *a, const struct pfx *b)
+{
+	return a->af == b->af && a->len == b->len && !memcmp(a->addr, b->addr, 16);
+}
+
+void pfx_set_init(struct pfx_set *s, uint64_t expect, uint64_t seed)
+{
+	uint64_t cap = 1024;
+	while (cap < expect * 2)
+		cap *= 2;
+	s->keys = bb_alloc(cap * sizeof(*s->keys));
+	memset(s->keys, 0, cap * sizeof(*s->keys));
+	s->vals = bb_alloc(cap * sizeof(*s->vals));
+	s->mask = cap - 1;
+	s->n = 0;
+	s->seed = seed;
+}
+
+void pfx_set_free(struct pfx_set *s)
+{
+	free(s->keys);
+	free(s->vals);
+	memset(s, 0, sizeof(*s));
+}
+
+static void pfx_set_resize(struct pfx_set *s)
+{
+	struct pfx_set old = *s;
+	pfx_set_init(s, (old.mask + 1), old.seed);
+	for (uint64_t i = 0; i <= old.mask; i++) {
+		if (!old.keys[i].af)
+			continue;
+		uint64_t h = pfx_hash(s, &old.keys[i]) & s->mask;
+		while (s->keys[h].af)
+			h = (h + 1) & s->mask;
+		s->keys[h] = old.keys[i];
+		s->vals[h] = old.vals[i];
+		s->n++;
+	}
+	pfx_set_free(&old);
+}
+
+uint32_t pfx_set_add(struct pfx_set *s, const struct pfx *p, uint32_t val, bool *added)
+{
+	if ((s->n + 1) * 2 > s->mask + 1)
+		pfx_set_resize(s);
+	uint64_t h = pfx_hash(s, p) & s->mask;
+	while (s->keys[h].af) {
+		if (pfx_eq(&s->keys[h], p)) {
+			*added = false;
+			return s->vals[h];
+		}
+		h = (h + 1) & s->mask;
+	}
+	s->keys[h] = *p;
+	s->vals[h] = val;
+	s->n++;
+	*added = true;
+	return val;
+}
+
+bool pfx_set_del(struct pfx_set *s, const struct pfx *p)
+{
+	uint64_t h = pfx_hash(s, p) & s->mask;
+	while (s->keys[h].af) {
+		if (pfx_eq(&s->keys[h], p))
+			break;
+		h = (h + 1) & s->mask;
+	}
+	if (!s->keys[h].af)
+		return false;
+	/* backward shift: pull later entries of the run into the hole */
+	uint64_t hole = h, j = h;
+	for (;;) {
+		j = (j + 1) & s->mask;
+		if (!s->keys[j].af)
+			break;
+		uint64_t home = pfx_hash(s, &s->keys[j]) & s->mask;
+		/* move j into hole unless its home lies cyclically in (hole, j] */
+		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+		if (stays)
+			continue;
+		s->keys[hole] = s->keys[j];
+		s->vals[hole] = s->vals[j];
+		hole = j;
+	}
+	s->keys[hole].af = 0;
+	s->n--;
+	return true;
+}

@@ -1,0 +1,983 @@
+/*
+ * DOC: Micro-benchmarks of the route table core.
+ *
+ * Runs the real table code (libdaemon.a) without a protocol: the bench
+ * thread calls ea_intern() and rt_update() directly, the way a channel
+ * does after its filters. The process's main thread runs the main loop,
+ * and the table's maintenance loop (journal cleanup) runs on its worker
+ * thread, as in the daemon.
+ *
+ * Inputs are deterministic (fixed seeds): 1M unique IPv4 prefixes with a
+ * DFZ-like length mix (61% /24, 20% /22-/23, the rest /8-/21) at random
+ * addresses, and BGP-like attribute sets (origin, AS path of 2-6 hops,
+ * next hop, MED on some, local pref, 0-6 communities, large communities on
+ * a quarter), one distinct set per 4 routes of a peer (ATTR_SHARE).
+ * Routes of the bench "protocol" are ordered like BGP: local pref, AS path
+ * length, origin, MED, then the source id.
+ *
+ * Memory is measured in a child process per scenario (this binary run
+ * with --mem-child KIND), so that heap left over from earlier benchmarks
+ * cannot hide or inflate growth. Other modes: --gen-static N prints a
+ * config with N static blackhole routes from the same prefix generator
+ * (bench/run.sh feeds it to BIRD 2 and to our daemon).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench/harness.h"
+#include "conf/conf.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/resource.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "nest/rt.h"
+
+#define NPFX_FULL 1000000
+#define ATTR_SHARE 4            /* routes of one peer per distinct attribute set */
+#define MP_SOURCES 5            /* multi-path table: paths from 5 peers, 2-5 per net */
+#define MT_MAX_THREADS 2
+
+static u32 npfx = NPFX_FULL;    /* --quick: 100k */
+
+/* --- Deterministic inputs --- */
+
+/* DFZ-like prefix length mix, in 0.1 % units (sums to 1000). */
+static const struct { u8 len; u16 permille; } pxlen_mix[] = {
+  { 8, 1 }, { 9, 1 }, { 10, 1 }, { 11, 2 }, { 12, 3 }, { 13, 4 }, { 14, 6 }, { 15, 8 },
+  { 16, 13 }, { 17, 10 }, { 18, 15 }, { 19, 28 }, { 20, 45 }, { 21, 50 }, { 22, 110 },
+  { 23, 90 }, { 24, 613 },
+};
+
+static uint
+draw_pxlen(u64 *seed)
+{
+  uint r = bench_rand(seed) % 1000;
+  for (uint i = 0; i < ARRAY_SIZE(pxlen_mix); i++) {
+    if (r < pxlen_mix[i].permille)
+      return pxlen_mix[i].len;
+    r -= pxlen_mix[i].permille;
+  }
+  return 24;
+}
+
+/* n unique prefixes at random unicast addresses (1/8..223/8 without 10/8
+ * and 127/8), in random order. */
+static net_addr_ip4 *
+gen_prefixes(u32 n, u64 seed)
+{
+  net_addr_ip4 *v = malloc(n * sizeof(*v));
+  u32 cap = 1;
+  while (cap < n * 2)
+    cap <<= 1;
+  u64 *set = calloc(cap, sizeof(u64));   /* open addressing; 0 = empty */
+  if (!v || !set)
+    die("Out of memory");
+  for (u32 i = 0; i < n;) {
+    uint len = draw_pxlen(&seed);
+    u32 a = (u32) bench_rand(&seed);
+    uint o1 = 1 + (a >> 24) % 223;
+    if (o1 == 10 || o1 == 127)
+      continue;
+    a = ((u32) o1 << 24 | (a & 0xffffff)) & u32_mkmask(len);
+    u64 key = (u64) a << 8 | len;
+    u32 h = hash_u32(a ^ len * 0x9e3779b9U) & (cap - 1);
+    while (set[h] && set[h] != key)
+      h = (h + 1) & (cap - 1);
+    if (set[h])
+      continue;
+    set[h] = key;
+    net_fill_ip4((net_addr *) &v[i], ip4_from_u32(a), len);
+    i++;
+  }
+  free(set);
+  return v;
+}
+
+static inline const net_addr *NA(const net_addr_ip4 *n) { return (const net_addr *) n; }
+
+/* --- BGP-like attributes --- */
+
+#define BENCH_CLASS_ID 90
+#define BA(code) EA_CODE(BENCH_CLASS_ID, code)
+enum { BA_ORIGIN = 1, BA_AS_PATH = 2, BA_NEXT_HOP = 3, BA_MED = 4, BA_LOCAL_PREF = 5,
+       BA_COMMUNITY = 8, BA_LARGE_COMMUNITY = 32 };
+
+/* Payloads must outlive ea_intern(). */
+struct bgp_buf {
+  u8 path[2 + 4 * 8];         /* one AS_SEQUENCE segment */
+  ip_addr nh;
+  u32 comm[6];
+  u32 lc[6];
+};
+
+/* Attribute set number k of peer `peer`; variant != 0 gives a set that
+ * differs from variant 0 (new MED and local pref: an update of the route). */
+static void
+bgp_attrs(struct ea_builder *b, struct bgp_buf *buf, u32 peer, u32 k, u32 variant)
+{
+  u64 seed = (u64) peer << 40 ^ (u64) k << 8 ^ variant ^ 0x5eedULL;
+  u64 r = bench_rand(&seed);
+  ea_builder_init(b);
+  b->source = RTS_BGP;
+  b->dest = RTD_UNICAST;
+  b->preference = 100;
+  b->gw = buf->nh = ipa_from_ip4(ip4_from_u32(0x0aff0001 | peer << 8));
+
+  ea_set_int(b, BA(BA_ORIGIN), EAF_INT, 0x40, r % 10 < 8 ? 0 : 2);
+  uint hops = 2 + (r >> 8) % 5;
+  buf->path[0] = 2;
+  buf->path[1] = hops;
+  for (uint i = 0; i < hops; i++) {
+    u32 asn = i ? 1 + bench_rand(&seed) % 400000 : 64500 + peer;
+    memcpy(&buf->path[2 + 4 * i], &asn, 4);
+  }
+  ea_set_data(b, BA(BA_AS_PATH), EAF_AS_PATH, 0x40, buf->path, 2 + 4 * hops);
+  ea_set_data(b, BA(BA_NEXT_HOP), EAF_IP, 0x40, &buf->nh, sizeof(buf->nh));
+  if (variant || (r >> 16) % 10 < 4)
+    ea_set_int(b, BA(BA_MED), EAF_INT, 0x80, variant ? 1000 + variant : (r >> 24) % 500);
+  ea_set_int(b, BA(BA_LOCAL_PREF), EAF_INT, 0x40, 100 + ((r >> 32) + variant) % 3 * 10);
+  uint nc = (r >> 40) % 7;
+  for (uint i = 0; i < nc; i++)
+    buf->comm[i] = (u32) (64500 + bench_rand(&seed) % 100) << 16 | (u32) (bench_rand(&seed) % 1000);
+  if (nc)
+    ea_set_data(b, BA(BA_COMMUNITY), EAF_INT_SET, 0xc0, buf->comm, 4 * nc);
+  if ((r >> 48) % 4 == 0) {
+    uint nl = 1 + (r >> 52) % 2;
+    for (uint i = 0; i < 3 * nl; i++)
+      buf->lc[i] = (u32) bench_rand(&seed);
+    ea_set_data(b, BA(BA_LARGE_COMMUNITY), EAF_LC_SET, 0xc0, buf->lc, 12 * nl);
+  }
+}
+
+static struct ea_list *
+bgp_attrs_intern(u32 peer, u32 k, u32 variant)
+{
+  struct ea_builder b;
+  struct bgp_buf buf;
+  bgp_attrs(&b, &buf, peer, k, variant);
+  return ea_intern(&b);
+}
+
+static u32
+ea_int(const struct ea_list *l, u16 id, u32 def)
+{
+  const struct eattr *e = ea_find(l, id);
+  return e ? e->val : def;
+}
+
+static uint
+as_path_len(const struct ea_list *l)
+{
+  const struct eattr *e = ea_find(l, BA(BA_AS_PATH));
+  if (!e)
+    return 0;
+  const u8 *p = ea_data(l, e), *end = p + e->len;
+  uint len = 0;
+  while (p + 2 <= end) {
+    len += p[0] == 1 ? 1 : p[1];     /* AS_SET counts as one */
+    p += 2 + 4 * p[1];
+  }
+  return len;
+}
+
+/* BGP-like decision after preference: what the BGP class will do. */
+static int
+bench_rte_better(const struct rte *a, const struct rte *b)
+{
+  u32 x = ea_int(a->attrs, BA(BA_LOCAL_PREF), 100), y = ea_int(b->attrs, BA(BA_LOCAL_PREF), 100);
+  if (x != y)
+    return x > y;
+  x = as_path_len(a->attrs);
+  y = as_path_len(b->attrs);
+  if (x != y)
+    return x < y;
+  x = ea_int(a->attrs, BA(BA_ORIGIN), 0);
+  y = ea_int(b->attrs, BA(BA_ORIGIN), 0);
+  if (x != y)
+    return x < y;
+  x = ea_int(a->attrs, BA(BA_MED), 0);
+  y = ea_int(b->attrs, BA(BA_MED), 0);
+  if (x != y)
+    return x < y;
+  return a->src->global_id < b->src->global_id;
+}
+
+static const struct proto_class bench_class = {
+  .name = "Bench", .keyword = "bench", .class_id = BENCH_CLASS_ID, .source = RTS_BGP,
+  .rte_better = bench_rte_better,
+};
+
+/* --- Sources, attribute pools, the table --- */
+
+static struct rtable *tab;
+
+struct peer {
+  struct rte_src *src;
+  struct ea_list **attrs[2];  /* pools: variant 0 (initial) and 1 (updates) */
+  u32 nattrs;
+};
+
+static struct peer peers[16];
+
+static struct rte_src *
+peer_source(u32 i)
+{
+  if (!peers[i].src) {
+    struct proto *p = calloc(1, sizeof(*p));
+    char *name = malloc(16);
+    snprintf(name, 16, "peer%u", i);
+    p->class = &bench_class;
+    p->name = name;
+    peers[i].src = rt_get_source(p, 0);
+  }
+  return peers[i].src;
+}
+
+/* Intern a pool of n sets for peer i (both variants if both). */
+static void
+peer_pool(u32 i, u32 n, int both)
+{
+  struct peer *p = &peers[i];
+  peer_source(i);
+  if (p->nattrs >= n && (!both || p->attrs[1]))
+    return;
+  for (int v = 0; v <= both; v++) {
+    if (p->attrs[v]) {
+      for (u32 k = 0; k < p->nattrs; k++)
+        ea_unref(p->attrs[v][k]);
+      free(p->attrs[v]);
+    }
+    p->attrs[v] = malloc(n * sizeof(struct ea_list *));
+    for (u32 k = 0; k < n; k++)
+      p->attrs[v][k] = bgp_attrs_intern(i, k, v);
+  }
+  if (!both && p->attrs[1]) {
+    for (u32 k = 0; k < p->nattrs; k++)
+      ea_unref(p->attrs[1][k]);
+    free(p->attrs[1]);
+    p->attrs[1] = NULL;
+  }
+  p->nattrs = n;
+}
+
+static inline struct ea_list *
+peer_attrs(u32 i, u32 route, u32 variant)
+{
+  return peers[i].attrs[variant][route % peers[i].nattrs];
+}
+
+static void
+commit_empty_config(void *arg)
+{
+  (void) arg;
+  config_commit(config_new_empty("bench"));
+  tab = rt_find_table("master4");
+}
+
+/* Let the table loop release retired routes, emptied nets and journal
+ * blocks, then wait for the RCU callbacks that free them. */
+static void
+table_quiesce(void)
+{
+  loop_call_sync(tab->loop, rt_cleanup, tab);
+  rcu_barrier();
+}
+
+static u64 unexpected;   /* rt_update results that were not what a benchmark expected */
+
+static inline void
+upd(const net_addr_ip4 *n, u32 peer, struct ea_list *a, enum rt_update_result want)
+{
+  if (rt_update(tab, NA(n), peers[peer].src, NULL, a, 0) != want)
+    unexpected++;
+}
+
+static net_addr_ip4 *pfx;
+
+/* --- (1) Attribute interning --- */
+
+struct intern_state {
+  struct ea_builder b;
+  struct bgp_buf buf;
+  struct ea_list *held;
+  struct ea_list **made;
+  u32 med;
+};
+
+static struct intern_state intern_st;
+
+static void
+intern_setup(void *s)
+{
+  struct intern_state *st = s;
+  bgp_attrs(&st->b, &st->buf, 3, 12345, 0);
+  st->held = ea_intern(&st->b);
+}
+
+static void
+intern_teardown(void *s)
+{
+  struct intern_state *st = s;
+  ea_unref(st->held);
+  rcu_barrier();
+}
+
+static void
+intern_hit_run(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  for (u64 i = 0; i < iters; i++) {
+    struct ea_list *l = ea_intern(&st->b);
+    bench_keep(l);
+    ea_unref(l);
+  }
+}
+
+static void
+intern_miss_before(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  st->made = malloc(iters * sizeof(*st->made));
+}
+
+static void
+intern_miss_run(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  for (u64 i = 0; i < iters; i++) {
+    ea_set_int(&st->b, BA(BA_MED), EAF_INT, 0x80, ++st->med);   /* a set never seen */
+    st->made[i] = ea_intern(&st->b);
+  }
+}
+
+static void
+intern_miss_after(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  for (u64 i = 0; i < iters; i++)
+    ea_unref(st->made[i]);
+  free(st->made);
+  rcu_barrier();
+}
+
+/* Dropping the last reference: unlink from the hash, free after RCU. */
+static void
+intern_unref_run(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  for (u64 i = 0; i < iters; i++)
+    ea_unref(st->made[i]);
+}
+
+static void
+intern_unref_before(void *s, u64 iters)
+{
+  intern_miss_before(s, iters);
+  intern_miss_run(s, iters);
+}
+
+static void
+intern_unref_after(void *s, u64 iters)
+{
+  struct intern_state *st = s;
+  (void) iters;
+  free(st->made);
+  rcu_barrier();
+}
+
+/* --- (2)(3) One source, 1M prefixes: insert, replace, withdraw --- */
+
+static void mp_flush(void);
+
+static int one_loaded;     /* the table holds pfx[*] from peer 0 */
+static u64 one_cursor;     /* replace: position in the endless sequence of updates */
+
+static void
+one_setup(void *s)
+{
+  (void) s;
+  mp_flush();
+  peer_pool(0, npfx / ATTR_SHARE, 1);
+}
+
+static void
+one_load(void)
+{
+  if (one_loaded)
+    return;
+  for (u32 i = 0; i < npfx; i++)
+    upd(&pfx[i], 0, peer_attrs(0, i, 0), RT_UPD_ADD);
+  one_loaded = 1;
+  one_cursor = 0;
+}
+
+static void
+one_flush(void)
+{
+  if (!one_loaded)
+    return;
+  for (u32 i = 0; i < npfx; i++)
+    upd(&pfx[i], 0, NULL, RT_UPD_REMOVE);
+  one_loaded = 0;
+  table_quiesce();
+}
+
+static void one_insert_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(!one_loaded && iters == npfx);
+  one_load();
+}
+static void one_flush_hook(void *s, u64 iters) { (void) s; (void) iters; one_flush(); }
+static void one_load_hook(void *s, u64 iters) { (void) s; (void) iters; one_load(); }
+static void one_load_setup(void *s) { one_setup(s); one_load(); }
+static void one_flush_teardown(void *s) { (void) s; one_flush(); }
+static void one_quiesce_hook(void *s, u64 iters) { (void) s; (void) iters; table_quiesce(); }
+
+/* Each pass over the prefixes switches every route to the other variant,
+ * so every update is a real change (new attributes, best recomputed). */
+static void
+one_replace_run(void *s, u64 iters)
+{
+  (void) s;
+  for (u64 i = 0; i < iters; i++, one_cursor++) {
+    u32 idx = one_cursor % npfx;
+    u32 variant = (one_cursor / npfx + 1) & 1;
+    upd(&pfx[idx], 0, peer_attrs(0, idx, variant), RT_UPD_REPLACE);
+  }
+}
+
+static void
+one_withdraw_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(one_loaded && iters == npfx);
+  for (u32 i = 0; i < npfx; i++)
+    upd(&pfx[i], 0, NULL, RT_UPD_REMOVE);
+  one_loaded = 0;
+}
+
+/* --- (4)(5) Multi-path table: 1M nets, 2-5 paths each from 5 peers --- */
+
+static int mp_loaded;
+static u64 mp_routes;
+static u64 mp_cursor;
+static net_addr_ip4 *lpm_hit, *lpm_rand;
+#define LPM_KEYS (1 << 20)
+
+/* Net i has k(i) = 2..5 paths, from peers (i + j) % 5 for j < k(i). */
+static inline uint mp_paths(u32 i) { return 2 + hash_u32(i * 2654435761U) % 4; }
+static inline int mp_has(u32 i, u32 peer) { return (peer + MP_SOURCES - i % MP_SOURCES) % MP_SOURCES < mp_paths(i); }
+
+static void
+mp_setup(void *s)
+{
+  (void) s;
+  one_flush();
+  if (!mp_routes)
+    for (u32 i = 0; i < npfx; i++)
+      mp_routes += mp_paths(i);
+  for (u32 p = 0; p < MP_SOURCES; p++)
+    peer_pool(p, (u32) (mp_routes / MP_SOURCES / ATTR_SHARE), 1);
+}
+
+/* Peers come up one after another: each sends its whole table. The first
+ * peer's routes create the nets, the others' go through best selection. */
+static void
+mp_load(void)
+{
+  if (mp_loaded)
+    return;
+  for (u32 p = 0; p < MP_SOURCES; p++)
+    for (u32 i = 0; i < npfx; i++)
+      if (mp_has(i, p))
+        upd(&pfx[i], p, peer_attrs(p, i, 0), RT_UPD_ADD);
+  mp_loaded = 1;
+  mp_cursor = 0;
+}
+
+static void
+mp_flush(void)
+{
+  if (!mp_loaded)
+    return;
+  for (u32 p = 0; p < MP_SOURCES; p++)
+    for (u32 i = 0; i < npfx; i++)
+      if (mp_has(i, p))
+        upd(&pfx[i], p, NULL, RT_UPD_REMOVE);
+  mp_loaded = 0;
+  table_quiesce();
+}
+
+static void mp_insert_run(void *s, u64 iters) { (void) s; ASSERT_DIE(!mp_loaded && iters == mp_routes); mp_load(); }
+static void
+mp_withdraw_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(mp_loaded && iters == mp_routes);
+  for (u32 p = 0; p < MP_SOURCES; p++)
+    for (u32 i = 0; i < npfx; i++)
+      if (mp_has(i, p))
+        upd(&pfx[i], p, NULL, RT_UPD_REMOVE);
+  mp_loaded = 0;
+}
+static void mp_flush_hook(void *s, u64 iters) { (void) s; (void) iters; mp_flush(); }
+static void mp_load_hook(void *s, u64 iters) { (void) s; (void) iters; mp_load(); }
+static void mp_load_setup(void *s) { mp_setup(s); mp_load(); }
+
+/* Replace: walk the routes net by net, path by path, switching variants
+ * each pass (a real change every time, best route recomputed). */
+static void
+mp_replace_run(void *s, u64 iters)
+{
+  (void) s;
+  static u32 net, path;
+  for (u64 i = 0; i < iters; i++) {
+    u32 peer = (net + path) % MP_SOURCES;
+    u32 variant = (mp_cursor + 1) & 1;
+    upd(&pfx[net], peer, peer_attrs(peer, net, variant), RT_UPD_REPLACE);
+    if (++path == mp_paths(net)) {
+      path = 0;
+      if (++net == npfx) {
+        net = 0;
+        mp_cursor++;
+      }
+    }
+  }
+}
+
+static void
+lpm_setup(void *s)
+{
+  mp_load_setup(s);
+  if (lpm_hit)
+    return;
+  u64 seed = 0x1a2b3c;
+  lpm_hit = malloc(LPM_KEYS * sizeof(*lpm_hit));
+  lpm_rand = malloc(LPM_KEYS * sizeof(*lpm_rand));
+  for (u32 i = 0; i < LPM_KEYS; i++) {
+    const net_addr_ip4 *p = &pfx[bench_rand(&seed) % npfx];
+    u32 host = (u32) bench_rand(&seed) & ~u32_mkmask(p->pxlen);
+    net_fill_ip4((net_addr *) &lpm_hit[i], ip4_from_u32(p->prefix.addr | host), 32);
+    u32 a;
+    do
+      a = (u32) bench_rand(&seed);
+    while ((a >> 24) == 0 || (a >> 24) >= 224);
+    net_fill_ip4((net_addr *) &lpm_rand[i], ip4_from_u32(a), 32);
+  }
+}
+
+static u64 lpm_found;
+
+static void
+lpm_run(const net_addr_ip4 *keys, u64 iters)
+{
+  u64 found = 0;
+  for (u64 i = 0; i < iters; i++) {
+    rcu_read_lock();
+    struct net *n = rt_lookup_lpm(tab, NA(&keys[i & (LPM_KEYS - 1)]));
+    found += n != NULL;
+    rcu_read_unlock();
+  }
+  lpm_found += found;
+}
+
+static void lpm_hit_run(void *s, u64 iters) { (void) s; lpm_run(lpm_hit, iters); }
+static void lpm_rand_run(void *s, u64 iters) { (void) s; lpm_run(lpm_rand, iters); }
+
+static void
+find_run(void *s, u64 iters)
+{
+  (void) s;
+  u64 found = 0;
+  for (u64 i = 0; i < iters; i++) {
+    rcu_read_lock();
+    found += rt_find_net(tab, NA(&pfx[i % npfx])) != NULL;
+    rcu_read_unlock();
+  }
+  if (found != iters)
+    unexpected++;
+}
+
+/* --- (6) Several writer threads into one table --- */
+
+struct mt_state {
+  uint threads;
+  pthread_barrier_t go;
+};
+
+struct mt_arg {
+  struct mt_state *st;
+  u32 peer;
+};
+
+static void *
+mt_writer(void *arg)
+{
+  struct mt_arg *a = arg;
+  rcu_thread_register();
+  pthread_barrier_wait(&a->st->go);
+  /* Each writer starts at its own offset: two peers do not send their
+   * tables in the same order. */
+  u32 off = a->peer * (npfx / MT_MAX_THREADS);
+  for (u32 k = 0; k < npfx; k++) {
+    u32 i = (k + off) % npfx;
+    rt_update(tab, NA(&pfx[i]), peers[a->peer].src, NULL, peer_attrs(a->peer, i, 0), 0);
+  }
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void
+mt_setup(void *s)
+{
+  struct mt_state *st = s;
+  one_flush();
+  mp_flush();
+  for (u32 p = 0; p < st->threads; p++)
+    peer_pool(p, npfx / ATTR_SHARE, 0);
+}
+
+static void
+mt_run(void *s, u64 iters)
+{
+  struct mt_state *st = s;
+  pthread_t th[MT_MAX_THREADS];
+  struct mt_arg args[MT_MAX_THREADS];
+  ASSERT_DIE(iters == (u64) npfx * st->threads);
+  pthread_barrier_init(&st->go, NULL, st->threads);
+  for (uint t = 0; t < st->threads; t++) {
+    args[t] = (struct mt_arg){ .st = st, .peer = t };
+    pthread_create(&th[t], NULL, mt_writer, &args[t]);
+  }
+  for (uint t = 0; t < st->threads; t++)
+    pthread_join(th[t], NULL);
+  pthread_barrier_destroy(&st->go);
+}
+
+static void
+mt_after(void *s, u64 iters)
+{
+  struct mt_state *st = s;
+  (void) iters;
+  if (uatomic_read(&tab->route_count) != (u32) (npfx * st->threads))
+    unexpected++;
+  for (u32 p = 0; p < st->threads; p++)
+    for (u32 i = 0; i < npfx; i++)
+      upd(&pfx[i], p, NULL, RT_UPD_REMOVE);
+  table_quiesce();
+}
+
+static struct mt_state mt1 = { .threads = 1 }, mt2 = { .threads = 2 };
+
+/* --- (7) Resident memory per route, measured in a child process --- */
+
+struct mem_scenario {
+  const char *kind;
+  const char *what;
+  u32 peers;
+  u32 prefixes;
+  int random_paths;           /* 1..4 paths per net (mean 2.5), else every peer */
+};
+
+static const struct mem_scenario mem_scenarios[] = {
+  { "2src-1M", "1M routes: 500k prefixes x 2 peers", 2, 500000, 0 },
+  { "10src-1M", "~1M routes: 400k prefixes, 10 peers, 2.5 paths/prefix", 10, 400000, 1 },
+  { "2src-900k", "rustbgpd shape: 900k prefixes x 2 peers (1.8M routes)", 2, 900000, 0 },
+};
+
+static inline uint mem_paths(u32 i) { return 1 + hash_u32(i ^ 0xabcdef) % 4; }
+static inline int
+mem_has(const struct mem_scenario *m, u32 i, u32 peer)
+{
+  if (!m->random_paths)
+    return 1;
+  return (peer + m->peers - i % m->peers) % m->peers < mem_paths(i);
+}
+
+static void
+print_usage_line(const char *key, enum mem_class c)
+{
+  struct mem_usage u;
+  mem_class_usage(c, &u);
+  printf("%s_eff %zu\n%s_ovh %zu\n", key, u.effective, key, u.overhead);
+}
+
+/* Child: load the scenario into an empty table and print what it cost. */
+static void
+mem_child(const char *kind)
+{
+  const struct mem_scenario *m = NULL;
+  for (uint i = 0; i < ARRAY_SIZE(mem_scenarios); i++)
+    if (!strcmp(mem_scenarios[i].kind, kind))
+      m = &mem_scenarios[i];
+  if (!m)
+    die("Unknown memory scenario %s", kind);
+  u32 n = bench_quick() ? m->prefixes / 10 : m->prefixes;
+  pfx = gen_prefixes(n, 42);
+  u32 per_peer[16] = { 0 };
+  u64 routes = 0;
+  for (u32 p = 0; p < m->peers; p++) {
+    peer_source(p);
+    for (u32 i = 0; i < n; i++)
+      per_peer[p] += mem_has(m, i, p);
+    routes += per_peer[p];
+  }
+  table_quiesce();
+  struct mem_usage t0, a0;
+  mem_class_usage(MEM_TABLES, &t0);
+  mem_class_usage(MEM_ATTRS, &a0);
+  u64 sets0 = ea_count();
+  u64 rss0 = bench_rss_bytes();
+
+  u64 t = bench_now_ns();
+  for (u32 p = 0; p < m->peers; p++) {
+    peer_pool(p, MAX(1, per_peer[p] / ATTR_SHARE), 0);
+    for (u32 i = 0; i < n; i++)
+      if (mem_has(m, i, p))
+        upd(&pfx[i], p, peer_attrs(p, i, 0), RT_UPD_ADD);
+  }
+  t = bench_now_ns() - t;
+  table_quiesce();
+  u64 rss1 = bench_rss_bytes();
+
+  printf("routes %llu\nprefixes %u\n", (unsigned long long) routes, uatomic_read(&tab->net_count));
+  printf("table_routes %u\n", uatomic_read(&tab->route_count));
+  printf("rss_growth %llu\nrss %llu\n", (unsigned long long) (rss1 - rss0), (unsigned long long) rss1);
+  printf("tables0_eff %zu\ntables0_ovh %zu\nattrs0_eff %zu\nattrs0_ovh %zu\n", t0.effective, t0.overhead,
+         a0.effective, a0.overhead);
+  print_usage_line("tables", MEM_TABLES);
+  print_usage_line("attrs", MEM_ATTRS);
+  printf("attr_sets %llu\n", (unsigned long long) (ea_count() - sets0));
+  printf("load_ns %llu\nunexpected %llu\n", (unsigned long long) t, (unsigned long long) unexpected);
+  fflush(stdout);
+}
+
+static char self_exe[4096];
+
+struct mem_state {
+  const struct mem_scenario *m;
+};
+
+static double
+kv_get(const char *buf, const char *key)
+{
+  size_t kl = strlen(key);
+  for (const char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (!strncmp(p, key, kl) && p[kl] == ' ')
+      return strtod(p + kl + 1, NULL);
+  return -1;
+}
+
+static void
+mem_measure(void *s)
+{
+  struct mem_state *st = s;
+  char cmd[4200], buf[4096] = "";
+  snprintf(cmd, sizeof(cmd), "'%s' --mem-child %s%s", self_exe, st->m->kind, bench_quick() ? " --quick" : "");
+  FILE *f = popen(cmd, "r");
+  if (!f) {
+    bench_note("memory scenario %s: cannot start child", st->m->kind);
+    return;
+  }
+  size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+  buf[len] = 0;
+  int rc = pclose(f);
+  double routes = kv_get(buf, "routes"), prefixes = kv_get(buf, "prefixes");
+  if (rc || routes <= 0) {
+    bench_note("memory scenario %s: child failed (status %d)", st->m->kind, rc);
+    return;
+  }
+  double rss = kv_get(buf, "rss_growth");
+  double tab_b = kv_get(buf, "tables_eff") + kv_get(buf, "tables_ovh") - kv_get(buf, "tables0_eff") -
+                 kv_get(buf, "tables0_ovh");
+  double attr_b = kv_get(buf, "attrs_eff") + kv_get(buf, "attrs_ovh") - kv_get(buf, "attrs0_eff") -
+                  kv_get(buf, "attrs0_ovh");
+  int two = st->m->peers == 2 && st->m->prefixes == 900000;
+  bench_metric("routes", routes, "routes", st->m->what, -1);
+  bench_metric("prefixes", prefixes, "nets", "", -1);
+  bench_metric("RSS growth per route", rss / routes, "B/route", "< 200 B/route (issue 5)", rss / routes < 200);
+  bench_metric("RSS growth per prefix", rss / prefixes, "B/prefix",
+               two ? "rustbgpd ~637 B/prefix (2 peers + Loc-RIB, 900k)" : "", two ? rss / prefixes < 637 : -1);
+  bench_metric("show memory: tables per route", tab_b / routes, "B/route", "", -1);
+  bench_metric("show memory: attributes per route", attr_b / routes, "B/route", "", -1);
+  bench_metric("attribute sets interned", kv_get(buf, "attr_sets"), "sets",
+               "1 set per 4 routes of a peer (assumed sharing)", -1);
+  bench_metric("load rate (1 thread, incl. ea refs)", routes / (kv_get(buf, "load_ns") / 1e9), "routes/s", "", -1);
+  if (kv_get(buf, "unexpected") > 0)
+    bench_note("memory scenario %s: %g unexpected rt_update results", st->m->kind, kv_get(buf, "unexpected"));
+}
+
+static struct mem_state mem_st[ARRAY_SIZE(mem_scenarios)];
+
+/* --- --gen-static: the same prefixes as a BIRD config --- */
+
+static int
+gen_static(u32 n)
+{
+  net_addr_ip4 *v = gen_prefixes(n, 42);
+  printf("# %u static blackhole routes generated by bench/rt_bench --gen-static (seed 42)\n", n);
+  printf("router id 192.0.2.1;\nlog stderr { error, fatal };\nprotocol device {}\n");
+  printf("protocol static bench4 {\n  ipv4;\n");
+  for (u32 i = 0; i < n; i++) {
+    u32 a = v[i].prefix.addr;
+    printf("  route %u.%u.%u.%u/%u blackhole;\n", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, v[i].pxlen);
+  }
+  printf("}\n");
+  free(v);
+  return 0;
+}
+
+/* --- Registration and main --- */
+
+#define TGT_INSERT "≥ 5M/s per thread (issue 5); rustbgpd 2.6M/s Adj-RIB-In"
+
+static void
+register_benches(void)
+{
+  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64];
+  bench_add(&(struct bench_spec){
+    .name = "attr/intern-hit", .op = "intern+unref", .state = &intern_st,
+    .setup = intern_setup, .teardown = intern_teardown, .run = intern_hit_run,
+    .target = "BGP-like set, 8 attrs, already interned" });
+  bench_add(&(struct bench_spec){
+    .name = "attr/intern-miss", .op = "intern", .state = &intern_st,
+    .setup = intern_setup, .teardown = intern_teardown, .run = intern_miss_run,
+    .before = intern_miss_before, .after = intern_miss_after,
+    .target = "new set: flatten, hash, insert" });
+  bench_add(&(struct bench_spec){
+    .name = "attr/unref-last", .op = "unref", .state = &intern_st,
+    .setup = intern_setup, .teardown = intern_teardown, .run = intern_unref_run,
+    .before = intern_unref_before, .after = intern_unref_after,
+    .target = "last reference: unlink + call_rcu" });
+
+  bench_add(&(struct bench_spec){
+    .name = "rt/insert/1src", .op = "insert", .setup = one_setup, .run = one_insert_run,
+    .after = one_flush_hook, .fixed_iters = npfx, .target_ops = 5e6, .target = TGT_INSERT });
+  bench_add(&(struct bench_spec){
+    .name = "rt/replace/1src", .op = "replace", .setup = one_load_setup, .run = one_replace_run,
+    .after = one_quiesce_hook, .teardown = one_flush_teardown, .target_ops = 5e6,
+    .target = "≥ 5M/s per thread (issue 5)" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/withdraw/1src", .op = "withdraw", .setup = one_setup, .before = one_load_hook,
+    .run = one_withdraw_run, .after = one_quiesce_hook, .fixed_iters = npfx, .target_ops = 5e6,
+    .target = "≥ 5M/s per thread (issue 5)" });
+
+  snprintf(name_mp_ins, sizeof(name_mp_ins), "rt/insert/%dsrc-2to5paths", MP_SOURCES);
+  snprintf(name_mp_rep, sizeof(name_mp_rep), "rt/replace/%dsrc-2to5paths", MP_SOURCES);
+  snprintf(name_mp_wd, sizeof(name_mp_wd), "rt/withdraw/%dsrc-2to5paths", MP_SOURCES);
+  /* mp_routes is known only after setup; the count is deterministic. */
+  u64 routes = 0;
+  for (u32 i = 0; i < npfx; i++)
+    routes += mp_paths(i);
+  bench_add(&(struct bench_spec){
+    .name = name_mp_ins, .op = "insert+best", .setup = mp_setup, .run = mp_insert_run,
+    .after = mp_flush_hook, .fixed_iters = routes, .samples = 5, .target_ops = 5e6,
+    .target = TGT_INSERT });
+  bench_add(&(struct bench_spec){
+    .name = name_mp_rep, .op = "replace+best", .setup = mp_load_setup, .run = mp_replace_run,
+    .after = one_quiesce_hook, .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5)" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/find/exact", .op = "lookup", .setup = lpm_setup, .run = find_run,
+    .target = "exact match, 1M nets" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/lpm/inside-prefix", .op = "lookup", .setup = lpm_setup, .run = lpm_hit_run,
+    .target = "/32 inside a known prefix" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/lpm/random-addr", .op = "lookup", .setup = lpm_setup, .run = lpm_rand_run,
+    .target = "uniform /32 in 1/8-223/8" });
+  bench_add(&(struct bench_spec){
+    .name = name_mp_wd, .op = "withdraw+best", .setup = mp_setup, .before = mp_load_hook,
+    .run = mp_withdraw_run, .after = one_quiesce_hook, .fixed_iters = routes, .samples = 5,
+    .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5)" });
+
+  bench_add(&(struct bench_spec){
+    .name = "rt/insert/mt-1thr", .op = "insert", .state = &mt1, .setup = mt_setup, .run = mt_run,
+    .after = mt_after, .fixed_iters = npfx, .target_ops = 5e6, .target = "≥ 5M/s (1 thread)" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/insert/mt-2thr", .op = "insert", .state = &mt2, .setup = mt_setup, .run = mt_run,
+    .after = mt_after, .fixed_iters = 2ULL * npfx, .target_ops = 10e6,
+    .target = "≥ 10M/s aggregate (5M/s per thread)" });
+
+  for (uint i = 0; i < ARRAY_SIZE(mem_scenarios); i++) {
+    static char names[ARRAY_SIZE(mem_scenarios)][48];
+    snprintf(names[i], sizeof(names[i]), "mem/%s", mem_scenarios[i].kind);
+    mem_st[i].m = &mem_scenarios[i];
+    bench_add(&(struct bench_spec){ .name = names[i], .state = &mem_st[i], .measure = mem_measure });
+  }
+}
+
+static const char *child_kind;
+static int result;
+
+static void *
+bench_thread(void *arg)
+{
+  (void) arg;
+  rcu_thread_register();
+  loop_call_sync(main_loop(), commit_empty_config, NULL);
+  if (!tab)
+    die("No master4 table");
+  if (child_kind) {
+    mem_child(child_kind);
+    _exit(0);   /* no teardown of a million routes */
+  }
+  if (bench_quick())
+    npfx = NPFX_FULL / 10;
+  pfx = gen_prefixes(npfx, 42);
+  bench_title("Route table core (bench/rt_bench)");
+  bench_header("Inputs", "%u IPv4 prefixes (DFZ-like length mix, seed 42); BGP-like attribute sets, "
+               "1 per %d routes of a peer", npfx, ATTR_SHARE);
+  bench_header("Table", "master4 of an empty config; rt_update() called directly (no channel, no "
+               "filter); journal cleanup on the table's loop thread");
+  register_benches();
+  result = bench_run_all();
+  if (unexpected)
+    fprintf(stderr, "warning: %llu rt_update results differed from what the benchmarks expected\n",
+            (unsigned long long) unexpected);
+  if (lpm_found)
+    fprintf(stderr, "lpm: %llu lookups found a route\n", (unsigned long long) lpm_found);
+  rcu_thread_unregister();
+  loop_main_quit();
+  return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc >= 3 && !strcmp(argv[1], "--gen-static"))
+    return gen_static((u32) strtoul(argv[2], NULL, 10));
+  if (argc >= 3 && !strcmp(argv[1], "--mem-child")) {
+    child_kind = argv[2];
+    if (argc >= 4)
+      bench_parse_args(argc - 2, argv + 2);   /* --quick */
+  } else {
+    int i = bench_parse_args(argc, argv);
+    if (i == -2)
+      return 0;
+    if (i < 0 || i < argc) {
+      bench_usage(argv[0]);
+      fprintf(stderr, "  --gen-static N   print a config with N static blackhole routes and exit\n");
+      return 2;
+    }
+  }
+  ssize_t l = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+  if (l > 0)
+    self_exe[l] = 0;
+
+  resource_init();
+  log_init("rt_bench");
+  hash_seed_init();
+  ea_init();
+  sched_main_init();
+  pthread_t th;
+  pthread_create(&th, NULL, bench_thread, NULL);
+  sched_main_run();
+  pthread_join(th, NULL);
+  return result;
+}

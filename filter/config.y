@@ -1,0 +1,6 @@
+/* Filter language grammar (filters, functions, expressions, sets). */
+%%header
+
+%%grammar
+
+%%code

@@ -1,0 +1,140 @@
+"""`configure` and SIGHUP: the running config changes exactly, or not at all."""
+
+import signal
+
+from conftest import BASIC_CONF, BASIC_COUNT, poll
+
+# BASIC_CONF with 10.2.0.0/16 removed and 10.5.0.0/16, 10.6.0.0/16 added
+EDITED_CONF = BASIC_CONF.replace(
+    "  route 10.2.0.0/16 unreachable;\n",
+    "  route 10.5.0.0/16 blackhole;\n  route 10.6.0.0/16 unreachable;\n")
+EDITED_COUNT = (b"1007-4 of 4 routes for 4 networks in table master4\n"
+                b" 2 of 2 routes for 2 networks in table master6\n"
+                b"0014 Total: 6 of 6 routes for 6 networks in 2 tables\n")
+
+BROKEN_CONF = BASIC_CONF.replace(
+    "  route 10.3.0.0/16 prohibit;\n",
+    "  route 10.3.0.0/16 prohibit;\n  route 10.7.0.0/16 blackhole;\n  route 10.8.0.0/16 frobnicate;\n")
+# "frobnicate" is on line 9, column 21 of BROKEN_CONF
+assert BROKEN_CONF.split("\n")[8].index("frobnicate") == 20
+
+
+def test_configure_changes_routes(daemon):
+    assert EDITED_CONF != BASIC_CONF
+    since = daemon.protocols()
+    daemon.reconfigure_file(EDITED_CONF)
+    reply = daemon.raw("configure")
+    assert reply == ("0002-Reading configuration from %s\n0003 Reconfigured\n"
+                     % daemon.conf).encode()
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+    assert daemon.raw("show route 10.2.0.0/16") == b"8001 Network not found\n"
+    assert daemon.raw("show route 10.5.0.0/16").startswith(b"1007-Table master4:\n 10.5.0.0/16 ")
+    assert daemon.raw("show route 10.6.0.0/16").startswith(b"1007-Table master4:\n 10.6.0.0/16 ")
+    after = daemon.protocols()
+    # nothing was restarted: s6 untouched, s4 reconfigured in place
+    for name in ("device1", "s4", "s6"):
+        assert after[name][2] == "up"
+        assert after[name][3] == since[name][3], (name, since, after)
+    # "Last reconfiguration" moved, "Last reboot" did not
+    status = daemon.raw("show status").decode().split("\n")
+    assert status[4] != status[5].replace("Last reconfiguration", "Last reboot")
+
+
+def test_configure_unchanged_is_noop(daemon):
+    since = daemon.protocols()
+    assert daemon.raw("configure") == ("0002-Reading configuration from %s\n0003 Reconfigured\n"
+                                       % daemon.conf).encode()
+    assert daemon.raw("show route count") == BASIC_COUNT
+    assert daemon.protocols() == since
+
+
+def test_configure_check(daemon):
+    daemon.reconfigure_file(EDITED_CONF)
+    assert daemon.raw("configure check") == (
+        "0002-Reading configuration from %s\n0020 Configuration OK\n" % daemon.conf).encode()
+    # check does not apply anything
+    assert daemon.raw("show route count") == BASIC_COUNT
+
+
+def test_configure_syntax_error_keeps_running_config(daemon):
+    daemon.reconfigure_file(BROKEN_CONF)
+    want = ("0002-Reading configuration from {0}\n"
+            "8002 {0}:9:21 syntax error, unexpected CF_SYM_UNDEFINED\n").format(daemon.conf).encode()
+    assert daemon.raw("configure") == want
+    assert daemon.raw("configure check") == want
+    assert daemon.raw("show route count") == BASIC_COUNT
+    assert daemon.raw("show route 10.7.0.0/16") == b"8001 Network not found\n"
+    daemon.wait_up(["device1", "s4", "s6"])
+    # fixing the file makes the next configure work
+    daemon.reconfigure_file(EDITED_CONF)
+    assert daemon.raw("configure").endswith(b"\n0003 Reconfigured\n")
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+
+
+def test_configure_other_file(daemon):
+    other = daemon.write_file("other.conf", EDITED_CONF)
+    assert daemon.raw('configure "%s"' % other) == (
+        "0002-Reading configuration from %s\n0003 Reconfigured\n" % other).encode()
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+
+
+def test_configure_nonexistent_file(daemon):
+    # relative names are taken from the daemon's working directory and echoed as given
+    assert daemon.raw('configure "nonexistent.conf"') == (
+        b"0002-Reading configuration from nonexistent.conf\n"
+        b"8002 nonexistent.conf: No such file or directory\n")
+    assert daemon.raw('configure check "nonexistent.conf"') == (
+        b"0002-Reading configuration from nonexistent.conf\n"
+        b"8002 nonexistent.conf: No such file or directory\n")
+    assert daemon.raw("show route count") == BASIC_COUNT
+
+
+def test_configure_check_broken_other_file(daemon):
+    bad = daemon.write_file("bad.conf", BROKEN_CONF)
+    assert daemon.raw('configure check "%s"' % bad) == (
+        "0002-Reading configuration from {0}\n"
+        "8002 {0}:9:21 syntax error, unexpected CF_SYM_UNDEFINED\n".format(bad)).encode()
+
+
+def test_configure_error_in_include(daemon):
+    inc = daemon.write_file("inc.conf", "protocol static s7 {\n  ipv4;\n  route 10.7.0.0/16 nope;\n}\n")
+    daemon.reconfigure_file(BASIC_CONF + 'include "%s";\n' % inc)
+    assert daemon.raw("configure") == (
+        "0002-Reading configuration from {0}\n"
+        "8002 {1}:3:21 syntax error, unexpected CF_SYM_UNDEFINED\n".format(daemon.conf, inc)).encode()
+    assert daemon.raw("show route count") == BASIC_COUNT
+
+
+def test_configure_add_and_remove_protocol(daemon):
+    conf = BASIC_CONF.split("protocol static s6")[0] + \
+        "protocol static s7 {\n  ipv6;\n  route 2001:db8:7::/48 blackhole;\n}\n"
+    daemon.reconfigure_file(conf)
+    reply = daemon.raw("configure")
+    # removing a protocol means shutting it down, which may still be in progress
+    assert reply in (("0002-Reading configuration from %s\n0003 Reconfigured\n" % daemon.conf).encode(),
+                     ("0002-Reading configuration from %s\n0004 Reconfiguration in progress\n"
+                      % daemon.conf).encode()), reply
+    want = (b"1007-3 of 3 routes for 3 networks in table master4\n"
+            b" 1 of 1 routes for 1 networks in table master6\n"
+            b"0014 Total: 4 of 4 routes for 4 networks in 2 tables\n")
+    assert daemon.poll_raw("show route count", want) == want
+    assert poll(lambda: "s6" not in daemon.protocols())
+    daemon.wait_up(["s7"])
+    assert daemon.raw("show route protocol s7 count") == \
+        b"1007-1 of 1 routes for 1 networks in table master6\n0000 \n"
+
+
+def test_sighup_reconfigures(daemon):
+    daemon.reconfigure_file(EDITED_CONF)
+    daemon.proc.send_signal(signal.SIGHUP)
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+    assert daemon.proc.poll() is None
+
+
+def test_sighup_with_broken_file_keeps_config(daemon):
+    daemon.reconfigure_file(BROKEN_CONF)
+    daemon.proc.send_signal(signal.SIGHUP)
+    # give it time to (not) apply, then prove it is alive and unchanged
+    assert daemon.raw("configure check").startswith(b"0002-")
+    assert daemon.raw("show route count") == BASIC_COUNT
+    assert daemon.proc.poll() is None
