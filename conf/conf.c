@@ -121,7 +121,7 @@ cf_symbol_class_name(const struct symbol *s)
   switch (s->class) {
   case SYM_VOID: return "undefined";
   case SYM_PROTO: return "protocol";
-  case SYM_TEMPLATE: return "template";
+  case SYM_TEMPLATE: return "protocol template";
   case SYM_TABLE: return "routing table";
   case SYM_CONSTANT: return "constant";
   case SYM_FILTER: return "filter";
@@ -136,7 +136,7 @@ int
 cf_define_symbol(struct cf_context *cx, struct symbol *sym, enum sym_class class, void *def)
 {
   if (sym->class != SYM_VOID) {
-    cf_error_at(cx, "Symbol already defined: %s", sym->name);
+    cf_error_at(cx, "Symbol '%s' already defined", sym->name);
     return -1;
   }
   sym->class = class;
@@ -197,6 +197,13 @@ config_parse_file(const char *file, struct cf_error *err)
   cf_scanner_free(&cx);
   if (rv || cx.failed) {
     bsnprintf(err->msg, sizeof(err->msg), "%s", cx.failed ? cx.err : "Parse error");
+    config_free(c);
+    return NULL;
+  }
+  if (list_empty(&c->protos)) {
+    /* BIRD reports this at the last token's line, column 0. */
+    bsnprintf(err->msg, sizeof(err->msg), "%s:%d:0 No protocol is specified in the config file",
+              file, cx.tok_line ? cx.tok_line : 1);
     config_free(c);
     return NULL;
   }

@@ -268,6 +268,18 @@ chan_export_run(void *data)
   rcu_read_unlock();
 }
 
+/* Forget what was exported (the receiver lost it, e.g. a BGP session
+ * restarted) and feed everything again. */
+void
+chan_export_reset(struct channel *c)
+{
+  if (c->export_map)
+    memset(c->export_map, 0, c->export_map_size / 8);
+  uatomic_set(&c->stats.exp_routes, 0);
+  if (c->reader.table)
+    chan_refeed(c);
+}
+
 /* Export the current best route of every net (initial feed, refeed). The
  * reader already sits at the journal's end, so changes during the walk are
  * seen again from the journal; a duplicate update is harmless. */

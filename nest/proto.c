@@ -143,6 +143,12 @@ static void
 proto_start(struct proto *p)
 {
   ASSERT_INSIDE(main_loop());
+  char err[256];
+  if (p->class->init && p->class->init(p, err, sizeof(err)) < 0) {
+    log_msg(L_ERR, "%s: %s", p->name, err);
+    p->message = mb_strdup(p->pool, err);
+    return;
+  }
   p->run_pool = rp_new_child(p->pool, "run");
   p->loop = loop_new(thread_group_sched(p->cf->thread_group), p->name);
   p->pcf = p->cf;
@@ -179,6 +185,8 @@ proto_down_done(void *data)
     channel_free(c);
   rt_unlock_source(p->main_source);
   p->main_source = NULL;
+  if (p->class->cleanup)
+    p->class->cleanup(p);
   rfree(p->run_pool);
   p->run_pool = NULL;
   p->loop = NULL;

@@ -151,12 +151,16 @@ struct proto_class {
   int (*postconfig)(struct proto_config *, char *err, size_t errlen);
   void (*copy_config)(struct proto_config *dst, const struct proto_config *src);
 
+  /* Main loop, before each start / after each run ended: resources the
+   * protocol needs from the main loop (e.g. a shared listening socket).
+   * init returns 0, or -1 with a message (the protocol stays down). */
+  int (*init)(struct proto *, char *err, size_t errlen);
+  void (*cleanup)(struct proto *);
   /* Protocol loop. Return the new state (PS_START/PS_UP, PS_STOP/PS_DOWN). */
   enum proto_state (*start)(struct proto *);
   enum proto_state (*shutdown)(struct proto *);
   /* Return 1 if the new config was applied in place, 0 to request restart. */
   int (*reconfigure)(struct proto *, struct proto_config *new);
-  void (*cleanup)(struct proto *);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);
@@ -204,6 +208,8 @@ struct channel *proto_find_channel(struct proto *p, uint net_type);
 void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);
+/* Forget the export state and feed everything again. */
+void chan_export_reset(struct channel *c);
 
 /* RCU status read for the CLI (inside rcu_read_lock()). */
 const struct proto_status *proto_status(struct proto *p);

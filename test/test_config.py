@@ -2,8 +2,6 @@
 
 import re
 
-import pytest
-
 from conftest import BASIC_CONF, run_bird_parse
 
 # Error positions are "file:line:column" where column is the 1-based column of the
@@ -119,10 +117,20 @@ def test_parse_threads_ours(tmp_path, ours_only):
                  "router id 10.0.0.1;\nthreads 2;\n"
                  "protocol static { ipv4; route 10.1.0.0/16 blackhole; }\n")
     assert run_bird_parse(conf) == (0, "", "")
+    # "};" parses whether or not the grammar wants the ';' after the block
     conf = write(tmp_path, "g.conf",
-                 "router id 10.0.0.1;\nthread group worker { threads 2; default yes; }\n"
+                 "router id 10.0.0.1;\nthread group worker { threads 2; default yes; };\n"
                  "protocol static { ipv4; route 10.1.0.0/16 blackhole; }\n")
     assert run_bird_parse(conf) == (0, "", "")
+
+
+def test_threads_daemon_serves(start_daemon, ours_only):
+    d = start_daemon("router id 10.0.0.1;\nthreads 2;\n"
+                     "protocol device {}\n"
+                     "protocol static s4 { ipv4; route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; }\n")
+    want = b"1007-2 of 2 routes for 2 networks in table master4\n0000 \n"
+    assert d.poll_raw("show route table master4 count", want) == want
+    d.wait_up(["device1", "s4"])
 
 
 def test_parse_no_protocol(tmp_path):
