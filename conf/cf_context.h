@@ -61,6 +61,8 @@ struct symbol *cf_lex_symbol(struct cf_context *cx, const char *name);
 int cf_keyword(const char *s);
 
 void *cf_alloc(struct cf_context *cx, size_t size);   /* zeroed, config lifetime */
+/* The config's hostname, or the system's (config lifetime). */
+const char *config_hostname(struct cf_context *cx);
 char *cf_strdup(struct cf_context *cx, const char *s);
 
 /* Define sym as class/def, or fail if it is already defined. */

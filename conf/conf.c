@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 #include "conf/cf_context.h"
 #include "conf/cf-parse.h"
 #include "lib/printf.h"
@@ -148,6 +149,18 @@ void *
 cf_alloc(struct cf_context *cx, size_t size)
 {
   return lp_allocz(cx->mem, size);
+}
+
+const char *
+config_hostname(struct cf_context *cx)
+{
+  if (cx->conf->hostname)
+    return cx->conf->hostname;
+  char buf[256];
+  if (gethostname(buf, sizeof(buf) - 1) < 0)
+    return NULL;
+  buf[sizeof(buf) - 1] = 0;
+  return cf_strdup(cx, buf);
 }
 
 char *

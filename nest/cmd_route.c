@@ -71,14 +71,25 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
   cli_printf(c, -1007, "%-20s %s [%s %s%s]%s%s", netbuf, rte_dest_names[a->dest], r->src->proto->name, tm, from,
              primary ? " *" : "", info);
   if (a->dest == RTD_UNICAST) {
-    if (ipa_nonzero(a->gw))
-      cli_printf(c, -1007, "\tvia %I on %s", a->gw, a->iface ? a->iface->name : "???");
+    if (ipa_nonzero(a->gw) && a->iface)
+      cli_printf(c, -1007, "\tvia %I on %s", a->gw, a->iface->name);
+    else if (ipa_nonzero(a->gw))
+      cli_printf(c, -1007, "\tvia %I", a->gw);
     else if (a->iface)
       cli_printf(c, -1007, "\tdev %s", a->iface->name);
   }
   if (s->a->verbose) {
     static const char *const scopes[] = { "host", "link", "site", "org", "univ" };
     cli_printf(c, -1008, "\tType: %s %s", rte_source_names[a->source], a->scope <= 4 ? scopes[a->scope] : "undef");
+    for (uint i = 0; i < a->count; i++) {
+      const struct ea_class_desc *d = ea_class(a->a[i].id >> 8);
+      if (!d)
+        continue;
+      char name[64], val[CLI_LINE_SIZE];
+      d->name(a->a[i].id, name, sizeof(name));
+      d->format(a, &a->a[i], val, sizeof(val));
+      cli_printf(c, -1012, "\t%s: %s", name, val);
+    }
   }
 }
 

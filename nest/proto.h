@@ -141,6 +141,7 @@ struct proto_class {
   const char *keyword;        /* "static" in config */
   uint class_id;              /* index for counters */
   size_t config_size, proto_size;
+  size_t channel_config_size;   /* 0: struct channel_config */
   u32 channel_mask;           /* net types (NB_*) it may have channels for */
   uint max_channels;
   enum rte_source source;

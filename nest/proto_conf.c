@@ -97,8 +97,9 @@ proto_copy_config(struct proto_config *dst, const struct proto_config *src)
   dst->thread_group = src->thread_group;
   struct config *c = dst->global;
   LIST_WALK_ENTRY(cc, &src->channels, struct channel_config, n) {
-    struct channel_config *nc = lp_allocz(c->mem, sizeof(*nc));
-    *nc = *cc;
+    size_t size = dst->class->channel_config_size ? dst->class->channel_config_size : sizeof(struct channel_config);
+    struct channel_config *nc = lp_allocz(c->mem, size);
+    memcpy(nc, cc, size);
     nc->parent = dst;
     list_add_tail(&dst->channels, &nc->n);
   }
@@ -129,7 +130,7 @@ channel_config_start(struct cf_context *cx, uint net_type)
       cf_error_at(cx, "Too many channels");
       return -1;
     }
-    cc = cf_alloc(cx, sizeof(*cc));
+    cc = cf_alloc(cx, pc->class->channel_config_size ? pc->class->channel_config_size : sizeof(*cc));
     cc->name = net_type_names[net_type];
     cc->parent = pc;
     cc->net_type = net_type;

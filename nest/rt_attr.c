@@ -33,6 +33,10 @@ const char *const rte_dest_names[RTD_MAX] = {
 };
 
 static struct cds_lfht *ea_hash;
+static const struct ea_class_desc *ea_classes[256];   /* written at start-up only */
+
+void ea_register_class(uint proto, const struct ea_class_desc *d) { ea_classes[proto & 0xff] = d; }
+const struct ea_class_desc *ea_class(uint proto) { return ea_classes[proto & 0xff]; }
 static u64 ea_total;   /* atomic */
 
 void

@@ -112,6 +112,17 @@ const struct eattr *ea_find(const struct ea_list *l, u16 id);
 static inline const void *ea_data(const struct ea_list *l, const struct eattr *e)
 { return (const u8 *) &l->a[l->count] + e->val; }
 
+/* Protocol classes describe their attributes for `show route all`. */
+struct ea_class_desc {
+  /* Name as `show route all` prints it (BIRD 2 style: "BGP.as_path"). */
+  const char *(*name)(u16 id, char *buf, size_t size);
+  /* Value text; may fill several lines separated by '\n'. */
+  void (*format)(const struct ea_list *l, const struct eattr *e, char *buf, size_t size);
+};
+/* Register at start-up (before any thread runs). */
+void ea_register_class(uint proto, const struct ea_class_desc *d);
+const struct ea_class_desc *ea_class(uint proto);
+
 /* Statistics for `show memory`. */
 u64 ea_count(void);
 

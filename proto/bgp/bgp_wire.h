@@ -497,8 +497,9 @@ int bgp_caps_negotiate(const struct bgp_caps *local, const struct bgp_caps *remo
 /* What the receive side of a session needs to know; all pure data. */
 struct bgp_rx_ctx {
   bool as4;                         /* 4-byte ASNs in AS_PATH/AGGREGATOR */
-  bool ebgp;                        /* LOCAL_PREF discarded (RFC 7606 7.5) */
-  bool confed;                      /* peer in our confederation: confed segments ok */
+  bool ebgp;                        /* peer AS differs from ours (confed members too) */
+  bool confed;                      /* peer in our confederation: treated as internal
+                                       for LOCAL_PREF (RFC 5065), confed segments ok */
   bool af[BGP_AF_MAX];              /* negotiated families; MP attrs for others are discarded */
   bool add_path[BGP_AF_MAX];        /* path ids precede NLRI */
   bool ext_next_hop[BGP_AF_MAX];    /* IPv6 next hop for IPv4 NLRI allowed */

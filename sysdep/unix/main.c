@@ -34,6 +34,7 @@
 #include "nest/rt.h"
 #include "proto/device/device.h"
 #include "proto/static/static.h"
+#include "proto/bgp/bgp.h"
 
 #ifndef PATH_CONFIG_FILE_DEFAULT
 #define PATH_CONFIG_FILE_DEFAULT "/etc/bird/bird.conf"
@@ -213,6 +214,7 @@ main(int argc, char **argv)
   proto_init();
   proto_build(&proto_device);
   proto_build(&proto_static);
+  bgp_build();
 
   struct cf_error err;
   struct config *c = config_parse_file(o.config, &err);

@@ -1,0 +1,253 @@
+/*
+ * DOC: The BGP protocol class: configuration checks, start, stop,
+ * reconfiguration. Sessions are in bgp_conn.c, import in bgp_rx.c, export
+ * in bgp_tx.c, CLI and best path in bgp_show.c, listening in bgp_listen.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "proto/bgp/bgp.h"
+#include "nest/reconf.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+
+extern const struct ea_class_desc bgp_ea_class;
+
+static void
+bgp_preconfig(struct proto_config *pc)
+{
+  struct bgp_config *c = (struct bgp_config *) pc;
+  c->multihop = -1;
+  c->hold_time = 240;
+  c->connect_retry_time = 120;
+  c->connect_delay_time = 5;
+  c->error_wait_min = 60;
+  c->error_wait_max = 300;
+  c->startup_hold_time = 240;
+  c->enable_refresh = 1;
+  c->enable_as4 = 1;
+  c->capabilities = 1;
+  c->gr_mode = 1;
+  c->gr_time = 120;
+  c->default_local_pref = 100;
+  c->interpret_communities = 1;
+}
+
+static int
+bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
+{
+  struct bgp_config *c = (struct bgp_config *) pc;
+  if (!c->local_as) {
+    bsnprintf(err, errlen, "Local AS number must be set");
+    return -1;
+  }
+  if (ipa_zero(c->remote_ip)) {
+    bsnprintf(err, errlen, "Neighbor must be configured");
+    return -1;
+  }
+  if (!c->remote_as && c->peer_type == BGP_PT_UNSPEC) {
+    bsnprintf(err, errlen, "Remote AS number must be set");
+    return -1;
+  }
+  int ibgp = c->peer_type == BGP_PT_INTERNAL || (c->remote_as && c->remote_as == c->local_as);
+  if (c->rr_client && !ibgp) {
+    bsnprintf(err, errlen, "Only internal neighbor can be RR client");
+    return -1;
+  }
+  if (c->rs_client && ibgp) {
+    bsnprintf(err, errlen, "Only external neighbor can be RS client");
+    return -1;
+  }
+  if (list_empty(&pc->channels)) {
+    /* BIRD's default: one IPv4 or IPv6 channel by the neighbor's family. */
+    bsnprintf(err, errlen, "No channel configured");
+    return -1;
+  }
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n) {
+    if (!ibgp && !cc->in_filter_set) {
+      bsnprintf(err, errlen, "EBGP requires explicit import policy");   /* RFC 8212 */
+      return -1;
+    }
+    if (!ibgp && !cc->out_filter_set) {
+      bsnprintf(err, errlen, "EBGP requires explicit export policy");
+      return -1;
+    }
+  }
+  if (c->multihop < 0)
+    c->multihop = ibgp ? 64 : 0;
+  return 0;
+}
+
+static void
+bgp_copy_config(struct proto_config *dst, const struct proto_config *src)
+{
+  size_t off = sizeof(struct proto_config);
+  memcpy((u8 *) dst + off, (const u8 *) src + off, sizeof(struct bgp_config) - off);
+}
+
+static int
+bgp_init(struct proto *pp, char *err, size_t errlen)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  const struct bgp_config *cf = (const struct bgp_config *) pp->cf;
+  p->incoming_fd = -1;
+  p->listen_port = cf->local_port ? cf->local_port : BGP_PORT;
+  p->listen_addr = cf->strict_bind ? cf->local_ip : IPA_NONE;
+  return bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+}
+
+static void
+bgp_cleanup(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
+  if (fd >= 0)
+    close(fd);
+  bgp_listen_close(p->listen_addr, p->listen_port);
+  struct bgp_show *s = rcu_xchg_pointer(&p->show, NULL);
+  if (s)
+    call_rcu(&s->rcu, (void (*)(struct rcu_head *)) free);
+}
+
+static void
+bgp_local_caps(struct bgp_proto *p)
+{
+  const struct bgp_config *cf = p->cf;
+  struct bgp_caps *k = &p->local_caps;
+  bgp_caps_init(k);
+  if (!cf->capabilities)
+    return;
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->ch[af].c) {
+      k->mp[af] = 1;
+      k->add_path[af] = p->ch[af].cf->add_path;
+    }
+  k->route_refresh = cf->enable_refresh;
+  k->enhanced_refresh = cf->enable_refresh;
+  k->as4 = cf->enable_as4;
+  k->as4_number = cf->local_as;
+  k->ext_messages = cf->enable_ext_msg;
+  if (cf->gr_mode) {
+    k->gr = 1;
+    k->gr_time = cf->gr_time;
+  }
+  if (cf->rs_client)
+    k->role = BGP_ROLE_NONE;
+  if (cf->hostname)
+    bsnprintf(k->hostname, sizeof(k->hostname), "%s", cf->hostname);
+}
+
+static enum proto_state
+bgp_start(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  p->cf = (const struct bgp_config *) pp->pcf;
+  p->rx_mem = lp_new(pp->run_pool);
+  p->conn = NULL;
+  p->down_requested = 0;
+  p->last_error[0] = 0;
+  memset(&p->peer, 0, sizeof(p->peer));
+  p->peer.remote_ip = p->cf->remote_ip;
+  p->peer.local_as = p->cf->local_as;
+  p->peer.ibgp = p->cf->peer_type == BGP_PT_INTERNAL || (p->cf->remote_as && p->cf->remote_as == p->cf->local_as);
+  p->peer.rs_client = p->cf->rs_client;
+  memset(p->ch, 0, sizeof(p->ch));
+  LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
+    int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    p->ch[af].c = c;
+    p->ch[af].af = af;
+    p->ch[af].cf = (struct bgp_channel_config *) c->cf;
+  }
+  bgp_tx_init(p);
+  bgp_local_caps(p);
+  bgp_conn_init(p, &p->out, 1);
+  bgp_conn_init(p, &p->in, 0);
+  ev_init(&p->tx_ev, bgp_tx_hook, p);
+  ev_init(&p->incoming_ev, bgp_incoming_hook, p);
+  bgp_start_connect(p);
+  /* The protocol is up; the session comes and goes within it, as in BIRD
+   * the channels stay up and the routes follow the session. */
+  return PS_UP;
+}
+
+static enum proto_state
+bgp_shutdown(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  p->down_requested = 1;
+  tm_stop(&p->connect_timer);
+  struct bgp_error e;
+  bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_ADMIN_SHUTDOWN, NULL, 0, "Administrative shutdown");
+  if (p->out.state >= BS_OPENSENT)
+    bgp_conn_error(&p->out, &e, "Shutdown");
+  else
+    bgp_conn_close(&p->out);
+  if (p->in.state >= BS_OPENSENT)
+    bgp_conn_error(&p->in, &e, "Shutdown");
+  else
+    bgp_conn_close(&p->in);
+  bgp_tx_reset(p);
+  return PS_DOWN;
+}
+
+/* Anything that changes the session itself needs a restart. */
+static int
+bgp_reconfigure(struct proto *pp, struct proto_config *new)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  const struct bgp_config *o = p->cf, *n = (const struct bgp_config *) new;
+  size_t off = sizeof(struct proto_config);
+  if (memcmp((const u8 *) o + off, (const u8 *) n + off, offsetof(struct bgp_config, password) - off) ||
+      !((!o->password && !n->password) || (o->password && n->password && !strcmp(o->password, n->password))))
+    return 0;
+  LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
+    struct bgp_channel_config *nb = (struct bgp_channel_config *) cc;
+    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    if (!p->ch[af].cf || nb->add_path != p->ch[af].cf->add_path)
+      return 0;
+    p->ch[af].cf = nb;
+  }
+  p->cf = n;
+  return 1;
+}
+
+static void
+bgp_dump(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  debug_msg("  BGP: out %s, in %s\n", bgp_state_name(p->out.state), bgp_state_name(p->in.state));
+}
+
+const struct proto_class proto_bgp = {
+  .name = "BGP",
+  .template_name = "bgp%d",
+  .keyword = "bgp",
+  .class_id = 3,
+  .config_size = sizeof(struct bgp_config),
+  .proto_size = sizeof(struct bgp_proto),
+  .channel_config_size = sizeof(struct bgp_channel_config),
+  .channel_mask = NB_IP,
+  .max_channels = 2,
+  .source = RTS_BGP,
+  .default_preference = 100,
+  .preconfig = bgp_preconfig,
+  .postconfig = bgp_postconfig,
+  .copy_config = bgp_copy_config,
+  .init = bgp_init,
+  .cleanup = bgp_cleanup,
+  .start = bgp_start,
+  .shutdown = bgp_shutdown,
+  .reconfigure = bgp_reconfigure,
+  .rt_notify = bgp_rt_notify,
+  .rte_better = bgp_rte_better,
+  .rte_info = bgp_rte_info,
+  .show_info = bgp_show_info,
+  .dump = bgp_dump,
+};
+
+void
+bgp_build(void)
+{
+  proto_build(&proto_bgp);
+  ea_register_class(EAP_BGP, &bgp_ea_class);
+}

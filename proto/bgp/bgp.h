@@ -1,0 +1,220 @@
+/*
+ * DOC: The BGP protocol: configuration, instance and session state.
+ *
+ * One instance per `protocol bgp`, running in its own loop. It owns at
+ * most two connections (outgoing and incoming, RFC 4271 collision
+ * detection picks one) and the export state of its channels. The wire
+ * format lives in bgp_wire.h (pure codec); this header is the glue to
+ * the nest: channels, tables, the CLI.
+ *
+ * Ownership: everything in struct bgp_proto and struct bgp_conn belongs to
+ * the instance's loop, except `show` (an RCU-published snapshot for the
+ * CLI) and `peer` (immutable while routes of the session exist; read by
+ * the best-path comparison from any loop).
+ */
+#ifndef PROTO_BGP_BGP_H
+#define PROTO_BGP_BGP_H
+
+#include "nest/proto.h"
+#include "conf/cf_context.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "proto/bgp/bgp_wire.h"
+
+#define BGP_PT_UNSPEC 0
+#define BGP_PT_INTERNAL 1
+#define BGP_PT_EXTERNAL 2
+
+#define BGP_NH_DEFAULT 0
+#define BGP_NH_SELF 1
+#define BGP_NH_KEEP 2
+
+struct bgp_channel_config {
+  struct channel_config c;
+  int next_hop_mode;            /* BGP_NH_* */
+  ip_addr next_hop_addr;
+  u8 add_path;                  /* BGP_ADD_PATH_RX | TX */
+  int gw_recursive;
+};
+
+struct bgp_config {
+  struct proto_config c;
+  ip_addr local_ip;
+  uint local_port;
+  u32 local_as;
+  ip_addr remote_ip;
+  uint remote_port;
+  u32 remote_as;
+  int peer_type;                /* BGP_PT_* from `neighbor ... internal|external` */
+  int passive;
+  int multihop;                 /* -1 unset, 0 direct, N hops */
+  int ttl_security;
+  int strict_bind;
+  ip_addr source_addr;
+  const char *password;
+  const char *iface;
+  u32 hold_time, keepalive_time, connect_retry_time, connect_delay_time;
+  u32 error_wait_min, error_wait_max, startup_hold_time;
+  int rs_client, rr_client;
+  u32 rr_cluster_id;
+  int enable_refresh, enable_as4, enable_ext_msg, capabilities;
+  int gr_mode;                  /* 0 off, 1 aware, 2 on */
+  u32 gr_time;
+  int allow_local_as;
+  int enforce_first_as;
+  u32 default_local_pref, default_med;
+  int interpret_communities;
+  int deterministic_med, prefer_older, med_metric;
+  const char *hostname;
+};
+
+enum bgp_conn_state {
+  BS_IDLE = 0, BS_CONNECT, BS_ACTIVE, BS_OPENSENT, BS_OPENCONFIRM, BS_ESTABLISHED, BS_CLOSE,
+};
+
+struct bgp_proto;
+
+struct bgp_tx_chunk {
+  struct bgp_tx_chunk *next;
+  uint len, pos;
+  u8 data[];
+};
+
+struct bgp_conn {
+  struct bgp_proto *p;
+  int fd;
+  struct loop_fd lfd;
+  enum bgp_conn_state state;
+  int outgoing;
+  u8 *rbuf;                     /* rx buffer (2 max messages) */
+  uint rlen, rsize;
+  struct bgp_tx_chunk *tx_head, *tx_tail;
+  uint tx_queued;
+  struct timer hold_timer, keepalive_timer;
+  struct bgp_open_msg remote;
+  u32 hold_time, keepalive_time;
+  ip_addr local_addr;
+  uint local_port, remote_port;
+};
+
+/* Peer identity used by best-path selection from any loop. */
+struct bgp_peer_info {
+  u32 remote_id;
+  ip_addr remote_ip;
+  u32 remote_as, local_as;
+  int ibgp;
+  int rs_client;
+};
+
+/* What `show protocols all` prints; RCU-published by the instance. */
+struct bgp_show {
+  struct rcu_head rcu;
+  enum bgp_conn_state state;
+  char last_error[128];
+  u32 neighbor_id;
+  struct bgp_caps local_caps, remote_caps;
+  int have_remote_caps;
+  int ibgp, as4;
+  ip_addr source_addr;
+  uint remote_port;
+  btime hold_expires, keepalive_expires;   /* monotonic */
+  u32 hold_time, keepalive_time;
+  btime connect_expires;
+  int outgoing;
+};
+
+struct bgp_prefix;
+struct bgp_bucket {
+  struct hash_node hn;          /* by attribute list pointer */
+  struct ea_list *attrs;        /* NULL: the withdraw bucket */
+  struct lnode prefixes;        /* struct bgp_prefix, pending */
+  struct lnode n;               /* buckets with pending prefixes */
+};
+
+struct bgp_prefix {
+  struct hash_node hn;          /* by net */
+  struct lnode bn;              /* in its bucket */
+  struct bgp_bucket *bucket;
+  u32 path_id;
+  net_addr net;                 /* variable length */
+};
+
+struct bgp_channel {
+  struct channel *c;
+  enum bgp_af af;
+  struct bgp_channel_config *cf;
+  struct hash_table prefixes;   /* pending struct bgp_prefix by net */
+  struct hash_table buckets;    /* struct bgp_bucket by attrs */
+  struct bgp_bucket withdraw;
+  struct lnode ready;           /* buckets with something to send */
+  int eor_sent, eor_received;
+  slab *prefix_slab;
+};
+
+struct bgp_proto {
+  struct proto p;
+  const struct bgp_config *cf;  /* the config in use (p.pcf) */
+  struct bgp_conn out, in;
+  struct bgp_conn *conn;        /* the established one */
+  struct bgp_peer_info peer;
+  struct bgp_session_caps caps;
+  struct bgp_caps local_caps;
+  struct bgp_rx_ctx rx;
+  struct bgp_tx_ctx tx;
+  struct bgp_channel ch[BGP_AF_MAX];
+  struct timer connect_timer;   /* connect retry / startup delay */
+  struct timer error_wait_timer;
+  u32 error_wait;               /* seconds, doubles on repeated errors */
+  char last_error[128];
+  int start_state;              /* BS_IDLE/BS_CONNECT/BS_ACTIVE when not established */
+  struct event tx_ev;
+  struct event incoming_ev;
+  int incoming_fd;              /* atomic: fd handed over by the listener, -1 none */
+  struct bgp_show *show;        /* RCU */
+  linpool *rx_mem;
+  struct log_rate rl;
+  int down_requested;
+  ip_addr listen_addr;          /* main loop: the listener this instance holds */
+  uint listen_port;
+};
+
+extern const struct proto_class proto_bgp;
+/* Register the class and its attribute formatter (start-up). */
+void bgp_build(void);
+
+static inline struct bgp_config *bgp_cfg(struct cf_context *cx) { return (struct bgp_config *) cx->this_proto; }
+static inline struct bgp_channel_config *bgp_chan_cfg(struct cf_context *cx) { return (struct bgp_channel_config *) cx->this_channel; }
+
+/* bgp_conn.c: sessions */
+void bgp_conn_init(struct bgp_proto *p, struct bgp_conn *c, int outgoing);
+void bgp_start_connect(struct bgp_proto *p);
+void bgp_conn_close(struct bgp_conn *c);
+void bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why);
+void bgp_send(struct bgp_conn *c, const u8 *msg, uint len);
+void bgp_incoming_hook(void *data);
+void bgp_update_show(struct bgp_proto *p);
+const char *bgp_state_name(enum bgp_conn_state s);
+
+/* bgp_rx.c: received UPDATEs and ROUTE-REFRESH */
+void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
+void bgp_session_established(struct bgp_proto *p);
+void bgp_session_down(struct bgp_proto *p);
+
+/* bgp_tx.c: export */
+void bgp_tx_init(struct bgp_proto *p);
+void bgp_tx_reset(struct bgp_proto *p);
+void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
+void bgp_tx_hook(void *data);
+void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
+
+/* bgp_listen.c: listening sockets (main loop) */
+int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);
+void bgp_listen_close(ip_addr addr, uint port);
+
+/* bgp_show.c */
+const char *bgp_err_text(u8 code, u8 subcode);
+void bgp_show_info(struct proto *pp, struct cli *c);
+void bgp_rte_info(const struct rte *r, char *buf, size_t size);
+int bgp_rte_better(const struct rte *a, const struct rte *b);
+
+#endif

@@ -1,0 +1,634 @@
+/*
+ * DOC: BGP connections and the session state machine (RFC 4271 8).
+ *
+ * Everything here runs in the instance's loop. A connection reads whole
+ * messages out of its buffer (many per wake-up, bounded by the loop's time
+ * budget), writes through a chunk queue with non-blocking sends, and keeps
+ * its hold and keepalive timers. The outgoing and the incoming connection
+ * may both reach OpenConfirm; collision detection (RFC 4271 6.8) keeps the
+ * one opened by the side with the higher BGP identifier.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "proto/bgp/bgp.h"
+#include "nest/reconf.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+
+#define BGP_RBUF_SIZE (2 * BGP_MAX_EXT_MSG_LEN + 4096)
+
+static const char *const state_names[] = {
+  [BS_IDLE] = "Idle", [BS_CONNECT] = "Connect", [BS_ACTIVE] = "Active", [BS_OPENSENT] = "OpenSent",
+  [BS_OPENCONFIRM] = "OpenConfirm", [BS_ESTABLISHED] = "Established", [BS_CLOSE] = "Close",
+};
+
+const char *bgp_state_name(enum bgp_conn_state s) { return state_names[s]; }
+
+static void bgp_hold_expired(struct timer *t);
+static void bgp_keepalive_fire(struct timer *t);
+
+/* --- Status for the CLI --- */
+
+static void
+bgp_show_free_rcu(struct rcu_head *h)
+{
+  free(caa_container_of(h, struct bgp_show, rcu));
+}
+
+void
+bgp_update_show(struct bgp_proto *p)
+{
+  struct bgp_show *s = calloc(1, sizeof(*s));
+  if (!s)
+    return;
+  struct bgp_conn *c = p->conn ? p->conn : (p->out.state >= BS_OPENSENT ? &p->out : p->in.state >= BS_OPENSENT ? &p->in : NULL);
+  s->state = p->conn ? BS_ESTABLISHED : c ? c->state : p->start_state;
+  bsnprintf(s->last_error, sizeof(s->last_error), "%s", p->last_error);
+  s->local_caps = p->local_caps;
+  if (c && c->state >= BS_OPENCONFIRM) {
+    s->remote_caps = c->remote.caps;
+    s->have_remote_caps = 1;
+    s->neighbor_id = c->remote.router_id;
+    s->hold_expires = c->hold_timer.expires;
+    s->keepalive_expires = c->keepalive_timer.expires;
+    s->hold_time = c->hold_time;
+    s->keepalive_time = c->keepalive_time;
+    s->source_addr = c->local_addr;
+    s->remote_port = c->remote_port;
+    s->outgoing = c->outgoing;
+  }
+  s->ibgp = p->peer.ibgp;
+  s->as4 = p->caps.as4;
+  s->connect_expires = p->connect_timer.expires;
+  struct bgp_show *old = rcu_xchg_pointer(&p->show, s);
+  if (old)
+    call_rcu(&old->rcu, bgp_show_free_rcu);
+
+  const char *name = bgp_state_name(s->state);
+  if (s->state == BS_ACTIVE && p->cf->passive)
+    name = "Passive";
+  if (p->down_requested)
+    name = "Down";
+  proto_set_info(&p->p, "%-14s%s", name, p->last_error);
+}
+
+/* --- Sending --- */
+
+static void
+bgp_flush(struct bgp_conn *c)
+{
+  while (c->tx_head) {
+    struct bgp_tx_chunk *t = c->tx_head;
+    ssize_t n = send(c->fd, t->data + t->pos, t->len - t->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        loop_fd_want_tx(&c->lfd, 1);
+        return;
+      }
+      if (errno == EINTR)
+        continue;
+      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
+      bgp_conn_close(c);
+      return;
+    }
+    t->pos += n;
+    c->tx_queued -= n;
+    if (t->pos == t->len) {
+      c->tx_head = t->next;
+      if (!c->tx_head)
+        c->tx_tail = NULL;
+      free(t);
+    }
+  }
+  loop_fd_want_tx(&c->lfd, 0);
+}
+
+void
+bgp_send(struct bgp_conn *c, const u8 *msg, uint len)
+{
+  if (c->fd < 0)
+    return;
+  struct bgp_tx_chunk *t = c->tx_tail;
+  if (!t || t->len + len > 65536 || t->pos) {
+    uint size = MAX(len, 65536);
+    t = malloc(sizeof(*t) + size);
+    if (!t)
+      die("Out of memory");
+    t->next = NULL;
+    t->len = t->pos = 0;
+    if (c->tx_tail)
+      c->tx_tail->next = t;
+    else
+      c->tx_head = t;
+    c->tx_tail = t;
+  }
+  memcpy(t->data + t->len, msg, len);
+  t->len += len;
+  c->tx_queued += len;
+  /* Keepalives are due at most every keepalive_time; any message counts. */
+  if (c->state == BS_ESTABLISHED && c->keepalive_time)
+    tm_start(&c->keepalive_timer, (btime) c->keepalive_time * S_ 1);
+  if (c->tx_queued > 256 * 1024 || c->state != BS_ESTABLISHED)
+    bgp_flush(c);
+  else
+    loop_fd_want_tx(&c->lfd, 1);
+}
+
+static void
+bgp_send_keepalive(struct bgp_conn *c)
+{
+  u8 buf[BGP_KEEPALIVE_LEN];
+  bgp_send(c, buf, bgp_keepalive_encode(buf, sizeof(buf)));
+}
+
+static void
+bgp_send_open(struct bgp_conn *c)
+{
+  struct bgp_proto *p = c->p;
+  struct bgp_open_msg m = {
+    .version = BGP_VERSION,
+    .my_as = p->cf->local_as > 0xffff ? BGP_AS_TRANS : p->cf->local_as,
+    .hold_time = p->cf->hold_time,
+    .router_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id,
+    .peer_as = p->cf->local_as,
+    .caps = p->local_caps,
+  };
+  u8 buf[BGP_MAX_MSG_LEN];
+  uint len = bgp_open_encode(buf, sizeof(buf), &m);
+  bgp_send(c, buf, len);
+  c->state = BS_OPENSENT;
+  tm_start(&c->hold_timer, (btime) p->cf->startup_hold_time * S_ 1);
+}
+
+/* --- Closing --- */
+
+void
+bgp_conn_close(struct bgp_conn *c)
+{
+  struct bgp_proto *p = c->p;
+  int was_established = p->conn == c;
+  if (c->fd >= 0) {
+    if (c->tx_head)
+      bgp_flush(c);     /* best effort for a pending NOTIFICATION */
+    loop_fd_remove(&c->lfd);
+    close(c->fd);
+    c->fd = -1;
+  }
+  while (c->tx_head) {
+    struct bgp_tx_chunk *t = c->tx_head;
+    c->tx_head = t->next;
+    free(t);
+  }
+  c->tx_tail = NULL;
+  c->tx_queued = 0;
+  free(c->rbuf);
+  c->rbuf = NULL;
+  c->rlen = 0;
+  tm_stop(&c->hold_timer);
+  tm_stop(&c->keepalive_timer);
+  c->state = BS_IDLE;
+  if (was_established) {
+    p->conn = NULL;
+    bgp_session_down(p);
+  }
+  if (p->p.pcf && !p->down_requested && p->out.state == BS_IDLE && p->in.state == BS_IDLE) {
+    /* Try again after a while; peers connecting to us are welcome meanwhile. */
+    p->start_state = BS_ACTIVE;
+    if (!p->cf->passive)
+      tm_start(&p->connect_timer, (btime) p->error_wait * S_ 1);
+    p->error_wait = MIN(p->error_wait * 2, MAX(p->cf->error_wait_max, 1));
+  }
+  bgp_update_show(p);
+}
+
+void
+bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why)
+{
+  struct bgp_proto *p = c->p;
+  u8 buf[BGP_MAX_EXT_MSG_LEN];
+  uint len = bgp_notification_encode(buf, sizeof(buf), BGP_MAX_MSG_LEN, e);
+  if (len && c->fd >= 0) {
+    bgp_send(c, buf, len);
+    bgp_flush(c);
+  }
+  bsnprintf(p->last_error, sizeof(p->last_error), "%s", why);
+  log_rl(&p->rl, L_REMOTE, "%s: Error: %s (code %u/%u)", p->p.name, why, e->code, e->subcode);
+  bgp_conn_close(c);
+}
+
+static void
+bgp_conn_error_code(struct bgp_conn *c, u8 code, u8 subcode, const char *why)
+{
+  struct bgp_error e;
+  bgp_error_set(&e, code, subcode, NULL, 0, why);
+  bgp_conn_error(c, &e, why);
+}
+
+/* --- Receiving --- */
+
+static void
+bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
+{
+  struct bgp_proto *p = c->p;
+  struct bgp_error err;
+  if (c->state != BS_OPENSENT) {
+    bgp_conn_error_code(c, BGP_ERR_FSM, c->state == BS_OPENCONFIRM ? BGP_ERR_FSM_IN_OPENCONFIRM : BGP_ERR_FSM_IN_ESTABLISHED,
+                        "Error: Unexpected OPEN");
+    return;
+  }
+  if (bgp_open_decode(body, len, &c->remote, &err) < 0) {
+    bgp_conn_error(c, &err, "Error: Bad OPEN message");
+    return;
+  }
+  if (p->cf->remote_as && c->remote.peer_as != p->cf->remote_as) {
+    u8 d[2];
+    bgp_store16(d, c->remote.my_as);
+    bgp_error_set(&err, BGP_ERR_OPEN, BGP_ERR_OPEN_BAD_PEER_AS, d, 2, "Bad peer AS");
+    char why[64];
+    bsnprintf(why, sizeof(why), "Error: Bad peer AS: %u", c->remote.peer_as);
+    bgp_conn_error(c, &err, why);
+    return;
+  }
+  u32 my_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id;
+  if (c->remote.router_id == my_id && !p->peer.ibgp) {
+    /* eBGP may share the ID (RFC 6286); iBGP must not. */
+  } else if (c->remote.router_id == my_id) {
+    bgp_conn_error_code(c, BGP_ERR_OPEN, BGP_ERR_OPEN_BAD_BGP_ID, "Error: Bad BGP identifier");
+    return;
+  }
+  struct bgp_session_caps caps;
+  if (bgp_caps_negotiate(&p->local_caps, &c->remote.caps, &caps, &err)) {
+    bgp_conn_error(c, &err, "Error: Capability negotiation failed");
+    return;
+  }
+
+  /* Collision detection (RFC 4271 6.8). */
+  struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
+  if (other->state >= BS_OPENCONFIRM) {
+    int keep_outgoing = my_id > c->remote.router_id;
+    struct bgp_conn *loser = (c->outgoing == keep_outgoing) ? other : c;
+    bgp_conn_error_code(loser, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
+    if (loser == c)
+      return;
+  }
+
+  u32 hold = MIN(p->cf->hold_time, c->remote.hold_time);
+  c->hold_time = hold;
+  c->keepalive_time = p->cf->keepalive_time ? MIN(p->cf->keepalive_time, hold / 3) : hold / 3;
+  p->caps = caps;
+  c->state = BS_OPENCONFIRM;
+  bgp_send_keepalive(c);
+  if (hold)
+    tm_start(&c->hold_timer, (btime) hold * S_ 1);
+  if (c->keepalive_time) {
+    c->keepalive_timer.recurrent = (btime) c->keepalive_time * S_ 1;
+    tm_start(&c->keepalive_timer, (btime) c->keepalive_time * S_ 1);
+  }
+  bgp_update_show(p);
+}
+
+static void
+bgp_rx_keepalive(struct bgp_conn *c)
+{
+  struct bgp_proto *p = c->p;
+  if (c->state == BS_OPENCONFIRM) {
+    c->state = BS_ESTABLISHED;
+    struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
+    if (other->state != BS_IDLE)
+      bgp_conn_error_code(other, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
+    p->conn = c;
+    p->last_error[0] = 0;
+    p->error_wait = MAX(p->cf->error_wait_min, 1);
+    bgp_session_established(p);
+    bgp_update_show(p);
+  } else if (c->state != BS_ESTABLISHED)
+    bgp_conn_error_code(c, BGP_ERR_FSM, BGP_ERR_FSM_IN_OPENSENT, "Error: Unexpected KEEPALIVE");
+}
+
+static void
+bgp_rx_notification(struct bgp_conn *c, const u8 *body, uint len)
+{
+  struct bgp_proto *p = c->p;
+  struct bgp_error e;
+  bgp_notification_decode(body, len, &e);
+  char msg[160] = "";
+  bgp_notification_shutdown_msg(&e, msg, sizeof(msg));
+  bsnprintf(p->last_error, sizeof(p->last_error), "Received: %s%s%s", bgp_err_text(e.code, e.subcode), *msg ? ": " : "", msg);
+  log_rl(&p->rl, L_REMOTE, "%s: %s", p->p.name, p->last_error);
+  bgp_conn_close(c);
+}
+
+static void
+bgp_rx_route_refresh(struct bgp_conn *c, const u8 *msg, uint len)
+{
+  struct bgp_proto *p = c->p;
+  struct bgp_route_refresh rr;
+  struct bgp_error err;
+  if (c->state != BS_ESTABLISHED)
+    return;
+  if (bgp_route_refresh_decode(msg, len, &rr, &err) < 0) {
+    bgp_conn_error(c, &err, "Error: Bad ROUTE-REFRESH");
+    return;
+  }
+  int af = bgp_af_index(rr.afi, rr.safi);
+  if (af >= 0 && rr.subtype == BGP_RR_NORMAL && p->caps.af[af])
+    bgp_refeed(p, af);
+}
+
+/* One complete message; returns 0 to go on, -1 if the connection is gone. */
+static int
+bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
+{
+  struct bgp_proto *p = c->p;
+  const u8 *body = msg + BGP_HEADER_LEN;
+  uint blen = len - BGP_HEADER_LEN;
+  if (c->state == BS_ESTABLISHED && c->hold_time)
+    tm_start(&c->hold_timer, (btime) c->hold_time * S_ 1);
+  switch (type) {
+  case BGP_MSG_OPEN: bgp_rx_open(c, body, blen); break;
+  case BGP_MSG_KEEPALIVE: bgp_rx_keepalive(c); break;
+  case BGP_MSG_NOTIFICATION: bgp_rx_notification(c, body, blen); break;
+  case BGP_MSG_ROUTE_REFRESH: bgp_rx_route_refresh(c, msg, len); break;
+  case BGP_MSG_UPDATE:
+    if (c->state != BS_ESTABLISHED) {
+      bgp_conn_error_code(c, BGP_ERR_FSM, c->state == BS_OPENCONFIRM ? BGP_ERR_FSM_IN_OPENCONFIRM : BGP_ERR_FSM_IN_OPENSENT,
+                          "Error: Unexpected UPDATE");
+      break;
+    }
+    bgp_rx_update(c, body, blen);
+    break;
+  }
+  (void) p;
+  return c->fd < 0 ? -1 : 0;
+}
+
+static void
+bgp_conn_rx(struct loop_fd *f)
+{
+  struct bgp_conn *c = f->data;
+  for (;;) {
+    if (c->rlen == c->rsize) {
+      /* A whole message can always fit; reaching here means a bug. */
+      bgp_conn_error_code(c, BGP_ERR_HEADER, BGP_ERR_HDR_BAD_LENGTH, "Error: Receive buffer overflow");
+      return;
+    }
+    ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen, MSG_DONTWAIT);
+    if (n == 0) {
+      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: Connection closed");
+      bgp_conn_close(c);
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        break;
+      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
+      bgp_conn_close(c);
+      return;
+    }
+    c->rlen += n;
+    uint pos = 0;
+    while (c->rlen - pos >= BGP_HEADER_LEN) {
+      uint mlen;
+      u8 type;
+      struct bgp_error err;
+      uint max = c->state == BS_ESTABLISHED ? c->p->caps.rx_max_len : BGP_MAX_MSG_LEN;
+      if (bgp_header_check(c->rbuf + pos, max ? max : BGP_MAX_MSG_LEN, &mlen, &type, &err) < 0) {
+        bgp_conn_error(c, &err, "Error: Bad message header");
+        return;
+      }
+      if (c->rlen - pos < mlen)
+        break;
+      if (bgp_rx_message(c, c->rbuf + pos, mlen, type) < 0)
+        return;
+      pos += mlen;
+    }
+    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+    c->rlen -= pos;
+    if (loop_budget_left() <= 0) {
+      loop_fd_again(f, LOOP_FD_READ);
+      loop_yield();
+      return;
+    }
+  }
+}
+
+static void
+bgp_conn_tx(struct loop_fd *f)
+{
+  struct bgp_conn *c = f->data;
+  if (c->state == BS_CONNECT) {
+    int e = 0;
+    socklen_t el = sizeof(e);
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+    if (e) {
+      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e));
+      bgp_conn_close(c);
+      return;
+    }
+    bgp_send_open(c);
+    bgp_update_show(c->p);
+    return;
+  }
+  bgp_flush(c);
+  if (!c->tx_head && c->state == BS_ESTABLISHED)
+    ev_schedule(&c->p->tx_ev);
+}
+
+static void
+bgp_conn_err(struct loop_fd *f)
+{
+  struct bgp_conn *c = f->data;
+  if (c->state == BS_CONNECT) {
+    bgp_conn_tx(f);
+    return;
+  }
+  bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: Connection reset");
+  bgp_conn_close(c);
+}
+
+static void
+bgp_conn_attach(struct bgp_conn *c, int fd)
+{
+  c->fd = fd;
+  c->rsize = BGP_RBUF_SIZE;
+  c->rbuf = malloc(c->rsize);
+  if (!c->rbuf)
+    die("Out of memory");
+  c->rlen = 0;
+  c->lfd.rx = bgp_conn_rx;
+  c->lfd.tx = bgp_conn_tx;
+  c->lfd.err = bgp_conn_err;
+  c->lfd.data = c;
+  struct sockaddr_in6 la;
+  socklen_t lalen = sizeof(la);
+  if (!getsockname(fd, (struct sockaddr *) &la, &lalen) && la.sin6_family == AF_INET6) {
+    c->local_addr = ip6_get((const u8 *) &la.sin6_addr);
+    c->local_port = ntohs(la.sin6_port);
+  }
+  struct sockaddr_in6 ra;
+  socklen_t ralen = sizeof(ra);
+  if (!getpeername(fd, (struct sockaddr *) &ra, &ralen) && ra.sin6_family == AF_INET6)
+    c->remote_port = ntohs(ra.sin6_port);
+  loop_fd_add(c->p->p.loop, &c->lfd, fd);
+}
+
+static void
+bgp_timer_hook_init(struct bgp_proto *p, struct bgp_conn *c)
+{
+  tm_init(&c->hold_timer, p->p.loop, bgp_hold_expired, c);
+  tm_init(&c->keepalive_timer, p->p.loop, bgp_keepalive_fire, c);
+}
+
+void
+bgp_conn_init(struct bgp_proto *p, struct bgp_conn *c, int outgoing)
+{
+  memset(c, 0, sizeof(*c));
+  c->p = p;
+  c->fd = -1;
+  c->outgoing = outgoing;
+  bgp_timer_hook_init(p, c);
+}
+
+static void
+bgp_hold_expired(struct timer *t)
+{
+  struct bgp_conn *c = t->data;
+  bgp_conn_error_code(c, BGP_ERR_HOLD_TIMER, 0, "Error: Hold timer expired");
+}
+
+static void
+bgp_keepalive_fire(struct timer *t)
+{
+  struct bgp_conn *c = t->data;
+  if (c->state >= BS_OPENCONFIRM && c->state <= BS_ESTABLISHED)
+    bgp_send_keepalive(c);
+}
+
+/* --- Connecting --- */
+
+static int
+bgp_socket_setup(struct bgp_proto *p, int fd)
+{
+  const struct bgp_config *cf = p->cf;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  int v4 = ipa_is_ip4(cf->remote_ip);
+  int ttl = cf->ttl_security ? 255 : (cf->multihop > 0 ? cf->multihop : (cf->multihop == 0 ? 1 : 64));
+  if (v4) {
+    setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+    if (cf->ttl_security) {
+      int min = 256 - (cf->multihop > 0 ? cf->multihop : 1);
+      setsockopt(fd, IPPROTO_IP, IP_MINTTL, &min, sizeof(min));
+    }
+  } else {
+    setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof(ttl));
+  }
+  if (cf->password) {
+    struct tcp_md5sig md = { 0 };
+    struct sockaddr_in6 *sa = (struct sockaddr_in6 *) &md.tcpm_addr;
+    sa->sin6_family = AF_INET6;
+    ip6_put((u8 *) &sa->sin6_addr, cf->remote_ip);
+    md.tcpm_keylen = strlen(cf->password);
+    if (md.tcpm_keylen > TCP_MD5SIG_MAXKEYLEN)
+      return -1;
+    memcpy(md.tcpm_key, cf->password, md.tcpm_keylen);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG, &md, sizeof(md)) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void
+bgp_connect(struct bgp_proto *p)
+{
+  const struct bgp_config *cf = p->cf;
+  struct bgp_conn *c = &p->out;
+  if (c->state != BS_IDLE || p->conn)
+    return;
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    bsnprintf(p->last_error, sizeof(p->last_error), "Socket: %m");
+    return;
+  }
+  if (bgp_socket_setup(p, fd) < 0) {
+    bsnprintf(p->last_error, sizeof(p->last_error), "Socket: Cannot set options: %m");
+    close(fd);
+    return;
+  }
+  ip_addr src = ipa_nonzero(cf->source_addr) ? cf->source_addr : cf->local_ip;
+  if (ipa_nonzero(src)) {
+    struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+    ip6_put((u8 *) &sa.sin6_addr, src);
+    if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+      bsnprintf(p->last_error, sizeof(p->last_error), "Socket: Cannot bind: %m");
+      close(fd);
+      return;
+    }
+  }
+  struct sockaddr_in6 ra = { .sin6_family = AF_INET6, .sin6_port = htons(cf->remote_port ? cf->remote_port : BGP_PORT) };
+  ip6_put((u8 *) &ra.sin6_addr, cf->remote_ip);
+  int rv = connect(fd, (struct sockaddr *) &ra, sizeof(ra));
+  if (rv < 0 && errno != EINPROGRESS) {
+    bsnprintf(p->last_error, sizeof(p->last_error), "Socket: %m");
+    close(fd);
+    p->start_state = BS_ACTIVE;
+    tm_start(&p->connect_timer, (btime) cf->connect_retry_time * S_ 1);
+    return;
+  }
+  bgp_conn_attach(c, fd);
+  c->state = BS_CONNECT;
+  p->start_state = BS_CONNECT;
+  loop_fd_want_tx(&c->lfd, 1);
+  /* A connect that hangs is retried like a refused one. */
+  tm_start(&p->connect_timer, (btime) cf->connect_retry_time * S_ 1);
+  bgp_update_show(p);
+}
+
+static void
+bgp_connect_timer(struct timer *t)
+{
+  struct bgp_proto *p = t->data;
+  if (p->out.state == BS_CONNECT) {
+    bsnprintf(p->last_error, sizeof(p->last_error), "Socket: Connection timed out");
+    bgp_conn_close(&p->out);
+    return;
+  }
+  bgp_connect(p);
+}
+
+void
+bgp_start_connect(struct bgp_proto *p)
+{
+  tm_init(&p->connect_timer, p->p.loop, bgp_connect_timer, p);
+  p->error_wait = MAX(p->cf->error_wait_min, 1);
+  p->start_state = BS_ACTIVE;
+  if (!p->cf->passive)
+    tm_start(&p->connect_timer, (btime) p->cf->connect_delay_time * S_ 1);
+  bgp_update_show(p);
+}
+
+void
+bgp_incoming_hook(void *data)
+{
+  struct bgp_proto *p = data;
+  int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
+  if (fd < 0)
+    return;
+  if (p->down_requested || p->in.state != BS_IDLE || p->conn) {
+    /* Established already, or one incoming attempt at a time. */
+    close(fd);
+    return;
+  }
+  bgp_socket_setup(p, fd);
+  bgp_conn_attach(&p->in, fd);
+  bgp_send_open(&p->in);
+  bgp_update_show(p);
+}

@@ -1,0 +1,187 @@
+/*
+ * DOC: Received UPDATEs into the tables, and session up/down.
+ *
+ * One UPDATE is one unit of work: the attributes are parsed once into a
+ * builder, completed with the route fields the nest needs (source, dest,
+ * gateway), checked against the session's rules (AS loop, first AS,
+ * eBGP LOCAL_PREF), interned once, and then every prefix of the message is
+ * imported with that one attribute list. Withdrawals need no attributes.
+ * Prefixes are decoded in batches into a stack array, never allocated.
+ */
+#include <string.h>
+#include "proto/bgp/bgp.h"
+#include "nest/iface.h"
+#include "lib/log.h"
+
+#define BGP_RX_BATCH 256
+
+static struct channel *
+bgp_af_channel(struct bgp_proto *p, int af)
+{
+  return (af >= 0 && af < BGP_AF_MAX) ? p->ch[af].c : NULL;
+}
+
+/* Import (attrs != NULL) or withdraw every prefix an iterator yields. */
+static int
+bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs)
+{
+  net_addr nets[BGP_RX_BATCH];
+  u32 ids[BGP_RX_BATCH];
+  struct channel *c = bgp_af_channel(p, it->af);
+  for (;;) {
+    struct bgp_error err;
+    int n = bgp_nlri_decode(it, nets, ids, BGP_RX_BATCH, &err);
+    if (n < 0) {
+      bgp_conn_error(p->conn, &err, "Error: Malformed NLRI");
+      return -1;
+    }
+    if (!n)
+      return 0;
+    if (!c)
+      continue;
+    for (int i = 0; i < n; i++)
+      chan_import(c, &nets[i], p->p.main_source, attrs);
+  }
+}
+
+/* Session rules on received attributes; 0 = accept, else treat as withdraw. */
+static int
+bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
+{
+  const struct bgp_config *cf = p->cf;
+  for (uint i = 0; i < b->count; i++) {
+    if (b->a[i].id != BGP_EA(BA_AS_PATH))
+      continue;
+    const u8 *path = b->payload[i];
+    uint len = b->a[i].len;
+    if (!cf->allow_local_as && bgp_as_path_contains(path, len, cf->local_as))
+      return -1;
+    if (cf->enforce_first_as && !p->peer.ibgp && bgp_as_path_first_as(path, len) != p->peer.remote_as)
+      return -1;
+  }
+  return 0;
+}
+
+/* Fill the nest's route fields; the next hop becomes the gateway. */
+static void
+bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c)
+{
+  b->source = RTS_BGP;
+  b->dest = RTD_UNICAST;
+  b->scope = SCOPE_UNIVERSE;
+  b->preference = c ? c->preference : 100;
+  for (uint i = 0; i < b->count; i++)
+    if (b->a[i].id == BGP_EA(BA_NEXT_HOP) && b->payload[i] && b->a[i].len >= sizeof(ip_addr)) {
+      memcpy(&b->gw, b->payload[i], sizeof(ip_addr));
+      rcu_read_lock();
+      b->iface = neigh_find(b->gw, NULL);
+      rcu_read_unlock();
+    }
+  /* BIRD gives eBGP routes the default LOCAL_PREF on import. */
+  if (!p->peer.ibgp) {
+    int have = 0;
+    for (uint i = 0; i < b->count; i++)
+      have |= b->a[i].id == BGP_EA(BA_LOCAL_PREF);
+    if (!have)
+      ea_set_int(b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, p->cf->default_local_pref);
+  }
+}
+
+void
+bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
+{
+  struct bgp_proto *p = conn->p;
+  struct ea_builder b;
+  struct bgp_update u;
+  ea_builder_init(&b);
+  lp_flush(p->rx_mem);
+
+  enum bgp_attr_verdict v = bgp_update_parse(&p->rx, p->rx_mem, body, len, &b, &u);
+  if (v == BGP_ATTR_SESSION_RESET) {
+    bgp_conn_error(conn, &u.a.err, "Error: Malformed UPDATE");
+    return;
+  }
+  if (u.eor >= 0) {
+    if (u.eor < BGP_AF_MAX)
+      p->ch[u.eor].eor_received = 1;
+    return;
+  }
+
+  struct bgp_nlri_iter it;
+  bgp_update_withdrawn_iter(&p->rx, &u, &it);
+  if (bgp_rx_nlri(p, &it, NULL) < 0)
+    return;
+  bgp_update_mp_unreach_iter(&p->rx, &u, &it);
+  if (bgp_rx_nlri(p, &it, NULL) < 0)
+    return;
+
+  if (v == BGP_ATTR_OK && bgp_rx_check(p, &b) < 0)
+    v = BGP_ATTR_TREAT_AS_WITHDRAW;
+
+  /* Body NLRI (IPv4) and MP_REACH NLRI share the attributes, not the next hop. */
+  for (int part = 0; part < 2; part++) {
+    if (part == 0)
+      bgp_update_reach_iter(&p->rx, &u, &it);
+    else
+      bgp_update_mp_reach_iter(&p->rx, &u, &it);
+    if (bgp_cur_empty(&it.c))
+      continue;
+    struct ea_list *a = NULL;
+    if (v == BGP_ATTR_OK) {
+      struct ea_builder pb = b;
+      if (part == 1)
+        bgp_attrs_use_mp_next_hop(&pb, &u.a);
+      bgp_rx_route_fields(p, &pb, bgp_af_channel(p, it.af));
+      a = ea_intern(&pb);
+    }
+    int rv = bgp_rx_nlri(p, &it, a);
+    if (a)
+      ea_unref(a);
+    if (rv < 0)
+      return;
+  }
+}
+
+void
+bgp_session_established(struct bgp_proto *p)
+{
+  struct bgp_conn *c = p->conn;
+  p->peer.remote_id = c->remote.router_id;
+  p->peer.remote_as = c->remote.peer_as;
+  memset(&p->rx, 0, sizeof(p->rx));
+  p->rx.as4 = p->caps.as4;
+  p->rx.ebgp = !p->peer.ibgp;
+  p->rx.local_as = p->cf->local_as;
+  p->rx.peer_as = c->remote.peer_as;
+  memset(&p->tx, 0, sizeof(p->tx));
+  p->tx.as4 = p->caps.as4;
+  p->tx.max_len = p->caps.tx_max_len ? p->caps.tx_max_len : BGP_MAX_MSG_LEN;
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    p->rx.af[af] = p->caps.af[af];
+    p->rx.add_path[af] = !!(p->caps.add_path[af] & BGP_ADD_PATH_RX);
+    p->rx.ext_next_hop[af] = p->caps.ext_next_hop[af];
+    p->tx.add_path[af] = !!(p->caps.add_path[af] & BGP_ADD_PATH_TX);
+    p->tx.ext_next_hop[af] = p->caps.ext_next_hop[af];
+    p->ch[af].eor_sent = p->ch[af].eor_received = 0;
+  }
+  log_msg(L_TRACE, "%s: BGP session established", p->p.name);
+  /* Send everything we have: a feed per channel, then End-of-RIB. */
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->ch[af].c && p->caps.af[af])
+      bgp_refeed(p, af);
+  ev_schedule(&p->tx_ev);
+}
+
+void
+bgp_session_down(struct bgp_proto *p)
+{
+  /* Without graceful restart the peer's routes go at once. */
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct channel *c = p->ch[af].c;
+    if (!c)
+      continue;
+    rt_flush_channel(c->table, c);
+    uatomic_set(&c->stats.imp_routes, 0);
+  }
+  bgp_tx_reset(p);
+}

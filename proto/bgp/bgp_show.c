@@ -1,0 +1,343 @@
+/*
+ * DOC: BGP in the CLI: `show protocols all` details, route info, attribute
+ * formatting for `show route all`, and best-path selection.
+ *
+ * show_info runs in the main loop and reads only the RCU-published
+ * struct bgp_show snapshot. Best-path comparison runs in whatever loop
+ * imports a route; it reads immutable attributes and the peer identity.
+ */
+#include <string.h>
+#include "proto/bgp/bgp.h"
+#include "nest/cli.h"
+#include "lib/printf.h"
+
+const char *
+bgp_err_text(u8 code, u8 subcode)
+{
+  static const char *const hdr[] = { "Invalid message header", "Connection not synchronized",
+                                     "Bad message length", "Bad message type" };
+  static const char *const open[] = { "Invalid OPEN message", "Unsupported version number", "Bad peer AS",
+                                      "Bad BGP identifier", "Unsupported optional parameter", "Authentication failure",
+                                      "Unacceptable hold time", "Required capability missing", "", "", "",
+                                      "Role mismatch" };
+  static const char *const upd[] = { "Invalid UPDATE message", "Malformed attribute list",
+                                     "Unrecognized well-known attribute", "Missing mandatory attribute",
+                                     "Invalid attribute flags", "Invalid attribute length", "Invalid ORIGIN attribute",
+                                     "AS routing loop", "Invalid NEXT_HOP attribute", "Optional attribute error",
+                                     "Invalid network field", "Malformed AS_PATH" };
+  static const char *const cease[] = { "Cease", "Maximum number of prefixes reached", "Administrative shutdown",
+                                       "Peer de-configured", "Administrative reset", "Connection rejected",
+                                       "Other configuration change", "Connection collision resolution",
+                                       "Out of Resources", "Hard reset", "BFD session down" };
+  switch (code) {
+  case BGP_ERR_HEADER: return subcode < ARRAY_SIZE(hdr) ? hdr[subcode] : hdr[0];
+  case BGP_ERR_OPEN: return subcode < ARRAY_SIZE(open) && *open[subcode] ? open[subcode] : open[0];
+  case BGP_ERR_UPDATE: return subcode < ARRAY_SIZE(upd) ? upd[subcode] : upd[0];
+  case BGP_ERR_HOLD_TIMER: return "Hold timer expired";
+  case BGP_ERR_FSM: return "Finite state machine error";
+  case BGP_ERR_CEASE: return subcode < ARRAY_SIZE(cease) ? cease[subcode] : cease[0];
+  case BGP_ERR_ROUTE_REFRESH: return "Invalid ROUTE-REFRESH message";
+  default: return "Unknown error";
+  }
+}
+
+/* --- show protocols all --- */
+
+static void
+bgp_show_caps(struct cli *c, const struct bgp_caps *k)
+{
+  int mp = 0;
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    mp |= k->mp[af];
+  if (mp) {
+    char afs[32] = "";
+    for (int af = 0; af < BGP_AF_MAX; af++)
+      if (k->mp[af])
+        bsnprintf(afs + strlen(afs), sizeof(afs) - strlen(afs), "%s%s", *afs ? " " : "", af == BGP_AF_IPV4 ? "ipv4" : "ipv6");
+    cli_printf(c, -1006, "      Multiprotocol");
+    cli_printf(c, -1006, "        AF announced: %s", afs);
+  }
+  if (k->route_refresh)
+    cli_printf(c, -1006, "      Route refresh");
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (k->ext_next_hop[af]) {
+      cli_printf(c, -1006, "      Extended next hop");
+      break;
+    }
+  if (k->ext_messages)
+    cli_printf(c, -1006, "      Extended message");
+  if (k->gr)
+    cli_printf(c, -1006, "      Graceful restart");
+  if (k->as4)
+    cli_printf(c, -1006, "      4-octet AS numbers");
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (k->add_path[af]) {
+      cli_printf(c, -1006, "      ADD-PATH");
+      break;
+    }
+  if (k->enhanced_refresh)
+    cli_printf(c, -1006, "      Enhanced refresh");
+  if (k->llgr)
+    cli_printf(c, -1006, "      Long-lived graceful restart");
+  if (k->hostname[0])
+    cli_printf(c, -1006, "      Hostname: %s", k->hostname);
+}
+
+void
+bgp_show_info(struct proto *pp, struct cli *c)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  const struct bgp_config *cf = (const struct bgp_config *) pp->cf;
+  rcu_read_lock();
+  const struct bgp_show *s = pp->loop ? rcu_dereference(p->show) : NULL;
+  const char *state = s ? bgp_state_name(s->state) : "Down";
+  if (s && s->state == BS_ACTIVE && cf->passive)
+    state = "Passive";
+  cli_printf(c, -1006, "  BGP state:          %s", state);
+  cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
+  cli_printf(c, -1006, "    Neighbor AS:      %u", cf->remote_as);
+  cli_printf(c, -1006, "    Local AS:         %u", cf->local_as);
+  if (s && s->have_remote_caps) {
+    btime now = time_mono_now();
+    if (s->outgoing && s->remote_port != BGP_PORT)
+      cli_printf(c, -1006, "    Neighbor port:    %u", s->remote_port);
+    cli_printf(c, -1006, "    Neighbor ID:      %R", s->neighbor_id);
+    cli_printf(c, -1006, "    Local capabilities");
+    bgp_show_caps(c, &s->local_caps);
+    cli_printf(c, -1006, "    Neighbor capabilities");
+    bgp_show_caps(c, &s->remote_caps);
+    cli_printf(c, -1006, "    Session:          %s%s%s%s%s", s->ibgp ? "internal" : "external",
+               cf->multihop > 0 ? " multihop" : "", cf->rr_client ? " route-reflector" : "",
+               cf->rs_client ? " route-server" : "", s->as4 ? " AS4" : "");
+    cli_printf(c, -1006, "    Source address:   %I", s->source_addr);
+    if (s->hold_time)
+      cli_printf(c, -1006, "    Hold timer:       %t/%u", MAX(s->hold_expires - now, 0), s->hold_time);
+    if (s->keepalive_time)
+      cli_printf(c, -1006, "    Keepalive timer:  %t/%u", MAX(s->keepalive_expires - now, 0), s->keepalive_time);
+  } else if (s) {
+    btime now = time_mono_now();
+    if (s->connect_expires && s->state != BS_ESTABLISHED)
+      cli_printf(c, -1006, "    Connect delay:    %t/%u", MAX(s->connect_expires - now, 0), cf->connect_delay_time);
+    if (s->last_error[0])
+      cli_printf(c, -1006, "    Last error:       %s", s->last_error);
+  }
+  rcu_read_unlock();
+}
+
+/* --- Routes --- */
+
+static u32
+bgp_attr_u32(const struct ea_list *a, uint code, u32 dflt)
+{
+  const struct eattr *e = ea_find(a, BGP_EA(code));
+  return e ? e->val : dflt;
+}
+
+static void
+bgp_path_of(const struct ea_list *a, const u8 **p, uint *len)
+{
+  const struct eattr *e = ea_find(a, BGP_EA(BA_AS_PATH));
+  *p = e ? ea_data(a, e) : NULL;
+  *len = e ? e->len : 0;
+}
+
+/* Last ASN of the path (the origin AS), 0 if none. */
+static u32
+bgp_path_last_as(const u8 *p, uint len)
+{
+  u32 last = 0;
+  for (uint i = 0; i + 2 <= len;) {
+    uint cnt = p[i + 1];
+    if (i + 2 + 4 * cnt > len)
+      break;
+    if (cnt)
+      memcpy(&last, p + i + 2 + 4 * (cnt - 1), 4);
+    i += 2 + 4 * cnt;
+  }
+  return last;
+}
+
+void
+bgp_rte_info(const struct rte *r, char *buf, size_t size)
+{
+  const struct ea_list *a = r->attrs;
+  const u8 *path;
+  uint plen;
+  bgp_path_of(a, &path, &plen);
+  u32 origin_as = bgp_path_last_as(path, plen);
+  static const char origin_ch[] = "ie?";
+  u32 o = bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE);
+  char oc = o < 3 ? origin_ch[o] : '?';
+  if (origin_as)
+    bsnprintf(buf, size, " (%u) [AS%u%c]", a->preference, origin_as, oc);
+  else
+    bsnprintf(buf, size, " (%u) [%c]", a->preference, oc);
+}
+
+static const struct bgp_peer_info *
+bgp_peer_of(const struct rte *r)
+{
+  return &((const struct bgp_proto *) r->src->proto)->peer;
+}
+
+/* RFC 4271 9.1.2.2 with BIRD's order of tiebreaks. */
+int
+bgp_rte_better(const struct rte *a, const struct rte *b)
+{
+  const struct ea_list *x = a->attrs, *y = b->attrs;
+  u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, 100), ly = bgp_attr_u32(y, BA_LOCAL_PREF, 100);
+  if (lx != ly)
+    return lx > ly;
+  const u8 *px, *py;
+  uint nx, ny;
+  bgp_path_of(x, &px, &nx);
+  bgp_path_of(y, &py, &ny);
+  uint lenx = px ? bgp_as_path_length(px, nx) : 0, leny = py ? bgp_as_path_length(py, ny) : 0;
+  if (lenx != leny)
+    return lenx < leny;
+  u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
+  if (ox != oy)
+    return ox < oy;
+  u32 fx = px ? bgp_as_path_first_as(px, nx) : 0, fy = py ? bgp_as_path_first_as(py, ny) : 0;
+  if (fx == fy) {
+    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, 0), my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, 0);
+    if (mx != my)
+      return mx < my;
+  }
+  const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
+  if (ix->ibgp != iy->ibgp)
+    return !ix->ibgp;
+  u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
+  if (rx != ry)
+    return rx < ry;
+  const struct eattr *cx = ea_find(x, BGP_EA(BA_CLUSTER_LIST)), *cy = ea_find(y, BGP_EA(BA_CLUSTER_LIST));
+  uint clx = cx ? cx->len : 0, cly = cy ? cy->len : 0;
+  if (clx != cly)
+    return clx < cly;
+  return ipa_compare(ix->remote_ip, iy->remote_ip) < 0;
+}
+
+/* --- Attributes in `show route all` (BIRD 2 names) --- */
+
+static const char *
+bgp_attr_name(u16 id, char *buf, size_t size)
+{
+  static const char *const names[] = {
+    [BA_ORIGIN] = "origin", [BA_AS_PATH] = "as_path", [BA_NEXT_HOP] = "next_hop",
+    [BA_MULTI_EXIT_DISC] = "med", [BA_LOCAL_PREF] = "local_pref", [BA_ATOMIC_AGGR] = "atomic_aggr",
+    [BA_AGGREGATOR] = "aggregator", [BA_COMMUNITY] = "community", [BA_ORIGINATOR_ID] = "originator_id",
+    [BA_CLUSTER_LIST] = "cluster_list", [BA_EXT_COMMUNITY] = "ext_community",
+    [BA_LARGE_COMMUNITY] = "large_community", [BA_OTC] = "otc",
+  };
+  uint code = bgp_ea_code(id);
+  if (code < ARRAY_SIZE(names) && names[code])
+    bsnprintf(buf, size, "BGP.%s", names[code]);
+  else
+    bsnprintf(buf, size, "BGP.unknown_0x%02x", code);
+  return buf;
+}
+
+static void
+bgp_format_path(const u8 *p, uint len, char *buf, size_t size)
+{
+  size_t pos = 0;
+  buf[0] = 0;
+  for (uint i = 0; i + 2 <= len && pos < size;) {
+    uint type = p[i], cnt = p[i + 1];
+    if (i + 2 + 4 * cnt > len)
+      break;
+    int set = type == 1 || type == 4;   /* AS_SET, AS_CONFED_SET */
+    if (set)
+      pos += bsnprintf(buf + pos, size - pos, "%s{", pos ? " " : "");
+    for (uint k = 0; k < cnt && pos < size; k++) {
+      u32 asn;
+      memcpy(&asn, p + i + 2 + 4 * k, 4);
+      pos += bsnprintf(buf + pos, size - pos, "%s%u", (pos && !(set && k == 0)) ? " " : "", asn);
+    }
+    if (set && pos < size)
+      pos += bsnprintf(buf + pos, size - pos, "}");
+    i += 2 + 4 * cnt;
+  }
+}
+
+static void
+bgp_attr_format(const struct ea_list *l, const struct eattr *e, char *buf, size_t size)
+{
+  const u8 *d = (e->type == EAF_INT || e->type == EAF_ROUTER_ID) ? NULL : ea_data(l, e);
+  size_t pos = 0;
+  buf[0] = 0;
+  switch (bgp_ea_code(e->id)) {
+  case BA_ORIGIN:
+    bsnprintf(buf, size, "%s", e->val == 0 ? "IGP" : e->val == 1 ? "EGP" : "Incomplete");
+    return;
+  case BA_AS_PATH:
+    bgp_format_path(d, e->len, buf, size);
+    return;
+  case BA_NEXT_HOP:
+    for (uint i = 0; i + sizeof(ip_addr) <= e->len && pos < size; i += sizeof(ip_addr)) {
+      ip_addr a;
+      memcpy(&a, d + i, sizeof(a));
+      pos += bsnprintf(buf + pos, size - pos, "%s%I", i ? " " : "", a);
+    }
+    return;
+  case BA_ORIGINATOR_ID:
+    bsnprintf(buf, size, "%R", e->val);
+    return;
+  case BA_COMMUNITY:
+    for (uint i = 0; i + 4 <= e->len && pos < size; i += 4) {
+      u32 v;
+      memcpy(&v, d + i, 4);
+      pos += bsnprintf(buf + pos, size - pos, "%s(%u,%u)", i ? " " : "", v >> 16, v & 0xffff);
+    }
+    return;
+  case BA_CLUSTER_LIST:
+    for (uint i = 0; i + 4 <= e->len && pos < size; i += 4) {
+      u32 v;
+      memcpy(&v, d + i, 4);
+      pos += bsnprintf(buf + pos, size - pos, "%s%R", i ? " " : "", v);
+    }
+    return;
+  case BA_LARGE_COMMUNITY:
+    for (uint i = 0; i + 12 <= e->len && pos < size; i += 12) {
+      u32 v[3];
+      memcpy(v, d + i, 12);
+      pos += bsnprintf(buf + pos, size - pos, "%s(%u, %u, %u)", i ? " " : "", v[0], v[1], v[2]);
+    }
+    return;
+  case BA_EXT_COMMUNITY:
+    for (uint i = 0; i + 8 <= e->len && pos < size; i += 8) {
+      u64 v;
+      memcpy(&v, d + i, 8);
+      u32 hi = v >> 32, lo = (u32) v;
+      uint type = (hi >> 24) & 0xbf, sub = (hi >> 16) & 0xff;   /* ignore the non-transitive bit */
+      const char *kind = sub == 2 ? "rt" : sub == 3 ? "ro" : NULL;
+      const char *sep = i ? " " : "";
+      if (!kind || type > 2)
+        pos += bsnprintf(buf + pos, size - pos, "%s(generic, 0x%x, 0x%x)", sep, hi, lo);
+      else if (type == 0)
+        pos += bsnprintf(buf + pos, size - pos, "%s(%s, %u, %u)", sep, kind, hi & 0xffff, lo);
+      else if (type == 1)
+        pos += bsnprintf(buf + pos, size - pos, "%s(%s, %R, %u)", sep, kind, (hi << 16) | (lo >> 16), lo & 0xffff);
+      else
+        pos += bsnprintf(buf + pos, size - pos, "%s(%s, %u, %u)", sep, kind, (hi << 16) | (lo >> 16), lo & 0xffff);
+    }
+    return;
+  case BA_AGGREGATOR:
+    if (e->len >= 8) {
+      u32 asn, id;
+      memcpy(&asn, d, 4);
+      memcpy(&id, d + 4, 4);
+      bsnprintf(buf, size, "%R AS%u", id, asn);
+    }
+    return;
+  default:
+    if (e->type == EAF_INT || e->type == EAF_ROUTER_ID) {
+      bsnprintf(buf, size, "%u", e->val);
+      return;
+    }
+    for (uint i = 0; i < e->len && pos + 3 < size; i++)
+      pos += bsnprintf(buf + pos, size - pos, "%s%02x", i ? ":" : "", d[i]);
+  }
+}
+
+const struct ea_class_desc bgp_ea_class = { .name = bgp_attr_name, .format = bgp_attr_format };

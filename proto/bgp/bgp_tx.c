@@ -1,0 +1,316 @@
+/*
+ * DOC: Export to a BGP peer: attribute buckets and UPDATE packing.
+ *
+ * rt_notify turns a route into the attributes this peer gets (AS prepend,
+ * next hop, MED and LOCAL_PREF rules, well-known communities), interns them
+ * with every non-BGP field cleared, and files the prefix in the bucket of
+ * that attribute list. Equal exports share one bucket, so a route server
+ * packs hundreds of prefixes per UPDATE. Withdrawals have their own
+ * bucket and go first. A prefix changed again before it was sent just
+ * moves to its new bucket: only the latest state goes on the wire. The tx
+ * hook drains buckets while the socket keeps up, then sends End-of-RIB
+ * once after the first full feed.
+ */
+#include <string.h>
+#include "proto/bgp/bgp.h"
+#include "lib/log.h"
+
+#define BGP_TX_BATCH 1024
+#define BGP_TX_HIGH (1024 * 1024)
+
+static int
+bgp_prefix_eq(const struct hash_node *n, const void *key)
+{
+  const struct bgp_prefix *px = container_of(n, struct bgp_prefix, hn);
+  return net_equal(&px->net, key);
+}
+
+static int
+bgp_bucket_eq(const struct hash_node *n, const void *key)
+{
+  return container_of(n, struct bgp_bucket, hn)->attrs == key;
+}
+
+static u32 bgp_ptr_hash(const void *p) { return hash_u32((u32) ((uintptr_t) p >> 4)) ^ hash_u32((u32) ((uintptr_t) p >> 36)); }
+
+void
+bgp_tx_init(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct bgp_channel *bc = &p->ch[af];
+    if (!bc->c)
+      continue;
+    hash_init(&bc->prefixes, p->p.run_pool, 10);
+    hash_init(&bc->buckets, p->p.run_pool, 6);
+    memset(&bc->withdraw, 0, sizeof(bc->withdraw));
+    list_init(&bc->withdraw.prefixes);
+    list_init(&bc->withdraw.n);
+    list_init(&bc->ready);
+    bc->prefix_slab = sl_new(p->p.run_pool, sizeof(struct bgp_prefix));
+  }
+}
+
+static void
+bgp_bucket_free(struct bgp_channel *bc, struct bgp_bucket *b)
+{
+  if (lnode_linked(&b->n))
+    list_del(&b->n);
+  if (b == &bc->withdraw)
+    return;
+  hash_remove(&bc->buckets, &b->hn);
+  ea_unref(b->attrs);
+  mb_free(b);
+}
+
+static void
+bgp_prefix_free(struct bgp_channel *bc, struct bgp_prefix *px)
+{
+  list_del(&px->bn);
+  hash_remove(&bc->prefixes, &px->hn);
+  sl_free(bc->prefix_slab, px);
+}
+
+/* Drop everything pending (session went down). */
+void
+bgp_tx_reset(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct bgp_channel *bc = &p->ch[af];
+    if (!bc->c)
+      continue;
+    HASH_WALK_DELSAFE(&bc->prefixes, n)
+      bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
+    hash_walk_end(&bc->prefixes);
+    HASH_WALK_DELSAFE(&bc->buckets, n)
+      bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
+    hash_walk_end(&bc->buckets);
+    if (lnode_linked(&bc->withdraw.n))
+      list_del(&bc->withdraw.n);
+  }
+}
+
+static struct bgp_bucket *
+bgp_bucket_get(struct bgp_proto *p, struct bgp_channel *bc, struct ea_list *attrs)
+{
+  u32 h = bgp_ptr_hash(attrs);
+  struct hash_node *n = hash_find(&bc->buckets, h, bgp_bucket_eq, attrs);
+  if (n)
+    return container_of(n, struct bgp_bucket, hn);
+  struct bgp_bucket *b = mb_allocz(p->p.run_pool, sizeof(*b));
+  b->attrs = ea_ref(attrs);
+  list_init(&b->prefixes);
+  list_init(&b->n);
+  hash_insert(&bc->buckets, &b->hn, h);
+  return b;
+}
+
+static void
+bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr *net, struct ea_list *attrs)
+{
+  u32 h = net_hash(net);
+  struct hash_node *n = hash_find(&bc->prefixes, h, bgp_prefix_eq, net);
+  struct bgp_prefix *px;
+  if (n) {
+    px = container_of(n, struct bgp_prefix, hn);
+    struct bgp_bucket *old = px->bucket;
+    list_del(&px->bn);
+    if (old != &bc->withdraw && list_empty(&old->prefixes))
+      bgp_bucket_free(bc, old);
+  } else {
+    px = sl_alloc(bc->prefix_slab);
+    memset(px, 0, sizeof(*px));
+    net_copy(&px->net, net);
+    hash_insert(&bc->prefixes, &px->hn, h);
+  }
+  struct bgp_bucket *b = attrs ? bgp_bucket_get(p, bc, attrs) : &bc->withdraw;
+  px->bucket = b;
+  list_add_tail(&b->prefixes, &px->bn);
+  if (!lnode_linked(&b->n)) {
+    /* Withdrawals first. */
+    if (b == &bc->withdraw)
+      list_add_head(&bc->ready, &b->n);
+    else
+      list_add_tail(&bc->ready, &b->n);
+  }
+}
+
+/* --- Export policy --- */
+
+static int
+bgp_has_community(const struct ea_list *a, u32 comm)
+{
+  const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
+  if (!e)
+    return 0;
+  const u32 *v = ea_data(a, e);
+  for (uint i = 0; i < e->len / 4; i++)
+    if (v[i] == comm)
+      return 1;
+  return 0;
+}
+
+/* The attributes this peer gets for route r, interned; NULL = do not send. */
+static struct ea_list *
+bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
+{
+  const struct ea_list *a = r->attrs;
+  const struct bgp_config *cf = p->cf;
+  int ebgp = !p->peer.ibgp;
+  int from_bgp = r->src->proto->class == &proto_bgp;
+
+  if (cf->interpret_communities &&
+      (bgp_has_community(a, BGP_COMM_NO_ADVERTISE) || (ebgp && bgp_has_community(a, BGP_COMM_NO_EXPORT))))
+    return NULL;
+
+  struct ea_builder b;
+  ea_builder_from(&b, a);
+  /* Only BGP attributes matter on the wire; clearing the rest lets equal
+   * exports share one bucket. */
+  b.source = RTS_BGP;
+  b.dest = RTD_UNICAST;
+  b.scope = 0;
+  b.flags = 0;
+  b.preference = 0;
+  b.gw = IPA_NONE;
+  b.iface = NULL;
+  b.igp_metric = 0;
+  for (uint i = 0; i < b.count;)
+    if (!bgp_ea_is_bgp(b.a[i].id))
+      ea_unset(&b, b.a[i].id);
+    else
+      i++;
+
+  if (!ea_find(a, BGP_EA(BA_ORIGIN)))
+    ea_set_int(&b, BGP_EA(BA_ORIGIN), EAF_INT, BAF_TRANSITIVE, from_bgp ? ORIGIN_INCOMPLETE : ORIGIN_IGP);
+
+  const struct eattr *path = ea_find(a, BGP_EA(BA_AS_PATH));
+  const u8 *pdata = path ? ea_data(a, path) : NULL;
+  uint plen = path ? path->len : 0;
+  if (ebgp && !cf->rs_client) {
+    linpool *lp = loop_tmp();
+    uint nlen;
+    u8 *np = bgp_as_path_prepend(lp, pdata, plen, cf->local_as, 1, &nlen);
+    ea_set_data(&b, BGP_EA(BA_AS_PATH), EAF_AS_PATH, BAF_TRANSITIVE, np, nlen);
+  } else if (!path)
+    ea_set_data(&b, BGP_EA(BA_AS_PATH), EAF_AS_PATH, BAF_TRANSITIVE, "", 0);
+
+  /* Next hop: kept towards route-server clients and iBGP, ours otherwise. */
+  const struct eattr *nh = ea_find(a, BGP_EA(BA_NEXT_HOP));
+  int keep = bc->cf->next_hop_mode == BGP_NH_KEEP || ((cf->rs_client || !ebgp) && bc->cf->next_hop_mode != BGP_NH_SELF);
+  if (!nh || !keep) {
+    ip_addr self = ipa_nonzero(bc->cf->next_hop_addr) ? bc->cf->next_hop_addr : p->conn->local_addr;
+    int want_v4 = bc->af == BGP_AF_IPV4;
+    if (want_v4 != ipa_is_ip4(self) && !ipa_nonzero(bc->cf->next_hop_addr))
+      return NULL;          /* no address of the family: BIRD needs `next hop address` then */
+    ea_set_data(&b, BGP_EA(BA_NEXT_HOP), EAF_IP, BAF_TRANSITIVE, &self, sizeof(self));
+  }
+
+  if (ebgp && !cf->rs_client && from_bgp)
+    ea_unset(&b, BGP_EA(BA_MULTI_EXIT_DISC));
+  if (ebgp) {
+    ea_unset(&b, BGP_EA(BA_LOCAL_PREF));
+    ea_unset(&b, BGP_EA(BA_ORIGINATOR_ID));
+    ea_unset(&b, BGP_EA(BA_CLUSTER_LIST));
+  } else if (!ea_find(a, BGP_EA(BA_LOCAL_PREF)))
+    ea_set_int(&b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, cf->default_local_pref);
+  return ea_intern(&b);
+}
+
+void
+bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  if (!p->conn)
+    return;
+  int af = n->type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  struct bgp_channel *bc = &p->ch[af];
+  if (!bc->c || !p->caps.af[af])
+    return;
+  struct ea_list *a = new ? bgp_export_attrs(p, bc, new) : NULL;
+  if (!a && !old)
+    return;
+  bgp_schedule_prefix(p, bc, n, a);
+  if (a)
+    ea_unref(a);
+  ev_schedule(&p->tx_ev);
+}
+
+/* --- Sending --- */
+
+static int
+bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
+{
+  net_addr nets[BGP_TX_BATCH];
+  struct bgp_prefix *pxs[BGP_TX_BATCH];
+  uint n = 0;
+  LIST_WALK(x, &b->prefixes) {
+    if (n == BGP_TX_BATCH)
+      break;
+    pxs[n] = container_of(x, struct bgp_prefix, bn);
+    net_copy(&nets[n], &pxs[n]->net);
+    n++;
+  }
+  uint done = 0, sent = 0;
+  static __thread u8 buf[BGP_MAX_EXT_MSG_LEN];
+  while (sent < n) {
+    uint len = b->attrs
+      ? bgp_update_encode_reach(&p->tx, b->attrs, bc->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
+      : bgp_update_encode_withdraw(&p->tx, bc->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done);
+    if (!len || !done) {
+      /* Unencodable (e.g. a next hop of the wrong family): drop, loudly. */
+      log_rl(&p->rl, L_ERR, "%s: Cannot encode UPDATE for %N", p->p.name, &nets[sent]);
+      done = 1;
+    } else
+      bgp_send(p->conn, buf, len);
+    sent += done;
+    if (!p->conn)
+      return -1;
+  }
+  for (uint i = 0; i < n; i++)
+    bgp_prefix_free(bc, pxs[i]);
+  if (list_empty(&b->prefixes))
+    bgp_bucket_free(bc, b);
+  return 0;
+}
+
+void
+bgp_tx_hook(void *data)
+{
+  struct bgp_proto *p = data;
+  while (p->conn && p->conn->tx_queued < BGP_TX_HIGH) {
+    int any = 0;
+    for (int af = 0; af < BGP_AF_MAX && p->conn; af++) {
+      struct bgp_channel *bc = &p->ch[af];
+      if (!bc->c || !p->caps.af[af])
+        continue;
+      struct lnode *first = list_first(&bc->ready);
+      if (first) {
+        any = 1;
+        if (bgp_tx_bucket(p, bc, container_of(first, struct bgp_bucket, n)) < 0)
+          return;
+      } else if (!bc->eor_sent) {
+        u8 buf[64];
+        bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
+        bc->eor_sent = 1;
+      }
+    }
+    if (!any)
+      return;
+    if (loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&p->tx_ev);
+      return;
+    }
+  }
+  /* Socket full: bgp_conn_tx schedules us again once it drains. */
+}
+
+void
+bgp_refeed(struct bgp_proto *p, enum bgp_af af)
+{
+  struct bgp_channel *bc = &p->ch[af];
+  if (!bc->c)
+    return;
+  chan_export_reset(bc->c);
+  ev_schedule(&p->tx_ev);
+}
