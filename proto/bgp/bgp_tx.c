@@ -80,10 +80,8 @@ bgp_tx_reset(struct bgp_proto *p)
       continue;
     HASH_WALK_DELSAFE(&bc->prefixes, n)
       bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
-    hash_walk_end(&bc->prefixes);
     HASH_WALK_DELSAFE(&bc->buckets, n)
       bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
-    hash_walk_end(&bc->buckets);
     if (lnode_linked(&bc->withdraw.n))
       list_del(&bc->withdraw.n);
   }
@@ -184,7 +182,7 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
     ea_set_int(&b, BGP_EA(BA_ORIGIN), EAF_INT, BAF_TRANSITIVE, from_bgp ? ORIGIN_INCOMPLETE : ORIGIN_IGP);
 
   const struct eattr *path = ea_find(a, BGP_EA(BA_AS_PATH));
-  const u8 *pdata = path ? ea_data(a, path) : NULL;
+  const u8 *pdata = path ? ea_data(a, path) : (const u8 *) "";   /* never NULL: memcpy of 0 bytes */
   uint plen = path ? path->len : 0;
   if (ebgp && !cf->rs_client) {
     linpool *lp = loop_tmp();
@@ -195,10 +193,12 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
     ea_set_data(&b, BGP_EA(BA_AS_PATH), EAF_AS_PATH, BAF_TRANSITIVE, "", 0);
 
   /* Next hop: kept towards route-server clients and iBGP, ours otherwise. */
+  /* The builder keeps a pointer to the value until ea_intern(). */
+  ip_addr self;
   const struct eattr *nh = ea_find(a, BGP_EA(BA_NEXT_HOP));
   int keep = bc->cf->next_hop_mode == BGP_NH_KEEP || ((cf->rs_client || !ebgp) && bc->cf->next_hop_mode != BGP_NH_SELF);
   if (!nh || !keep) {
-    ip_addr self = ipa_nonzero(bc->cf->next_hop_addr) ? bc->cf->next_hop_addr : p->conn->local_addr;
+    self = ipa_nonzero(bc->cf->next_hop_addr) ? bc->cf->next_hop_addr : p->conn->local_addr;
     int want_v4 = bc->af == BGP_AF_IPV4;
     if (want_v4 != ipa_is_ip4(self) && !ipa_nonzero(bc->cf->next_hop_addr))
       return NULL;          /* no address of the family: BIRD needs `next hop address` then */
