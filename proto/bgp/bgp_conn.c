@@ -31,6 +31,7 @@ static const char *const state_names[] = {
 const char *bgp_state_name(enum bgp_conn_state s) { return state_names[s]; }
 
 static void bgp_hold_expired(struct timer *t);
+static int bgp_conn_connected(struct bgp_conn *c);
 static void bgp_keepalive_fire(struct timer *t);
 
 /* --- Status for the CLI --- */
@@ -372,6 +373,8 @@ static void
 bgp_conn_rx(struct loop_fd *f)
 {
   struct bgp_conn *c = f->data;
+  if (c->state == BS_CONNECT && bgp_conn_connected(c) < 0)
+    return;
   for (;;) {
     if (c->rlen == c->rsize) {
       /* A whole message can always fit; reaching here means a bug. */
@@ -420,21 +423,31 @@ bgp_conn_rx(struct loop_fd *f)
   }
 }
 
+/* An outgoing connect finished (writable, or readable: the peer may send
+ * its OPEN before we see the socket writable). Returns 0 if usable. */
+static int
+bgp_conn_connected(struct bgp_conn *c)
+{
+  int e = 0;
+  socklen_t el = sizeof(e);
+  getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+  if (e) {
+    bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e));
+    bgp_conn_close(c);
+    return -1;
+  }
+  tm_stop(&c->p->connect_timer);
+  bgp_send_open(c);
+  bgp_update_show(c->p);
+  return 0;
+}
+
 static void
 bgp_conn_tx(struct loop_fd *f)
 {
   struct bgp_conn *c = f->data;
   if (c->state == BS_CONNECT) {
-    int e = 0;
-    socklen_t el = sizeof(e);
-    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-    if (e) {
-      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e));
-      bgp_conn_close(c);
-      return;
-    }
-    bgp_send_open(c);
-    bgp_update_show(c->p);
+    bgp_conn_connected(c);
     return;
   }
   bgp_flush(c);
