@@ -150,3 +150,228 @@ def test_route_server_transparent(start_daemon, peers, ports):
     v = route_all(ps["m4"], "10.3.0.0/16")
     assert "BGP.as_path: 65003" in v and "BGP.med: 33" in v, v   # MED passed unchanged
     assert "BGP.next_hop: 127.77.0.3" in v, v
+
+
+# --- GoBGP and ExaBGP peers ------------------------------------------------------
+#
+# GoBGP refuses loopback next hops (its attribute validation treats 127/8 as
+# invalid), so routes toward it carry next hops from the documentation range
+# (192.0.2.0/24) set with `next hop address`; no traffic is ever sent anywhere.
+
+import json
+import shutil
+import time
+
+GOBGPD = shutil.which("gobgpd")
+EXABGP = shutil.which("exabgp")
+
+
+class GoBGP:
+    def __init__(self, tmp, addr, port, asn, our_port, api_port):
+        self.addr, self.api = addr, "%d" % api_port
+        conf = tmp / "gobgpd.toml"
+        conf.write_text("""[global.config]
+  as = %d
+  router-id = "%s"
+  port = %d
+  local-address-list = ["%s"]
+[[neighbors]]
+  [neighbors.config]
+    neighbor-address = "%s"
+    peer-as = 65001
+  [neighbors.transport.config]
+    remote-port = %d
+    local-address = "%s"
+  [neighbors.ebgp-multihop.config]
+    enabled = true
+    multihop-ttl = 10
+  [[neighbors.afi-safis]]
+    [neighbors.afi-safis.config]
+      afi-safi-name = "ipv4-unicast"
+""" % (asn, addr, port, addr, OURS, our_port, addr))
+        self.log = open(tmp / "gobgpd.log", "wb")
+        self.proc = subprocess.Popen([GOBGPD, "-f", str(conf), "--api-hosts", "127.0.0.1:" + self.api, "-l", "warn"],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        assert poll(lambda: self.cli("global").returncode == 0, timeout=10)
+
+    def cli(self, *args):
+        return subprocess.run(["gobgp", "-u", "127.0.0.1", "-p", self.api] + list(args),
+                              capture_output=True, text=True, timeout=10)
+
+    def rib(self):
+        r = self.cli("global", "rib", "-a", "ipv4", "-j")
+        return json.loads(r.stdout or "{}")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=5)
+
+
+class ExaBGP:
+    def __init__(self, tmp, addr, port, asn, our_port, routes):
+        self.received = tmp / "received.json"
+        conf = tmp / "exabgp.conf"
+        conf.write_text("""process dump {
+  run /bin/sh -c "cat >> %s";
+  encoder json;
+}
+neighbor %s {
+  router-id %s;
+  local-address %s;
+  local-as %d;
+  peer-as 65001;
+  connect %d;
+  listen %d;
+  family { ipv4 unicast; }
+  api { processes [ dump ]; receive { parsed; update; } }
+  static {
+%s
+  }
+}
+""" % (self.received, OURS, addr, addr, asn, our_port, port, "\n".join("    route %s;" % r for r in routes)))
+        env = dict(os.environ, **{"exabgp.daemon.user": "root", "exabgp.log.level": "WARNING"})
+        self.log = open(tmp / "exabgp.log", "wb")
+        self.proc = subprocess.Popen([EXABGP, str(conf)], cwd=str(tmp), env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def announced(self):
+        """prefix -> (next hop, attributes) of what ExaBGP holds now."""
+        held = {}
+        if not self.received.exists():
+            return held
+        for line in self.received.read_text().splitlines():
+            try:
+                msg = json.loads(line)["neighbor"]["message"]
+            except (ValueError, KeyError):
+                continue
+            upd = msg.get("update", {})
+            for fam in upd.get("withdraw", {}).values():
+                for n in fam:
+                    held.pop(n["nlri"], None)
+            for fam in upd.get("announce", {}).values():
+                for nh, nets in fam.items():
+                    for n in nets:
+                        held[n["nlri"]] = (nh, upd.get("attribute", {}))
+        return held
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture
+def tools(tmp_path):
+    made = []
+
+    def make(cls, name, *args):
+        d = tmp_path / name
+        d.mkdir()
+        t = cls(d, *args)
+        made.append(t)
+        return t
+
+    yield make
+    for t in made:
+        t.close()
+
+
+def ours_peer_block(name, addr, pport, asn, rs=True, nh=None):
+    return """protocol bgp %s {
+  local %s port %%(port)d as 65001;
+  neighbor %s port %d as %d;
+  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
+  %s
+  ipv4 { import all; export all; %s };
+}""" % (name, OURS, addr, pport, asn, "rs client;" if rs else "", "next hop address %s;" % nh if nh else "")
+
+
+@pytest.mark.skipif(not GOBGPD, reason="needs gobgpd")
+def test_gobgp_peer(start_daemon, tools, ports):
+    g = tools(GoBGP, "gobgp", "127.77.0.3", ports[2], 65003, ports[0], ports[9])
+    conf = "router id 10.77.0.1;\nprotocol device {}\nprotocol static local4 { ipv4; route 10.10.0.0/16 blackhole; }\n"
+    conf += ours_peer_block("gb", "127.77.0.3", ports[2], 65003, rs=False, nh="192.0.2.1") % {"port": ports[0]}
+    d = start_daemon(conf)
+    assert poll(established(d, "gb"), timeout=15), d.raw("show protocols all gb")
+    r = g.cli("global", "rib", "add", "10.30.0.0/16", "nexthop", "192.0.2.3", "community", "65003:7",
+              "large-community", "65003:1:2", "med", "5", "-a", "ipv4")
+    assert r.returncode == 0, r.stderr
+    assert poll(lambda: "10.30.0.0/16" in route_all(d, "10.30.0.0/16"), timeout=10)
+    v = route_all(d, "10.30.0.0/16")
+    for want in ("BGP.as_path: 65003", "BGP.next_hop: 192.0.2.3", "BGP.med: 5",
+                 "BGP.community: (65003,7)", "BGP.large_community: (65003, 1, 2)"):
+        assert want in v, v
+    # and our route reached GoBGP with our AS and the configured next hop
+    def ours_at_gobgp():
+        e = g.rib().get("10.10.0.0/16")
+        return e and e[0]
+    path = poll(ours_at_gobgp, timeout=10)
+    assert path, g.cli("global", "rib", "-a", "ipv4").stdout
+    attrs = {a["type"]: a for a in path["attrs"]}
+    assert attrs[2]["as_paths"][0]["asns"] == [65001]       # AS_PATH
+    assert attrs[3]["nexthop"] == "192.0.2.1"               # NEXT_HOP
+    # withdrawal from GoBGP
+    assert g.cli("global", "rib", "del", "10.30.0.0/16", "-a", "ipv4").returncode == 0
+    assert poll(lambda: count(d) == 1, timeout=10), route_all(d, "")
+
+
+@pytest.mark.skipif(not EXABGP, reason="needs exabgp")
+def test_exabgp_peer(start_daemon, tools, ports):
+    x = tools(ExaBGP, "exabgp", "127.77.0.4", ports[3], 65004, ports[0],
+              ["10.40.0.0/16 next-hop 192.0.2.4 community [65004:1] large-community [65004:1:1] as-path [65004 65104] med 9"])
+    conf = "router id 10.77.0.1;\nprotocol device {}\nprotocol static local4 { ipv4; route 10.10.0.0/16 blackhole; }\n"
+    conf += ours_peer_block("ex", "127.77.0.4", ports[3], 65004, rs=False, nh="192.0.2.1") % {"port": ports[0]}
+    d = start_daemon(conf)
+    assert poll(established(d, "ex"), timeout=15), d.raw("show protocols all ex")
+    assert poll(lambda: count(d) == 2, timeout=10)
+    v = route_all(d, "10.40.0.0/16")
+    for want in ("BGP.as_path: 65004 65104", "BGP.next_hop: 192.0.2.4", "BGP.med: 9",
+                 "BGP.community: (65004,1)", "BGP.large_community: (65004, 1, 1)"):
+        assert want in v, v
+    held = poll(lambda: x.announced().get("10.10.0.0/16"), timeout=10)
+    assert held and held[0] == "192.0.2.1" and held[1]["as-path"] == [65001], held
+    # withdrawal toward ExaBGP
+    assert d.raw("disable local4").startswith(b"0009-")
+    assert poll(lambda: "10.10.0.0/16" not in x.announced(), timeout=10)
+
+
+@pytest.mark.skipif(not (GOBGPD and EXABGP), reason="needs gobgpd and exabgp")
+def test_route_server_three_kinds(start_daemon, peers, tools, ports):
+    """One member of each kind; each sees the others' routes with the original next hop and AS path."""
+    m2 = peers("m2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], "route 10.20.0.0/16 blackhole;")
+               .replace("gateway recursive;", "gateway recursive; next hop address 192.0.2.2;"))
+    g = tools(GoBGP, "gobgp", "127.77.0.3", ports[2], 65003, ports[0], ports[9])
+    x = tools(ExaBGP, "exabgp", "127.77.0.4", ports[3], 65004, ports[0],
+              ["10.40.0.0/16 next-hop 192.0.2.4 as-path [65004 65104]"])
+    conf = "router id 10.77.0.1;\nprotocol device {}\nprotocol static local4 { ipv4; route 10.10.0.0/16 blackhole; }\n"
+    for blk in (ours_peer_block("m2", "127.77.0.2", ports[1], 65002),
+                ours_peer_block("m3", "127.77.0.3", ports[2], 65003),
+                ours_peer_block("m4", "127.77.0.4", ports[3], 65004, nh="192.0.2.1")):
+        conf += blk % {"port": ports[0]} + "\n"
+    # our own route goes to the members with 192.0.2.1 only where configured; keep it off m2/m3
+    conf = conf.replace("protocol static local4 { ipv4; route 10.10.0.0/16 blackhole; }", "")
+    d = start_daemon(conf)
+    for n in ("m2", "m3", "m4"):
+        assert poll(established(d, n), timeout=20), d.raw("show protocols all %s" % n)
+    assert g.cli("global", "rib", "add", "10.30.0.0/16", "nexthop", "192.0.2.3", "-a", "ipv4").returncode == 0
+    assert poll(lambda: count(d) == 3, timeout=15), route_all(d, "")
+
+    # BIRD 2 member sees GoBGP's and ExaBGP's routes unchanged
+    assert poll(lambda: "10.30.0.0/16" in route_all(m2, "10.30.0.0/16") and "10.40.0.0/16" in route_all(m2, "10.40.0.0/16"), timeout=10)
+    v = route_all(m2, "10.30.0.0/16")
+    assert "BGP.as_path: 65003" in v and "BGP.next_hop: 192.0.2.3" in v, v
+    v = route_all(m2, "10.40.0.0/16")
+    assert "BGP.as_path: 65004 65104" in v and "BGP.next_hop: 192.0.2.4" in v, v
+    # GoBGP member
+    def gobgp_has(prefix):
+        e = g.rib().get(prefix)
+        return e and {a["type"]: a for a in e[0]["attrs"]}
+    a = poll(lambda: gobgp_has("10.20.0.0/16"), timeout=10)
+    assert a and a[2]["as_paths"][0]["asns"] == [65002] and a[3]["nexthop"] == "192.0.2.2", a
+    a = poll(lambda: gobgp_has("10.40.0.0/16"), timeout=10)
+    assert a and a[2]["as_paths"][0]["asns"] == [65004, 65104] and a[3]["nexthop"] == "192.0.2.4", a
+    # ExaBGP member
+    held = poll(lambda: len(x.announced()) >= 2 and x.announced(), timeout=10)
+    assert held["10.20.0.0/16"][0] == "192.0.2.2" and held["10.20.0.0/16"][1]["as-path"] == [65002], held
+    assert held["10.30.0.0/16"][0] == "192.0.2.3" and held["10.30.0.0/16"][1]["as-path"] == [65003], held

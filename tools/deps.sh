@@ -6,7 +6,7 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS=(build-essential autoconf automake libtool pkg-config bison flex
       liburcu-dev libbsd-dev libreadline-dev libncurses-dev libcmocka-dev
-      python3 python3-pytest python3-matplotlib bird2)
+      python3 python3-pytest python3-matplotlib bird2 gobgpd exabgp)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,5 +17,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # Debian's bird2 package starts its own daemon; we only want its binaries
 # (as a reference and as an independent client), so keep it stopped.
-$SUDO systemctl stop bird >/dev/null 2>&1 || true
-$SUDO systemctl disable bird >/dev/null 2>&1 || true
+# The same for GoBGP and ExaBGP, which the BGP interop tests start themselves.
+for svc in bird gobgpd exabgp; do
+  $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
+  $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
+done
