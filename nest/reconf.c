@@ -151,9 +151,29 @@ config_start_shutdown(void)
   config_shutdown_check();
 }
 
+/* Protocols first, then tables (their loops must be gone before the
+ * worker threads are joined), then the main loop may end. */
 void
 config_shutdown_check(void)
 {
-  if (shutting_down && protos_all_down())
+  static int tables_retired;
+  if (!shutting_down || !protos_all_down())
+    return;
+  if (!tables_retired) {
+    tables_retired = 1;
+    rt_shutdown();
+  }
+  if (rt_all_gone())
     loop_main_quit();
+}
+
+void
+threads_shutdown(void)
+{
+  for (uint i = 0; i < group_count; i++) {
+    sched_free(groups[i].sched);
+    free((void *) groups[i].name);
+  }
+  group_count = 0;
+  default_sched = NULL;
 }

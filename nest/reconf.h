@@ -33,5 +33,7 @@ btime config_boot_time(void);
 btime config_reconf_time(void);
 /* Graceful end of the process once all protocols are down. */
 void config_shutdown_check(void);
+/* After the main loop ended: join the worker threads. */
+void threads_shutdown(void);
 
 #endif

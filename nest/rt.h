@@ -151,6 +151,9 @@ struct rtable *rt_find_table(const char *name);
 /* All live tables in config order (main loop). */
 struct lnode *rt_tables(void);
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */
+/* Shutdown: retire every table; rt_all_gone() once all are freed. */
+void rt_shutdown(void);
+int rt_all_gone(void);
 void rt_unlock_table(struct rtable *t);
 
 /* Sources. */

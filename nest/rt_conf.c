@@ -13,6 +13,7 @@
 #include "lib/log.h"
 
 static struct lnode live_tables = { &live_tables, &live_tables };
+static uint tables_dying;   /* main loop: teardown scheduled, not finished */
 
 struct rtable_config *
 rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
@@ -79,6 +80,8 @@ rt_table_free_done(void *data)
 {
   struct rtable *t = data;
   rfree(t->pool);
+  tables_dying--;
+  config_shutdown_check();
 }
 
 /* Runs in the table's loop: after this, nothing references the table. */
@@ -99,6 +102,7 @@ rt_table_maybe_free(struct rtable *t)
   if (!t->deleted || t->use_count)
     return;
   list_del(&t->n);
+  tables_dying++;
   struct event *e = mb_allocz(t->pool, sizeof(struct event));
   ev_init(e, rt_table_teardown, t);
   ev_send(t->loop, e);
@@ -141,3 +145,17 @@ rt_commit(struct config *new, struct config *old)
       rt_table_maybe_free(t);
     }
 }
+
+void
+rt_shutdown(void)
+{
+  LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n) {
+    t->config = NULL;
+    if (!t->deleted) {
+      t->deleted = 1;
+      rt_table_maybe_free(t);
+    }
+  }
+}
+
+int rt_all_gone(void) { return list_empty(&live_tables) && !tables_dying; }

@@ -220,8 +220,9 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
 /* --- Attributes in `show route all` (BIRD 2 names) --- */
 
 static const char *
-bgp_attr_name(u16 id, char *buf, size_t size)
+bgp_attr_name(const struct eattr *e, char *buf, size_t size)
 {
+  u16 id = e->id;
   static const char *const names[] = {
     [BA_ORIGIN] = "origin", [BA_AS_PATH] = "as_path", [BA_NEXT_HOP] = "next_hop",
     [BA_MULTI_EXIT_DISC] = "med", [BA_LOCAL_PREF] = "local_pref", [BA_ATOMIC_AGGR] = "atomic_aggr",
@@ -233,7 +234,8 @@ bgp_attr_name(u16 id, char *buf, size_t size)
   if (code < ARRAY_SIZE(names) && names[code])
     bsnprintf(buf, size, "BGP.%s", names[code]);
   else
-    bsnprintf(buf, size, "BGP.unknown_0x%02x", code);
+    bsnprintf(buf, size, "BGP.%02x [%s%s]", code, (e->flags & BAF_TRANSITIVE) ? "t" : "",
+              (e->flags & BAF_PARTIAL) ? "p" : "");
   return buf;
 }
 
@@ -336,7 +338,7 @@ bgp_attr_format(const struct ea_list *l, const struct eattr *e, char *buf, size_
       return;
     }
     for (uint i = 0; i < e->len && pos + 3 < size; i++)
-      pos += bsnprintf(buf + pos, size - pos, "%s%02x", i ? ":" : "", d[i]);
+      pos += bsnprintf(buf + pos, size - pos, "%s%02x", i ? " " : "", d[i]);
   }
 }
 

@@ -255,6 +255,8 @@ main(int argc, char **argv)
   sched_main_run();
 
   cli_shutdown();
+  threads_shutdown();
+  rcu_barrier();          /* pending frees done before exit */
   if (pid_path)
     unlink(pid_path);
   log_msg(L_INFO, "Shutdown completed");
