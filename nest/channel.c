@@ -256,8 +256,11 @@ chan_export_run(void *data)
     return;
   rcu_read_lock();
   const struct rt_journal_item *it;
+  int any = c->proto->class->export_any;
   while ((it = rt_reader_next(&c->reader))) {
-    if (it->new_best != it->old_best)
+    if (any)
+      chan_export_one(c, &it->net->n, it->new_rte, it->retired);
+    else if (it->new_best != it->old_best)
       chan_export_one(c, &it->net->n, it->new_best, it->old_best);
     if (loop_budget_left() <= 0) {
       loop_yield();
@@ -287,9 +290,20 @@ void
 chan_refeed(struct channel *c)
 {
   struct cds_lfht_iter it;
+  int any = c->proto->class->export_any;
   rcu_read_lock();
   for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
     struct rte *best = rcu_dereference(n->routes);
+    if (any) {
+      /* Every route counts on its own: send what is not out yet, withdraw
+       * what the policy no longer accepts. */
+      for (struct rte *r = best; r; r = rcu_dereference(r->next))
+        if (!exp_bit(c, r->id) && chan_accepts(c, r))
+          chan_export_one(c, &n->n, r, NULL);
+        else if (exp_bit(c, r->id) && !chan_accepts(c, r))
+          chan_export_one(c, &n->n, NULL, r);
+      continue;
+    }
     int had = 0;
     /* Whatever of this net we exported before counts as old. */
     for (struct rte *r = best; r; r = rcu_dereference(r->next))

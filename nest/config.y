@@ -103,7 +103,8 @@ channel_opt_list: /* empty */ | '{' channel_items '}' ;
 channel_items: /* empty */ | channel_items channel_item ';' ;
 channel_item:
    TABLE rtable {
-     if ($2->net_type != cx->this_channel->net_type)
+     /* A channel without a net type (pipe) takes the table's. */
+     if (cx->this_channel->net_type && $2->net_type != cx->this_channel->net_type)
        cf_error("Incompatible table type");
      cx->this_channel->table = $2;
    }

@@ -146,6 +146,7 @@ struct proto_class {
   uint max_channels;
   enum rte_source source;
   u32 default_preference;     /* channel preference unless configured */
+  int export_any;             /* export every route, not only the best (pipes) */
 
   /* Config time (main loop). */
   void (*preconfig)(struct proto_config *);

@@ -87,6 +87,7 @@ struct rt_journal_item {
   struct net *net;
   struct rte *new_best;       /* may be NULL */
   struct rte *old_best;       /* may be NULL */
+  struct rte *new_rte;        /* the route this change added, may be NULL */
   struct rte *retired;        /* removed from the chain here; freed with the item */
   struct net *dead_net;       /* net emptied here; freed with the item */
 };

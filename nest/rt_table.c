@@ -348,7 +348,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
   struct rt_journal_item *item = rt_journal_push(t);
   *item = (struct rt_journal_item){
     .seq = t->jend, .net = net, .new_best = new_best, .old_best = old_best,
-    .retired = old, .dead_net = dead,
+    .new_rte = new, .retired = old, .dead_net = dead,
   };
   t->last_change = time_real_now();
   rt_journal_publish(t);

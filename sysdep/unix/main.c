@@ -35,6 +35,7 @@
 #include "proto/device/device.h"
 #include "proto/static/static.h"
 #include "proto/bgp/bgp.h"
+#include "proto/pipe/pipe.h"
 
 #ifndef PATH_CONFIG_FILE_DEFAULT
 #define PATH_CONFIG_FILE_DEFAULT "/etc/bird/bird.conf"
@@ -215,6 +216,7 @@ main(int argc, char **argv)
   proto_build(&proto_device);
   proto_build(&proto_static);
   bgp_build();
+  proto_build(&proto_pipe);
 
   struct cf_error err;
   struct config *c = config_parse_file(o.config, &err);

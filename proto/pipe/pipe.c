@@ -1,0 +1,170 @@
+/*
+ * DOC: The pipe protocol.
+ *
+ * A pipe reads both tables' journals in its own loop (through its two
+ * channels) and writes every route (not only the best, as BIRD's pipes)
+ * its policies accept into the other table,
+ * keeping the route's original source, so several routes of one network
+ * stay distinct on the other side as they were on this one.
+ *
+ * Loops of pipes would bounce a route forever; a route is therefore never
+ * written into a table that already holds a route of the same source from
+ * someone else (the original, or another pipe's copy), and such attempts
+ * are logged.
+ */
+#include <string.h>
+#include "proto/pipe/pipe.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+
+static void
+pipe_preconfig(struct proto_config *pc)
+{
+  (void) pc;
+}
+
+/* The primary channel (the one the grammar fills) exists from the start of
+ * the protocol block, so `table`, `import` and `export` have a place to go. */
+struct channel_config *
+pipe_main_channel(struct cf_context *cx)
+{
+  struct proto_config *pc = cx->this_proto;
+  struct pipe_config *p = (struct pipe_config *) pc;
+  if (!p->pri) {
+    p->pri = cf_alloc(cx, sizeof(struct channel_config));
+    p->pri->name = "main";
+    p->pri->parent = pc;
+    p->pri->in_filter = FILTER_ACCEPT;
+    p->pri->out_filter = FILTER_REJECT;
+    p->pri->preference = 70;
+  }
+  return p->pri;
+}
+
+static int
+pipe_postconfig(struct proto_config *pc, char *err, size_t errlen)
+{
+  struct pipe_config *p = (struct pipe_config *) pc;
+  struct channel_config *pri = p->pri;
+  if (!pri || !pri->table) {
+    bsnprintf(err, errlen, "Primary routing table not specified");
+    return -1;
+  }
+  if (!p->peer) {
+    bsnprintf(err, errlen, "Secondary routing table not specified");
+    return -1;
+  }
+  if (pri->table == p->peer) {
+    bsnprintf(err, errlen, "Primary table and peer table must be different");
+    return -1;
+  }
+  if (pri->table->net_type != p->peer->net_type) {
+    bsnprintf(err, errlen, "Table type mismatch");
+    return -1;
+  }
+  pri->net_type = pri->table->net_type;
+  /* The secondary channel: its export policy is the pipe's import. */
+  struct channel_config *sec = lp_allocz(pc->global->mem, sizeof(*sec));
+  sec->name = "sec";
+  sec->parent = pc;
+  sec->net_type = p->peer->net_type;
+  sec->table = p->peer;
+  sec->preference = pri->preference;
+  sec->in_filter = FILTER_ACCEPT;
+  sec->out_filter = pri->in_filter;
+  sec->out_filter_set = 1;
+  pri->in_filter = FILTER_ACCEPT;
+  p->sec = sec;
+  list_init(&pc->channels);
+  list_add_tail(&pc->channels, &pri->n);
+  list_add_tail(&pc->channels, &sec->n);
+  return 0;
+}
+
+static void
+pipe_copy_config(struct proto_config *dst, const struct proto_config *src)
+{
+  struct pipe_config *d = (struct pipe_config *) dst;
+  const struct pipe_config *s = (const struct pipe_config *) src;
+  d->peer = s->peer;
+  /* Generic copy made the channel list; find the primary in it again. */
+  d->pri = list_empty(&dst->channels) ? NULL : container_of(list_first(&dst->channels), struct channel_config, n);
+  list_init(&dst->channels);
+}
+
+static enum proto_state
+pipe_start(struct proto *pp)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  p->pri = p->sec = NULL;
+  LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
+    if (!p->pri)
+      p->pri = c;
+    else
+      p->sec = c;
+  }
+  proto_set_info(pp, "%s <=> %s", p->pri->table->name, p->sec->table->name);
+  return PS_UP;
+}
+
+/* Does dst already hold a route of src that is not our copy? */
+static int
+pipe_collides(struct channel *dst, const net_addr *n, struct rte_src *src)
+{
+  int hit = 0;
+  rcu_read_lock();
+  struct net *net = rt_find_net(dst->table, n);
+  for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
+    if (r->src == src && r->sender != dst) {
+      hit = 1;
+      break;
+    }
+  rcu_read_unlock();
+  return hit;
+}
+
+static void
+pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  struct channel *dst = c == p->pri ? p->sec : p->pri;
+  if (old && (!new || new->src != old->src)) {
+    if (rt_update(dst->table, n, old->src, dst, NULL, 0) == RT_UPD_REMOVE)
+      uatomic_dec(&dst->stats.imp_routes);
+  }
+  if (!new)
+    return;
+  if (pipe_collides(dst, n, new->src)) {
+    log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
+    return;
+  }
+  if (rt_update(dst->table, n, new->src, dst, new->attrs, 0) == RT_UPD_ADD)
+    uatomic_inc(&dst->stats.imp_routes);
+}
+
+static int
+pipe_reconfigure(struct proto *pp, struct proto_config *new)
+{
+  const struct pipe_config *o = (const struct pipe_config *) pp->pcf, *n = (const struct pipe_config *) new;
+  return o->peer->table == n->peer->table && o->pri->table->table == n->pri->table->table;
+}
+
+const struct proto_class proto_pipe = {
+  .name = "Pipe",
+  .template_name = "pipe%d",
+  .keyword = "pipe",
+  .class_id = 4,
+  .config_size = sizeof(struct pipe_config),
+  .proto_size = sizeof(struct pipe_proto),
+  .channel_mask = NB_IP | NB_ROA4 | NB_ROA6,
+  .max_channels = 2,
+  .source = RTS_PIPE,
+  .default_preference = 70,
+  .export_any = 1,
+  .preconfig = pipe_preconfig,
+  .postconfig = pipe_postconfig,
+  .copy_config = pipe_copy_config,
+  .start = pipe_start,
+  .rt_notify = pipe_rt_notify,
+  .reconfigure = pipe_reconfigure,
+};

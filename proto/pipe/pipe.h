@@ -1,0 +1,35 @@
+/*
+ * DOC: The pipe protocol: routes between two tables.
+ */
+#ifndef PROTO_PIPE_PIPE_H
+#define PROTO_PIPE_PIPE_H
+
+#include "nest/proto.h"
+#include "conf/cf_context.h"
+#include "lib/log.h"
+
+/*
+ * Two channels: `pri` on the primary table (`table`) and `sec` on the peer
+ * table (`peer table`). Each side's export policy decides what crosses:
+ * pri's out filter is the pipe's `export` (primary -> peer), sec's out
+ * filter its `import` (peer -> primary).
+ */
+struct pipe_config {
+  struct proto_config c;
+  struct rtable_config *peer;
+  struct channel_config *pri, *sec;   /* set by postconfig */
+};
+
+struct pipe_proto {
+  struct proto p;
+  struct channel *pri, *sec;    /* owner: the pipe's loop */
+  struct log_rate rl;
+};
+
+extern const struct proto_class proto_pipe;
+
+static inline struct pipe_config *pipe_cfg(struct cf_context *cx) { return (struct pipe_config *) cx->this_proto; }
+/* Grammar helpers: the primary channel's policies before postconfig. */
+struct channel_config *pipe_main_channel(struct cf_context *cx);
+
+#endif
