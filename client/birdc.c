@@ -11,10 +11,17 @@
  * clr_eol to erase the "--More--" prompt.
  *
  * ^C at the prompt drops the line being edited; during a reply it drops the
- * rest of the reply, and a second ^C exits. Without a terminal on stdin birdc
- * is birdcl (client_plain_ui).
+ * rest of the reply, and a second ^C exits.
+ *
+ * Without a terminal on stdin birdc reads plain lines like birdcl, and its
+ * output is byte for byte that of BIRD's birdc, whose readline still redraws
+ * there: after the echo of a command that is sent comes "bird> " and its
+ * erasure ("\r" + clr_eol), and at the end of input the last prompt is erased
+ * instead of ended with "\n".
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,10 +65,9 @@ static void birdc_signal(int sig)
 static void birdc_got_line(char *line)
 {
   if (!line) {
-    /* ^D on an empty line */
+    /* ^D on an empty line; readline has already moved to a new line */
     rl_callback_handler_remove();
     birdc.active = false;
-    putchar('\n');
     client_exit(0);
   }
 
@@ -248,16 +254,57 @@ static int birdc_putc(int c)
   return putchar(c);
 }
 
-static void birdc_more_clear(void)
+/* The terminal's clr_eol sequence, or NULL. */
+static const char *birdc_clr_eol(void)
 {
   const char *el = birdc.have_terminfo ? tigetstr("el") : NULL;
+  return el && el != (char *) -1 ? el : NULL;
+}
 
-  if (el && el != (char *) -1) {
+static void birdc_more_clear(void)
+{
+  const char *el = birdc_clr_eol();
+
+  if (el) {
     putchar('\r');
     tputs(el, 1, birdc_putc);
   } else
     fputs("        \r", stdout);
 }
+
+/* ---- Without a terminal ---- */
+
+/* Erases the prompt as readline does: clr_eol, or spaces over the prompt. */
+static void birdc_pipe_erase(void)
+{
+  static bool tried;
+  const char *el;
+  int err;
+
+  if (!tried) {
+    birdc.have_terminfo = setupterm(NULL, STDOUT_FILENO, &err) == OK;
+    tried = true;
+  }
+  el = birdc_clr_eol();
+  putchar('\r');
+  if (el)
+    tputs(el, 1, birdc_putc);
+  else
+    printf("%*s\r", (int) strlen(BIRDC_PROMPT), "");
+}
+
+static void birdc_pipe_sent(void)
+{
+  fputs(BIRDC_PROMPT, stdout);
+  birdc_pipe_erase();
+}
+
+static const struct client_ui birdc_pipe_ui = {
+  .prompt = client_plain_prompt,
+  .input = client_plain_input,
+  .plain_sent = birdc_pipe_sent,
+  .plain_eof = birdc_pipe_erase,
+};
 
 static const struct client_ui birdc_ui = {
   .start = birdc_start,
@@ -273,5 +320,5 @@ static const struct client_ui birdc_ui = {
 
 int main(int argc, char **argv)
 {
-  client_main(argc, argv, isatty(STDIN_FILENO) ? &birdc_ui : &client_plain_ui);
+  client_main(argc, argv, isatty(STDIN_FILENO) ? &birdc_ui : &birdc_pipe_ui);
 }

@@ -19,8 +19,19 @@
  * the greeting in one-shot mode and, with -r, the "Access restricted" reply.
  * The pager ("--More--") works as in BIRD when stdin and stdout are
  * terminals: space = next page, enter = next line, q = skip the rest.
+ *
+ * Deliberate differences from BIRD 2.0.12's clients: option words of
+ * "show route" and "mrt dump" are expanded too ("sh ro co"); `help` lists
+ * the commands after BIRD's one-line hint; one-shot "quit" and "help" are
+ * handled locally (BIRD sends them and waits forever: the server never
+ * answers them) and one-shot "... ?" prints help (BIRD sends it and gets a
+ * syntax error); TAB twice lists the candidates; a line is "DDDD-"/"DDDD " only with four digits
+ * (BIRD's sscanf also takes "12x4-"); lines longer than CLIENT_LINE_MAX are
+ * cut there (BIRD's client garbles lines longer than its 4 KiB buffer).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -36,8 +47,14 @@
 
 #include "client/client.h"
 
+/* PATH_CONTROL_SOCKET wins; the build defines PATH_CONTROL_SOCKET_DEFAULT
+ * from runstatedir for the daemon and the clients alike. */
 #ifndef PATH_CONTROL_SOCKET
+#ifdef PATH_CONTROL_SOCKET_DEFAULT
+#define PATH_CONTROL_SOCKET PATH_CONTROL_SOCKET_DEFAULT
+#else
 #define PATH_CONTROL_SOCKET "/run/bird/bird.ctl"
+#endif
 #endif
 
 /* ---- Reply lines ---- */
@@ -387,6 +404,9 @@ void client_interrupt(void)
     client_exit(1);
   client.interrupted = true;
   client.reply.skip = true;
+  /* The terminal echoed "^C"; the prompt comes on a line of its own. */
+  putchar('\n');
+  fflush(stdout);
 }
 
 /* ---- Pager ---- */
@@ -588,7 +608,7 @@ void client_main(int argc, char **argv, const struct client_ui *ui)
 
 /* ---- Plain front end (birdcl, birdc without a terminal) ---- */
 
-static void client_plain_prompt(void)
+void client_plain_prompt(void)
 {
   fputs("bird> ", stdout);
   fflush(stdout);
@@ -617,12 +637,15 @@ static char *client_read_line(void)
   return line;
 }
 
-static void client_plain_input(void)
+void client_plain_input(void)
 {
   char *line = client_read_line();
 
   if (!line) {
-    putchar('\n');
+    if (client.ui->plain_eof)
+      client.ui->plain_eof();
+    else
+      putchar('\n');
     client_exit(0);
   }
 
@@ -635,6 +658,8 @@ static void client_plain_input(void)
     client_plain_prompt();
   } else if (client_submit(line) != CLIENT_SUBMIT_SENT)
     client_plain_prompt();
+  else if (client.ui->plain_sent)
+    client.ui->plain_sent();
   fflush(stdout);
   free(line);
 }

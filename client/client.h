@@ -85,10 +85,16 @@ struct client_ui {
   void (*cleanup)(void);        /* just before exit: restore the terminal */
   void (*term_size)(int *rows, int *cols);  /* for the pager */
   void (*more_clear)(void);     /* erase the "--More--" prompt */
+  void (*plain_sent)(void);     /* client_plain_input() sent a command */
+  void (*plain_eof)(void);      /* client_plain_input() met the end of stdin */
 };
 
-/* Reads in plain lines with fgets: birdcl, and birdc without a terminal. */
+/* Reads in plain lines with fgets: birdcl, and birdc without a terminal.
+ * Prompt "bird> ", echo of the line when stdin is not a terminal, a line
+ * ending in '?' prints help, "\n" at the end of input. */
 extern const struct client_ui client_plain_ui;
+void client_plain_prompt(void);
+void client_plain_input(void);
 
 /* Parses the arguments, connects and runs the session; never returns. */
 NORET void client_main(int argc, char **argv, const struct client_ui *ui);

@@ -60,10 +60,20 @@ def test_abbreviations(daemon, client):
     lines = out.split("\n")
     assert lines[1] == "Name       Proto      Table      State  Since         Info", out
     assert len(lines) == 6 and lines[-1] == "", out
-    # ...so "co" reaches the server unexpanded and is an unknown symbol there
+    # BIRD 2's clients send option words as typed, so "co" is an unknown symbol
+    # there; ours also expands the options of `show route` ("co" -> "count").
     rc, out, err = daemon.cli("sh", "ro", "co", client=client)
-    assert re.fullmatch(GREETING + "syntax error, unexpected CF_SYM_UNDEFINED\n", out), out
-    assert rc == 1
+    if is_reference_client():
+        assert re.fullmatch(GREETING + "syntax error, unexpected CF_SYM_UNDEFINED\n", out), out
+        assert rc == 1
+    else:
+        assert re.fullmatch(GREETING + re.escape(COUNT_TEXT), out), out
+        assert rc == 0
+
+
+def is_reference_client():
+    from conftest import BIRDCL_BIN
+    return BIRDCL_BIN.startswith("/usr/sbin/")
 
 
 @pytest.mark.parametrize("client", CLIENTS)
