@@ -375,3 +375,33 @@ def test_route_server_three_kinds(start_daemon, peers, tools, ports):
     held = poll(lambda: len(x.announced()) >= 2 and x.announced(), timeout=10)
     assert held["10.20.0.0/16"][0] == "192.0.2.2" and held["10.20.0.0/16"][1]["as-path"] == [65002], held
     assert held["10.30.0.0/16"][0] == "192.0.2.3" and held["10.30.0.0/16"][1]["as-path"] == [65003], held
+
+
+def test_add_path_receive(start_daemon, peers, ports):
+    """BIRD 2 sends two paths of one prefix with ADD-PATH; we keep both."""
+    conf = """router id 127.77.0.2;
+protocol device {}
+protocol static st1 { ipv4; route 10.5.0.0/16 blackhole { bgp_path.prepend(65111); }; }
+protocol static st2 { ipv4; route 10.5.0.0/16 blackhole { bgp_path.prepend(65222); bgp_path.prepend(65223); }; }
+protocol bgp dut {
+  local 127.77.0.2 port %d as 65002;
+  neighbor %s port %d as 65001;
+  multihop; hold time 30; connect delay time 1;
+  ipv4 { import none; export all; add paths tx; };
+}
+""" % (ports[1], OURS, ports[0])
+    peers("b2", conf)
+    ours = ours_conf(ports[0], [("b2", "127.77.0.2", ports[1], 65002)]).replace(
+        "ipv4 { import all; export all; };", "ipv4 { import all; export none; add paths rx; };")
+    d = start_daemon(ours)
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    def two_paths():
+        v = route_all(d, "10.5.0.0/16")
+        return "BGP.as_path: 65002 65111" in v and "BGP.as_path: 65002 65223 65222" in v
+    assert poll(two_paths, timeout=10), route_all(d, "10.5.0.0/16")
+    m = re.search(r"(\d+) of \d+ routes for (\d+) networks", strip_codes(d.raw("show route protocol b2 count")))
+    assert m and m.group(1) == "2", m      # both paths shown for the protocol
+    # the shorter path is the best one
+    v = strip_codes(d.raw("show route 10.5.0.0/16"))
+    best = [l for l in v.split("\n") if " * " in l]
+    assert len(best) == 1 and "[AS65111i]" in best[0], v

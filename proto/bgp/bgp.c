@@ -159,6 +159,7 @@ bgp_start(struct proto *pp)
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
   }
   bgp_tx_init(p);
+  hash_init(&p->path_srcs, pp->run_pool, 4);
   bgp_local_caps(p);
   bgp_conn_init(p, &p->out, 1);
   bgp_conn_init(p, &p->in, 0);
@@ -187,6 +188,7 @@ bgp_shutdown(struct proto *pp)
   else
     bgp_conn_close(&p->in);
   bgp_tx_reset(p);
+  bgp_path_srcs_free(p);
   return PS_DOWN;
 }
 

@@ -151,6 +151,13 @@ struct bgp_channel {
   slab *prefix_slab;
 };
 
+/* One route source per received ADD-PATH path id (owner: instance loop). */
+struct bgp_path_src {
+  struct hash_node hn;
+  u32 path_id;
+  struct rte_src *src;
+};
+
 struct bgp_proto {
   struct proto p;
   const struct bgp_config *cf;  /* the config in use (p.pcf) */
@@ -174,6 +181,7 @@ struct bgp_proto {
   linpool *rx_mem;
   struct log_rate rl;
   int down_requested;
+  struct hash_table path_srcs;  /* ADD-PATH rx: struct bgp_path_src by path id */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
 };
@@ -199,6 +207,7 @@ const char *bgp_state_name(enum bgp_conn_state s);
 void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
 void bgp_session_established(struct bgp_proto *p);
 void bgp_session_down(struct bgp_proto *p);
+void bgp_path_srcs_free(struct bgp_proto *p);
 
 /* bgp_tx.c: export */
 void bgp_tx_init(struct bgp_proto *p);

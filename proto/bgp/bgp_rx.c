@@ -21,6 +21,42 @@ bgp_af_channel(struct bgp_proto *p, int af)
   return (af >= 0 && af < BGP_AF_MAX) ? p->ch[af].c : NULL;
 }
 
+static int
+bgp_path_src_eq(const struct hash_node *n, const void *key)
+{
+  return container_of(n, struct bgp_path_src, hn)->path_id == *(const u32 *) key;
+}
+
+/* Paths of one prefix (ADD-PATH) are different routes: one source each. */
+static struct rte_src *
+bgp_path_src(struct bgp_proto *p, u32 path_id)
+{
+  if (!path_id)
+    return p->p.main_source;
+  u32 h = hash_u32(path_id);
+  struct hash_node *n = hash_find(&p->path_srcs, h, bgp_path_src_eq, &path_id);
+  if (n)
+    return container_of(n, struct bgp_path_src, hn)->src;
+  struct bgp_path_src *ps = mb_allocz(p->p.run_pool, sizeof(*ps));
+  ps->path_id = path_id;
+  ps->src = rt_get_source(&p->p, path_id);
+  hash_insert(&p->path_srcs, &ps->hn, h);
+  return ps->src;
+}
+
+void
+bgp_path_srcs_free(struct bgp_proto *p)
+{
+  if (!p->path_srcs.buckets)
+    return;
+  HASH_WALK_DELSAFE(&p->path_srcs, n) {
+    struct bgp_path_src *ps = container_of(n, struct bgp_path_src, hn);
+    hash_remove(&p->path_srcs, n);
+    rt_unlock_source(ps->src);
+    mb_free(ps);
+  }
+}
+
 /* Import (attrs != NULL) or withdraw every prefix an iterator yields. */
 static int
 bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs)
@@ -40,7 +76,7 @@ bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs
     if (!c)
       continue;
     for (int i = 0; i < n; i++)
-      chan_import(c, &nets[i], p->p.main_source, attrs);
+      chan_import(c, &nets[i], it->add_path ? bgp_path_src(p, ids[i]) : p->p.main_source, attrs);
   }
 }
 
@@ -183,5 +219,6 @@ bgp_session_down(struct bgp_proto *p)
     rt_flush_channel(c->table, c);
     uatomic_set(&c->stats.imp_routes, 0);
   }
+  bgp_path_srcs_free(p);
   bgp_tx_reset(p);
 }
