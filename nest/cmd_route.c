@@ -64,6 +64,11 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
     bsnprintf(netbuf, sizeof(netbuf), "%N", &n->n);
   tm_format_time(tm, sizeof(tm), &config_running()->tf_route, r->lastmod);
   const struct proto_class *pc = r->src->proto->class;
+  if (pc->rte_from) {
+    ip_addr f = pc->rte_from(r);
+    if (ipa_nonzero(f) && !ipa_equal(f, a->gw))
+      bsnprintf(from, sizeof(from), " from %I", f);
+  }
   if (pc->rte_info)
     pc->rte_info(r, info, sizeof(info));
   else

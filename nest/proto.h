@@ -166,6 +166,9 @@ struct proto_class {
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);
+  /* The address the route came from (BGP neighbor), IPA_NONE if none;
+   * `show route` prints " from X" when it differs from the gateway. */
+  ip_addr (*rte_from)(const struct rte *r);
   /* Extra info after the route line in `show route` ("[AS65000i]"). */
   void (*rte_info)(const struct rte *r, char *buf, size_t size);
   /* Lines of `show protocols all` after the generic ones; runs in the main

@@ -243,6 +243,7 @@ const struct proto_class proto_bgp = {
   .rt_notify = bgp_rt_notify,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,
+  .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,
   .dump = bgp_dump,
 };

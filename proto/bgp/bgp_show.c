@@ -180,6 +180,12 @@ bgp_peer_of(const struct rte *r)
   return &((const struct bgp_proto *) r->src->proto)->peer;
 }
 
+ip_addr
+bgp_rte_from(const struct rte *r)
+{
+  return bgp_peer_of(r)->remote_ip;
+}
+
 /* RFC 4271 9.1.2.2 with BIRD's order of tiebreaks. */
 int
 bgp_rte_better(const struct rte *a, const struct rte *b)
