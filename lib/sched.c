@@ -294,8 +294,14 @@ sched_thread_start(struct sched *s)
   t->sched = s;
   t->tmp = lp_new(s->pool);
 
+  /* Asynchronous signals belong to the main thread; faults must stay
+   * deliverable (a blocked SIGSEGV kills without any handler, so neither
+   * a sanitizer nor a core dump would say where). */
   sigset_t all, old;
   sigfillset(&all);
+  static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+  for (uint i = 0; i < ARRAY_SIZE(faults); i++)
+    sigdelset(&all, faults[i]);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   int err = pthread_create(&t->tid, NULL, sched_thread_main, t);
   pthread_sigmask(SIG_SETMASK, &old, NULL);

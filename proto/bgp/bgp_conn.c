@@ -94,6 +94,8 @@ bgp_flush(struct bgp_conn *c)
       }
       if (errno == EINTR)
         continue;
+      if (c->state == BS_CLOSE)
+        return;             /* already closing: the last flush is best effort */
       bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
       bgp_conn_close(c);
       return;
@@ -175,6 +177,7 @@ bgp_conn_close(struct bgp_conn *c)
   struct bgp_proto *p = c->p;
   int was_established = p->conn == c;
   if (c->fd >= 0) {
+    c->state = BS_CLOSE;
     if (c->tx_head)
       bgp_flush(c);     /* best effort for a pending NOTIFICATION */
     loop_fd_remove(&c->lfd);
