@@ -208,6 +208,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     if (!p->ch[af].cf || nb->add_path != p->ch[af].cf->add_path)
       return 0;
     p->ch[af].cf = nb;
+    bgp_export_cache_flush(&p->ch[af]);     /* next hop options may differ */
   }
   p->cf = n;
   return 1;

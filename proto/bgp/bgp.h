@@ -139,8 +139,18 @@ struct bgp_prefix {
   net_addr net;                 /* variable length */
 };
 
+/* Export attributes depend only on the source attributes within one
+ * session, and a route server sees few distinct ones: remember them. */
+struct bgp_export_cache_entry {
+  struct hash_node hn;          /* by source attribute list pointer */
+  struct ea_list *src;          /* reference held */
+  struct ea_list *out;          /* reference held; NULL = not exported */
+};
+
 struct bgp_channel {
   struct channel *c;
+  struct hash_table export_cache;   /* struct bgp_export_cache_entry */
+  slab *export_cache_slab;
   enum bgp_af af;
   struct bgp_channel_config *cf;
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
@@ -215,6 +225,7 @@ void bgp_tx_reset(struct bgp_proto *p);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
+void bgp_export_cache_flush(struct bgp_channel *bc);
 
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);

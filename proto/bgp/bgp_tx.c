@@ -16,6 +16,7 @@
 #include "lib/log.h"
 
 #define BGP_TX_BATCH 1024
+#define BGP_EXPORT_CACHE_MAX 65536
 #define BGP_TX_HIGH (1024 * 1024)
 
 static int
@@ -47,6 +48,23 @@ bgp_tx_init(struct bgp_proto *p)
     list_init(&bc->withdraw.n);
     list_init(&bc->ready);
     bc->prefix_slab = sl_new(p->p.run_pool, sizeof(struct bgp_prefix));
+    hash_init(&bc->export_cache, p->p.run_pool, 8);
+    bc->export_cache_slab = sl_new(p->p.run_pool, sizeof(struct bgp_export_cache_entry));
+  }
+}
+
+void
+bgp_export_cache_flush(struct bgp_channel *bc)
+{
+  if (!bc->export_cache.buckets)
+    return;
+  HASH_WALK_DELSAFE(&bc->export_cache, n) {
+    struct bgp_export_cache_entry *e = container_of(n, struct bgp_export_cache_entry, hn);
+    hash_remove(&bc->export_cache, n);
+    ea_unref(e->src);
+    if (e->out)
+      ea_unref(e->out);
+    sl_free(bc->export_cache_slab, e);
   }
 }
 
@@ -84,6 +102,8 @@ bgp_tx_reset(struct bgp_proto *p)
       bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
     if (lnode_linked(&bc->withdraw.n))
       list_del(&bc->withdraw.n);
+    /* The next session may have another local address (next hop self). */
+    bgp_export_cache_flush(bc);
   }
 }
 
@@ -216,6 +236,31 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
   return ea_intern(&b);
 }
 
+static int
+bgp_export_cache_eq(const struct hash_node *n, const void *key)
+{
+  return container_of(n, struct bgp_export_cache_entry, hn)->src == key;
+}
+
+/* bgp_export_attrs() through the cache; the result is borrowed (the cache
+ * holds it), valid until the cache is flushed. */
+static struct ea_list *
+bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
+{
+  struct ea_list *src = r->attrs;
+  u32 h = bgp_ptr_hash(src);
+  struct hash_node *n = hash_find(&bc->export_cache, h, bgp_export_cache_eq, src);
+  if (n)
+    return container_of(n, struct bgp_export_cache_entry, hn)->out;
+  if (bc->export_cache.count >= BGP_EXPORT_CACHE_MAX)
+    bgp_export_cache_flush(bc);
+  struct bgp_export_cache_entry *e = sl_alloc(bc->export_cache_slab);
+  e->src = ea_ref(src);
+  e->out = bgp_export_attrs(p, bc, r);
+  hash_insert(&bc->export_cache, &e->hn, h);
+  return e->out;
+}
+
 void
 bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
 {
@@ -226,12 +271,10 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c || !p->caps.af[af])
     return;
-  struct ea_list *a = new ? bgp_export_attrs(p, bc, new) : NULL;
+  struct ea_list *a = new ? bgp_export_cached(p, bc, new) : NULL;
   if (!a && !old)
     return;
   bgp_schedule_prefix(p, bc, n, a);
-  if (a)
-    ea_unref(a);
   ev_schedule(&p->tx_ev);
 }
 

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Route-server convergence bench: our daemon or Debian's BIRD 2 as the
+device under test, bgpblast as N peers plus a monitor, all on loopback.
+
+For each run: generate the route-server config of a layout, start the
+daemon, start bgpblast, and measure the time from daemon start until
+(a) `birdc show route table master4 count` shows every route, polled the
+way operators script it, and (b) the monitor holds every prefix. Then read
+RSS/SZ/VSZ of the daemon and append one row per run to a CSV in BIRD's
+format:
+
+  VERSION;TYPE;PEERS;ROUTES;;TOTAL_ROUTES;TOTAL_PREFICES;RSS;SZ;VSZ;i;TIMEDIF;DATETIME
+
+(ROUTES per peer, RSS and VSZ in KiB, SZ in pages, i = number of count
+polls, TIMEDIF in seconds.) Layouts: single (all peers in master4), multi
+(a table per peer piped into master4), imex/mulimex (the same; import and
+export tables come with the tables issue and are not configured yet).
+
+  bench/converge.py --daemon ours --layout single --peers 10 --routes 10000 --runs 3
+  bench/converge.py --daemon bird2 ...   # Debian's /usr/sbin/bird, same config
+"""
+
+import argparse
+import datetime
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BGPBLAST = os.path.join(REPO, "bench", "bgpblast", "bgpblast")
+DUT = "127.0.0.1"
+
+
+def peer_addr(base, i):
+    return "127.%d.%d.%d" % (base, i // 250, i % 250 + 1)
+
+
+def gen_config(layout, peers, port, threads):
+    out = ["router id %s;" % DUT, "protocol device {}"]
+    if threads:
+        out.append("threads %d;" % threads)
+    multi = layout in ("multi", "mulimex")
+    for i in range(peers):
+        name = "p%d" % (i + 1)
+        table = ""
+        if multi:
+            out.append("ipv4 table t_%s;" % name)
+            out.append("protocol pipe pipe_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
+            table = "table t_%s; " % name
+        out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
+                   " hold time 240; ipv4 { %simport all; export all; }; }"
+                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table))
+    out.append("protocol bgp mon1 { local %s port %d as 64500; neighbor %s as 64901; passive; rs client; multihop;"
+               " hold time 240; ipv4 { import none; export all; }; }" % (DUT, port, peer_addr(2, 0)))
+    return "\n".join(out) + "\n"
+
+
+def ctl(sock, cmd):
+    """One command over the control socket (what birdc does, without its start-up cost)."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(sock)
+    buf = b""
+    while not re.search(rb"^\d{4} ", buf, re.M):
+        buf += s.recv(65536)
+    s.sendall(cmd.encode() + b"\n")
+    buf = b""
+    while not re.search(rb"(^|\n)\d{4} [^\n]*\n$", buf):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    s.close()
+    return buf.decode(errors="replace")
+
+
+def master4_count(sock):
+    try:
+        m = re.search(r"(\d+) of \d+ routes for (\d+) networks in table master4", ctl(sock, "show route table master4 count"))
+    except OSError:
+        return None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def proc_mem(pid):
+    with open("/proc/%d/status" % pid) as f:
+        st = f.read()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", st).group(1))
+    vsz = int(re.search(r"VmSize:\s+(\d+)", st).group(1))
+    return rss, vsz // 4, vsz       # SZ in 4 KiB pages, as ps -o sz
+
+
+def one_run(args, binary, version, threads):
+    port = random.randrange(30000, 60000)
+    d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
+    conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
+    with open(conf, "w") as f:
+        f.write(gen_config(args.layout, args.peers, port, threads))
+    total = args.peers * args.routes
+    log = open(os.path.join(d, "daemon.log"), "wb")
+    t0 = time.time()
+    dut = subprocess.Popen([binary, "-f", "-c", conf, "-s", sock, "-P", os.path.join(d, "pid")],
+                           stdout=log, stderr=subprocess.STDOUT)
+    while not os.path.exists(sock) and dut.poll() is None and time.time() - t0 < 30:
+        time.sleep(0.005)
+    blast_out = open(os.path.join(d, "bgpblast.out"), "w")
+    blast = subprocess.Popen([BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
+                              "--routes", str(args.routes), "--monitors", "1", "--quiet", "--linger", "-1",
+                              "--timeout", str(args.timeout), "--seed", str(args.seed)],
+                             stdout=blast_out, stderr=subprocess.STDOUT)
+    polls, table_done, monitor_done, nets = 0, None, None, 0
+    try:
+        while time.time() - t0 < args.timeout:
+            if table_done is None:
+                c = master4_count(sock)
+                polls += 1
+                if c and c[0] >= total:
+                    table_done, nets = time.time() - t0, c[1]
+            if monitor_done is None:
+                with open(blast_out.name) as f:
+                    m = re.search(r"^t=([\d.]+) event=monitor_full", f.read(), re.M)
+                if m:
+                    monitor_done = time.time() - t0    # bgpblast's clock starts later; use ours
+            if table_done is not None and monitor_done is not None:
+                break
+            if dut.poll() is not None:
+                raise RuntimeError("daemon died, see %s" % d)
+            time.sleep(args.poll)
+        rss, sz, vsz = proc_mem(dut.pid)
+    finally:
+        blast.send_signal(signal.SIGTERM)
+        dut.send_signal(signal.SIGTERM)
+        for p in (blast, dut):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    if table_done is None or monitor_done is None:
+        raise RuntimeError("no convergence within %ds (table %s, monitor %s), see %s"
+                           % (args.timeout, table_done, monitor_done, d))
+    timedif = max(table_done, monitor_done)
+    when = datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")
+    return "%s;%s;%d;%d;;%d;%d;%d;%d;%d;%d;%.9f;%s" % (
+        version, args.layout, args.peers, args.routes, total, nets, rss, sz, vsz, polls, timedif, when)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--daemon", choices=["ours", "bird2"], default="ours")
+    ap.add_argument("--bird", default=os.path.join(REPO, "build", "bird"), help="our daemon binary")
+    ap.add_argument("--layout", choices=["single", "multi", "imex", "mulimex"], default="single")
+    ap.add_argument("--peers", type=int, default=10)
+    ap.add_argument("--routes", type=int, default=10000, help="routes per peer")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", type=int, nargs="*", default=[0], help="thread counts to sweep (ours; 0 = default)")
+    ap.add_argument("--csv", default=os.path.join(REPO, "doc", "threads", "stats.csv"))
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--poll", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")
+    args = ap.parse_args()
+
+    if args.daemon == "bird2":
+        binary = "/usr/sbin/bird"
+        ver = subprocess.run([binary, "--version"], capture_output=True, text=True)
+        version = args.version or "bird-" + (ver.stdout + ver.stderr).split()[-1]
+        threads_list = [0]
+    else:
+        binary = args.bird
+        ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()[-1]
+        version = args.version or "bird-mt-" + ver
+        threads_list = args.threads
+
+    new = not os.path.exists(args.csv)
+    with open(args.csv, "a") as out:
+        if new:
+            out.write("VERSION;TYPE;PEERS;ROUTES;;TOTAL_ROUTES;TOTAL_PREFICES;RSS;SZ;VSZ;i;TIMEDIF;DATETIME\n")
+        for t in threads_list:
+            label = version + ("/t%d" % t if t else "")
+            for _ in range(args.runs):
+                row = one_run(args, binary, label, t)
+                print(row, flush=True)
+                out.write(row + "\n")
+                out.flush()
+
+
+if __name__ == "__main__":
+    main()
