@@ -150,6 +150,22 @@ proto_find_channel(struct proto *p, uint net_type)
 
 /* --- Import --- */
 
+/* Does the table hold a route of this source for n (sent by us)? */
+static int
+chan_has_route(struct channel *c, const net_addr *n, struct rte_src *src)
+{
+  int found = 0;
+  rcu_read_lock();
+  struct net *net = rt_find_net(c->table, n);
+  for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
+    if (r->src == src && r->sender == c) {
+      found = 1;
+      break;
+    }
+  rcu_read_unlock();
+  return found;
+}
+
 void
 chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
 {
@@ -165,6 +181,19 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
     }
   } else
     uatomic_inc(&st->imp_withdraws_received);
+
+  /* Limits count routes; only a route new for this source can exceed them. */
+  if (attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) &&
+      uatomic_read(&st->imp_routes) >= MIN(c->cf->in_limit.max ? c->cf->in_limit.max : ~0U,
+                                           c->cf->rx_limit.max ? c->cf->rx_limit.max : ~0U) &&
+      !chan_has_route(c, n, src)) {
+    u32 cnt = uatomic_read(&st->imp_routes);
+    if (!chan_limit_allow(c, &c->cf->rx_limit, &c->rx_limit_hit, cnt, "receive") ||
+        !chan_limit_allow(c, &c->cf->in_limit, &c->in_limit_hit, cnt, "import")) {
+      uatomic_inc(&st->imp_updates_ignored);
+      return;
+    }
+  }
 
   struct ea_list *own = NULL;
   if (attrs && attrs->preference != c->preference) {
@@ -226,6 +255,9 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
       new_exp = new;
     else
       uatomic_inc(&st->exp_updates_rejected);
+    if (new_exp && !old_exp && c->cf->out_limit.max &&
+        !chan_limit_allow(c, &c->cf->out_limit, &c->out_limit_hit, uatomic_read(&st->exp_routes), "export"))
+      new_exp = NULL;
   } else
     uatomic_inc(&st->exp_withdraws_received);
 

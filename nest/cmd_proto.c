@@ -61,6 +61,14 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
   cli_printf(c, -1006, "    Preference:     %u", cc->preference);
   cli_printf(c, -1006, "    Input filter:   %s", filter_name(cc->in_filter));
   cli_printf(c, -1006, "    Output filter:  %s", filter_name(cc->out_filter));
+  static const char *const ln[] = { "Receive limit:", "Import limit: ", "Export limit: " };
+  const struct channel_limit *lims[] = { &cc->rx_limit, &cc->in_limit, &cc->out_limit };
+  const int *hits[] = { ch ? &ch->rx_limit_hit : NULL, ch ? &ch->in_limit_hit : NULL, ch ? &ch->out_limit_hit : NULL };
+  for (int i = 0; i < 3; i++)
+    if (lims[i]->max) {
+      cli_printf(c, -1006, "    %s  %u%s", ln[i], lims[i]->max, hits[i] && uatomic_read(hits[i]) ? " [HIT]" : "");
+      cli_printf(c, -1006, "      Action:       %s", limit_action_names[lims[i]->action]);
+    }
   if (!ch || p->state != PS_UP)
     return;
   const struct channel_stats *s = &ch->stats;

@@ -5,7 +5,7 @@
 #include "nest/cmds.h"
 
 %%decls
-%type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout
+%type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout limit_action
 %type <r> rtable
 %type <t> cfg_name
 %type <s> proto_pattern
@@ -17,7 +17,7 @@
 %%keywords protocols states routes filters interfaces events packets channels
 %%keywords show status memory symbols for in count stats primary filtered filter function
 %%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources
-%%keywords summary
+%%keywords summary limit action warn block receive
 
 %%grammar
 /* Tables */
@@ -117,6 +117,20 @@ channel_item:
      cx->this_channel->preference = $2;
    }
  | DEBUG proto_debug_mask { cx->this_channel->debug = $2; }
+ | RECEIVE LIMIT expr limit_action { cx->this_channel->rx_limit = (struct channel_limit){ $3, $4 }; }
+ | RECEIVE LIMIT OFF { cx->this_channel->rx_limit.max = 0; }
+ | IMPORT LIMIT expr limit_action { cx->this_channel->in_limit = (struct channel_limit){ $3, $4 }; }
+ | IMPORT LIMIT OFF { cx->this_channel->in_limit.max = 0; }
+ | EXPORT LIMIT expr limit_action { cx->this_channel->out_limit = (struct channel_limit){ $3, $4 }; }
+ | EXPORT LIMIT OFF { cx->this_channel->out_limit.max = 0; }
+ ;
+
+limit_action:
+   /* empty */ { $$ = LIMIT_DISABLE; }
+ | ACTION WARN { $$ = LIMIT_WARN; }
+ | ACTION BLOCK { $$ = LIMIT_BLOCK; }
+ | ACTION RESTART { $$ = LIMIT_RESTART; }
+ | ACTION DISABLE { $$ = LIMIT_DISABLE; }
  ;
 
 /* CLI commands */

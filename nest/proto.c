@@ -261,6 +261,7 @@ proto_new(struct proto_config *pc)
   ev_init(&p->notify_ev, proto_notify_hook, p);
   ev_init(&p->reconf_done_ev, proto_reconf_done_hook, p);
   ev_init(&p->down_ev, proto_down_done, p);
+  chan_limit_init(p);
   list_add_tail(&protos, &p->n);
   return p;
 }

@@ -38,6 +38,14 @@ extern const char *const proto_state_names[PS_MAX];  /* "down", "start", "up", "
 
 enum filter_kind { FILTER_ACCEPT = 0, FILTER_REJECT = 1 };
 
+enum limit_action { LIMIT_DISABLE = 0, LIMIT_WARN, LIMIT_BLOCK, LIMIT_RESTART };
+extern const char *const limit_action_names[];   /* "disable", "warn", "block", "restart" */
+
+struct channel_limit {
+  u32 max;                    /* 0: no limit */
+  enum limit_action action;
+};
+
 struct channel_config {
   struct lnode n;
   const char *name;           /* "ipv4", "ipv6", ... */
@@ -48,6 +56,7 @@ struct channel_config {
   int in_filter_set, out_filter_set;
   u32 preference;
   u32 debug;
+  struct channel_limit rx_limit, in_limit, out_limit;   /* receive, import, export */
 };
 
 struct proto_config {
@@ -92,6 +101,7 @@ struct channel {
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
   int feeding;
+  int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
 };
 
 struct proto_status {         /* RCU-published snapshot for the CLI */
@@ -130,6 +140,8 @@ struct proto {
 
   struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
   struct event notify_ev, reconf_done_ev, down_ev; /* sent to the main loop */
+  struct event limit_ev;          /* to the main loop: a limit asks for restart/disable */
+  int limit_request;              /* atomic: LIMIT_RESTART or LIMIT_DISABLE */
   struct proto_config *reconf_cf;  /* handed over with reconf_ev */
   struct config *reconf_config;    /* its config, referenced for the handover */
   int reconf_result;          /* atomic: 1 applied, -1 needs restart */
@@ -211,6 +223,10 @@ struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)
  * or withdraw (attrs NULL). Applies the import policy and counts. */
 void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* Route limits (nest/channel_limit.c). */
+void chan_limit_init(struct proto *p);
+int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);
+
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);
 /* Forget the export state and feed everything again. */

@@ -405,3 +405,22 @@ protocol bgp dut {
     v = strip_codes(d.raw("show route 10.5.0.0/16"))
     best = [l for l in v.split("\n") if " * " in l]
     assert len(best) == 1 and "[AS65111i]" in best[0], v
+
+
+@pytest.mark.parametrize("action", ["block", "disable"])
+def test_import_limit(start_daemon, peers, ports, action):
+    statics = " ".join("route 10.6.%d.0/24 blackhole;" % i for i in range(5))
+    peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], statics))
+    ours = ours_conf(ports[0], [("b2", "127.77.0.2", ports[1], 65002)]).replace(
+        "ipv4 { import all; export all; };", "ipv4 { import all; export none; import limit 3 action %s; };" % action)
+    d = start_daemon(ours)
+    if action == "block":
+        assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+        assert poll(lambda: count(d) == 5, timeout=10), strip_codes(d.raw("show route"))   # 2 local + 3
+        v = strip_codes(d.raw("show protocols all b2"))
+        assert "Import limit:   3 [HIT]" in v and "Action:       block" in v, v
+    else:
+        # the limit disables the protocol: its routes go, it stays down
+        assert poll(lambda: re.search(r"^b2\s+BGP\s+\S+\s+down", strip_codes(d.raw("show protocols b2")), re.M),
+                    timeout=15), strip_codes(d.raw("show protocols all b2"))
+        assert poll(lambda: count(d) == 2, timeout=5)
