@@ -142,6 +142,16 @@ static inline const uint8_t *cur_take(struct cur *c, size_t n)
 	return c->p - n;
 }
 
+/* IPv6 next hop of a peer: fd00::<its IPv4 address>.  Not ::ffff:a.b.c.d:
+ * BIRD reads IPv4-mapped addresses as IPv4 and rejects them for IPv6. */
+static inline void nh6_of(uint32_t v4, uint8_t *out)
+{
+	for (int i = 0; i < 12; i++)
+		out[i] = 0;
+	out[0] = 0xfd;
+	put_u32(out + 12, v4);
+}
+
 /* ---- growable byte buffer ---- */
 
 struct buf {
@@ -179,9 +189,13 @@ static inline size_t pfx_bytes(const struct pfx *p)
 /* Open-addressing set of prefixes (linear probing, backward-shift delete).
  * Used for the pool (interning, gives each prefix an index) and for what a
  * monitor currently holds.  Keys come from a DUT, so the hash is seeded. */
+struct pfx_slot {
+	struct pfx k; /* k.af == 0 marks an empty slot */
+	uint32_t val; /* beside the key: one cache miss per probe, not two */
+};
+
 struct pfx_set {
-	struct pfx *keys; /* af == 0 marks an empty slot */
-	uint32_t *vals;
+	struct pfx_slot *slot;
 	uint64_t mask, n;
 	uint64_t seed;
 };
@@ -235,13 +249,16 @@ struct bb_config {
 	uint32_t peer_base, monitor_base; /* host order */
 	uint32_t asn_base, monitor_asn_base, local_asn;
 	unsigned hold;
+	unsigned batch_us; /* pause after each busy epoll round */
 	bool ipv6; /* negotiate IPv6 unicast */
 	const char *mrt_in, *mrt_out;
 	uint64_t expect;
 	bool expect_set;
 	double timeout, linger;
+	double settle; /* monitors must also be quiet this long */
 	double progress;
-	bool quiet; /* no per-session lines */
+	bool quiet;   /* no per-session lines */
+	bool dry_run; /* prepare, print the start line, exit */
 };
 
 /* Address and ASN of peer i / monitor i (0-based); see main.c. */
@@ -279,6 +296,8 @@ size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6)
 size_t enc_keepalive(uint8_t *p);
 size_t enc_notification(uint8_t *p, uint8_t code, uint8_t sub);
 void enc_header(uint8_t *p, uint16_t len, uint8_t type);
+/* Offset in a (type-sorted) blob before which an attribute of type t goes. */
+size_t enc_attr_split(const struct attr_blob *a, uint8_t t);
 /* Encodes p as NLRI (length byte + significant bytes) */
 static inline size_t enc_nlri(uint8_t *d, const struct pfx *p)
 {
@@ -311,10 +330,11 @@ struct bb {
 	unsigned nsessions;
 	atomic_uint n_established, n_sent_all, n_mon_full, n_mon_eor;
 	atomic_int fatal, stop, interrupted;
-	_Atomic double t_first_send, t_established_all, t_sent_all, t_mon_full;
+	_Atomic double t_first_send, t_established_all, t_sent_all, t_mon_full, t_mon_last;
 	atomic_uint_fast64_t bytes_sent, bytes_rcvd;
 	/* sink */
 	atomic_uint_fast64_t sink_prefixes, sink_withdrawn, sink_updates, sink_sessions;
+	atomic_int sink_open; /* sessions the sink holds open now */
 	_Atomic double t_first_update, t_last_update, t_sink_full;
 	/* monitors' current counts, for progress lines and timeouts */
 	_Atomic uint64_t *mon_count;

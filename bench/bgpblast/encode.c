@@ -87,8 +87,7 @@ bool dec_nlri(struct cur *c, uint8_t af, struct pfx *out)
 	return true;
 }
 
-/* Offset in blob before which an attribute of type t is to be inserted. */
-static size_t attr_split(const struct attr_blob *a, uint8_t t)
+size_t enc_attr_split(const struct attr_blob *a, uint8_t t)
 {
 	struct cur c = { a->data, a->data + a->len, false };
 	while (c.p < c.end) {
@@ -128,7 +127,7 @@ static void pack_v4(struct buf *b, const struct attr_blob *a, const struct pfx *
 {
 	uint8_t nhattr[7] = { 0x40, 3, 4 };
 	put_u32(nhattr + 3, nh);
-	size_t split = attr_split(a, 3), i = 0;
+	size_t split = enc_attr_split(a, 3), i = 0;
 	if (BGP_HDR_LEN + 4 + a->len + 7 + 5 > BGP_MAX_LEN)
 		bb_die("attribute set of %u bytes leaves no room for NLRI", a->len);
 	while (i < n) {
@@ -146,20 +145,18 @@ static void pack_v4(struct buf *b, const struct attr_blob *a, const struct pfx *
 static void pack_v6(struct buf *b, const struct attr_blob *a, const struct pfx *pool,
 		    const uint32_t *idx, size_t n, uint32_t nh, struct peer_tx *tx)
 {
-	size_t split = attr_split(a, 14), i = 0;
+	size_t split = enc_attr_split(a, 14), i = 0;
 	size_t fixed = BGP_HDR_LEN + 4 + a->len + 4 + 21;
 	if (fixed + 17 > BGP_MAX_LEN)
 		bb_die("attribute set of %u bytes leaves no room for NLRI", a->len);
 	uint8_t mp[BGP_MAX_LEN];
 	while (i < n) {
-		/* MP_REACH_NLRI: afi 2, safi 1, next hop ::ffff:<peer address> */
+		/* MP_REACH_NLRI: afi 2, safi 1, next hop fd00::<peer address> */
 		size_t ml = 4, room = BGP_MAX_LEN - fixed;
 		put_u16(mp + ml, AFI_IPV6);
 		mp[ml + 2] = 1;
 		mp[ml + 3] = 16;
-		memset(mp + ml + 4, 0, 10);
-		mp[ml + 14] = mp[ml + 15] = 0xff;
-		put_u32(mp + ml + 16, nh);
+		nh6_of(nh, mp + ml + 4);
 		mp[ml + 20] = 0;
 		ml += 21;
 		while (i < n && 1 + pfx_bytes(&pool[idx[i]]) <= room) {

@@ -29,9 +29,8 @@ void pfx_set_init(struct pfx_set *s, uint64_t expect, uint64_t seed)
 	uint64_t cap = 1024;
 	while (cap < expect * 2)
 		cap *= 2;
-	s->keys = bb_alloc(cap * sizeof(*s->keys));
-	memset(s->keys, 0, cap * sizeof(*s->keys));
-	s->vals = bb_alloc(cap * sizeof(*s->vals));
+	s->slot = bb_alloc(cap * sizeof(*s->slot));
+	memset(s->slot, 0, cap * sizeof(*s->slot));
 	s->mask = cap - 1;
 	s->n = 0;
 	s->seed = seed;
@@ -39,8 +38,7 @@ void pfx_set_init(struct pfx_set *s, uint64_t expect, uint64_t seed)
 
 void pfx_set_free(struct pfx_set *s)
 {
-	free(s->keys);
-	free(s->vals);
+	free(s->slot);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -49,13 +47,12 @@ static void pfx_set_resize(struct pfx_set *s)
 	struct pfx_set old = *s;
 	pfx_set_init(s, (old.mask + 1), old.seed);
 	for (uint64_t i = 0; i <= old.mask; i++) {
-		if (!old.keys[i].af)
+		if (!old.slot[i].k.af)
 			continue;
-		uint64_t h = pfx_hash(s, &old.keys[i]) & s->mask;
-		while (s->keys[h].af)
+		uint64_t h = pfx_hash(s, &old.slot[i].k) & s->mask;
+		while (s->slot[h].k.af)
 			h = (h + 1) & s->mask;
-		s->keys[h] = old.keys[i];
-		s->vals[h] = old.vals[i];
+		s->slot[h] = old.slot[i];
 		s->n++;
 	}
 	pfx_set_free(&old);
@@ -66,15 +63,15 @@ uint32_t pfx_set_add(struct pfx_set *s, const struct pfx *p, uint32_t val, bool 
 	if ((s->n + 1) * 2 > s->mask + 1)
 		pfx_set_resize(s);
 	uint64_t h = pfx_hash(s, p) & s->mask;
-	while (s->keys[h].af) {
-		if (pfx_eq(&s->keys[h], p)) {
+	while (s->slot[h].k.af) {
+		if (pfx_eq(&s->slot[h].k, p)) {
 			*added = false;
-			return s->vals[h];
+			return s->slot[h].val;
 		}
 		h = (h + 1) & s->mask;
 	}
-	s->keys[h] = *p;
-	s->vals[h] = val;
+	s->slot[h].k = *p;
+	s->slot[h].val = val;
 	s->n++;
 	*added = true;
 	return val;
@@ -83,29 +80,28 @@ uint32_t pfx_set_add(struct pfx_set *s, const struct pfx *p, uint32_t val, bool 
 bool pfx_set_del(struct pfx_set *s, const struct pfx *p)
 {
 	uint64_t h = pfx_hash(s, p) & s->mask;
-	while (s->keys[h].af) {
-		if (pfx_eq(&s->keys[h], p))
+	while (s->slot[h].k.af) {
+		if (pfx_eq(&s->slot[h].k, p))
 			break;
 		h = (h + 1) & s->mask;
 	}
-	if (!s->keys[h].af)
+	if (!s->slot[h].k.af)
 		return false;
 	/* backward shift: pull later entries of the run into the hole */
 	uint64_t hole = h, j = h;
 	for (;;) {
 		j = (j + 1) & s->mask;
-		if (!s->keys[j].af)
+		if (!s->slot[j].k.af)
 			break;
-		uint64_t home = pfx_hash(s, &s->keys[j]) & s->mask;
+		uint64_t home = pfx_hash(s, &s->slot[j].k) & s->mask;
 		/* move j into hole unless its home lies cyclically in (hole, j] */
 		bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
 		if (stays)
 			continue;
-		s->keys[hole] = s->keys[j];
-		s->vals[hole] = s->vals[j];
+		s->slot[hole] = s->slot[j];
 		hole = j;
 	}
-	s->keys[hole].af = 0;
+	s->slot[hole].k.af = 0;
 	s->n--;
 	return true;
 }
