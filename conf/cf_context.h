@@ -45,6 +45,7 @@ struct cf_context {
   const struct proto_class *proto_class;
   struct show_route_args *ra;
   struct show_proto_args *pa;
+  struct f_parse *filter;     /* filter compiler state (filter/) */
 };
 
 /* Record an error at the last token's position (first error wins). */

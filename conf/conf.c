@@ -251,5 +251,6 @@ cf_val_format(const struct cf_val *v, char *buf, size_t size)
   case CFV_BOOL: bsnprintf(buf, size, "%s", v->i ? "TRUE" : "FALSE"); break;
   case CFV_PAIR: bsnprintf(buf, size, "(%u,%u)", v->i >> 16, v->i & 0xffff); break;
   case CFV_QUAD: bsnprintf(buf, size, "%R", v->i); break;
+  case CFV_FILTER: bsnprintf(buf, size, "(value)"); break;
   }
 }

@@ -38,7 +38,8 @@ enum sym_class {
 };
 
 /* Constant value (`define`); the filter language extends the types. */
-enum cf_val_type { CFV_INT = 1, CFV_IP, CFV_NET, CFV_STRING, CFV_BOOL, CFV_PAIR, CFV_QUAD };
+enum cf_val_type { CFV_INT = 1, CFV_IP, CFV_NET, CFV_STRING, CFV_BOOL, CFV_PAIR, CFV_QUAD, CFV_FILTER };
+struct f_val;
 struct cf_val {
   enum cf_val_type type;
   union {
@@ -47,6 +48,7 @@ struct cf_val {
     net_addr net;
     const char *s;
   };
+  const struct f_val *fv;   /* the full filter value (filter/); CFV_FILTER: only this */
 };
 
 struct symbol {

@@ -51,7 +51,7 @@ void yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg
 %token <t> TEXT
 %token EQ NEQ LEQ GEQ AND OR NMA DDOT IMP PO PC
 
-%type <i> expr iexpr bool pxlen4 pxlen6 idval log_mask log_mask_list log_cat
+%type <i> expr bool pxlen4 pxlen6 idval log_mask log_mask_list log_cat
 %type <a> ipa
 %type <net> net_ip4 net_ip6 net_ip net_any
 %type <s> symbol
@@ -59,10 +59,15 @@ void yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg
 %type <time> expr_us
 %type <tf> timeformat_which
 %type <lc> log_dest
-%type <v> define_value
 
+/* Operator precedence, lowest first (the filter language's terms). */
+%precedence PREFIX_DUMMY
+%left AND OR
+%nonassoc '=' '<' '>' '~' GEQ LEQ NEQ NMA EQ
 %left '+' '-'
-%left '*' '/' '%'
+%left '*' '/'
+%precedence '!'
+%precedence '.'
 
 %%keywords define on off yes no true false s ms us router id hostname log syslog stderr name
 %%keywords all debug trace info remote warning error auth fatal bug size
@@ -83,21 +88,12 @@ conf_item: global_option ';' ;
 
 expr:
    NUM
- | '(' iexpr ')' { $$ = $2; }
+ | '(' term ')' { if (f_eval_int(cx, $2, &$$) < 0) YYABORT; }
  | CF_SYM_KNOWN {
      if ($1->class != SYM_CONSTANT || $1->val->type != CFV_INT)
        cf_error("Number constant expected");
      $$ = $1->val->i;
    }
- ;
-
-iexpr:
-   expr
- | iexpr '+' iexpr { $$ = $1 + $3; }
- | iexpr '-' iexpr { $$ = $1 - $3; }
- | iexpr '*' iexpr { $$ = $1 * $3; }
- | iexpr '/' iexpr { if (!$3) cf_error("Division by zero"); $$ = $1 / $3; }
- | iexpr '%' iexpr { if (!$3) cf_error("Division by zero"); $$ = $1 % $3; }
  ;
 
 expr_us:
@@ -170,25 +166,11 @@ idval:
    }
  ;
 
-/* define NAME = value; */
-definition: DEFINE symbol '=' define_value ';' {
-    if (cf_define_symbol(cx, $2, SYM_CONSTANT, $4) < 0)
+/* define NAME = constant term; (evaluated now) */
+definition: DEFINE symbol '=' term ';' {
+    if (f_define_constant(cx, $2, $4) < 0)
       YYABORT;
   } ;
-
-define_value:
-   iexpr { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_INT; $$->i = $1; }
- | IP4 { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_IP; $$->ip = ipa_from_ip4($1); }
- | IP6 { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_IP; $$->ip = $1; }
- | net_ip { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_NET; $$->net = $1; }
- | TEXT { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_STRING; $$->s = $1; }
- | TRUE { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_BOOL; $$->i = 1; }
- | FALSE { $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_BOOL; $$->i = 0; }
- | '(' iexpr ',' iexpr ')' {
-     if ($2 > 0xffff || $4 > 0xffff) cf_error("Pair value out of range");
-     $$ = cf_alloc(cx, sizeof(struct cf_val)); $$->type = CFV_PAIR; $$->i = ($2 << 16) | $4;
-   }
- ;
 
 /* Global options */
 

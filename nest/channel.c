@@ -60,6 +60,8 @@ channel_new(struct proto *p, struct channel_config *cc)
   c->preference = cc->preference;
   c->in_filter = cc->in_filter;
   c->out_filter = cc->out_filter;
+  c->in_keep_filtered = cc->in_keep_filtered;
+  c->filter_tmp = lp_new(p->run_pool);
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;
@@ -113,19 +115,25 @@ channel_down(struct channel *c)
   uatomic_set(&c->state, CS_DOWN);
 }
 
-void
+/* Returns 1 when the import filter changed and the protocol must send its
+ * routes again. */
+int
 channel_reconfigure(struct channel *c, struct channel_config *cc)
 {
-  int refeed = cc->out_filter != c->out_filter;
+  int refeed = !filter_same(cc->out_filter, c->out_filter);
+  int reimport = !filter_same(cc->in_filter, c->in_filter);
   c->cf = cc;
   c->in_filter = cc->in_filter;
+  c->in_keep_filtered = cc->in_keep_filtered;
   c->preference = cc->preference;
-  if (!refeed)
-    return;
+  if (!refeed) {
+    uatomic_set(&c->out_filter, cc->out_filter);   /* same code: the new config's copy */
+    return reimport;
+  }
   int was = chan_exports(c);
-  c->out_filter = cc->out_filter;
+  uatomic_set(&c->out_filter, cc->out_filter);   /* atomic: `show route export` reads it */
   if (uatomic_read(&c->state) != CS_UP)
-    return;
+    return reimport;
   if (was && !chan_exports(c)) {
     /* The policy now rejects everything: the refeed withdraws what we
      * exported; then stop reading. */
@@ -137,6 +145,7 @@ channel_reconfigure(struct channel *c, struct channel_config *cc)
     chan_refeed(c);
   } else
     chan_refeed(c);
+  return reimport;
 }
 
 struct channel *
@@ -173,12 +182,26 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
   if (uatomic_read(&c->state) != CS_UP)
     return;
 
+  /* The import policy sees the route with the channel's preference
+   * stamped unless the protocol set one (as BIRD does: a static route's
+   * `{ preference = 77; }` wins); f_run() interns the result once,
+   * whatever it changed. */
+  struct ea_list *own = NULL;
+  int filtered = 0;
   if (attrs) {
     uatomic_inc(&st->imp_updates_received);
-    if (c->in_filter == FILTER_REJECT) {
+    struct f_route fr = { .net = n, .attrs = attrs, .src = src,
+                          .set_preference = attrs->preference ? 0 : c->preference };
+    enum f_result res = f_run(c->in_filter, &fr, c->filter_tmp);
+    lp_flush(c->filter_tmp);
+    if (res != F_ACCEPT) {
+      if (fr.out)
+        ea_unref(fr.out);
       uatomic_inc(&st->imp_updates_filtered);
       attrs = NULL;        /* rejected: withdraw what we may have had */
-    }
+      filtered = 1;
+    } else if (fr.out)
+      attrs = own = fr.out;
   } else
     uatomic_inc(&st->imp_withdraws_received);
 
@@ -191,16 +214,10 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
     if (!chan_limit_allow(c, &c->cf->rx_limit, &c->rx_limit_hit, cnt, "receive") ||
         !chan_limit_allow(c, &c->cf->in_limit, &c->in_limit_hit, cnt, "import")) {
       uatomic_inc(&st->imp_updates_ignored);
+      if (own)
+        ea_unref(own);
       return;
     }
-  }
-
-  struct ea_list *own = NULL;
-  if (attrs && attrs->preference != c->preference) {
-    struct ea_builder b;
-    ea_builder_from(&b, attrs);
-    b.preference = c->preference;
-    attrs = own = ea_intern(&b);
   }
 
   enum rt_update_result r = rt_update(c->table, n, src, c, attrs, 0);
@@ -224,7 +241,7 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
   case RT_UPD_NONE:
     if (attrs)
       uatomic_inc(&st->imp_updates_ignored);
-    else if (c->in_filter != FILTER_REJECT || !uatomic_read(&st->imp_updates_filtered))
+    else if (!filtered)
       uatomic_inc(&st->imp_withdraws_ignored);
     break;
   }
@@ -232,14 +249,39 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
 
 /* --- Export --- */
 
-/* Would this channel export route r now? */
+/* Would this channel export route r now? 0: no (rejected by the protocol
+ * rule or the policy), 1: yes as it is, 2: yes with the attributes the
+ * export filter made, in *out (one reference, the caller drops it).
+ * Counts the update as rejected or filtered. */
 static int
-chan_accepts(struct channel *c, const struct rte *r)
+chan_accepts(struct channel *c, const struct rte *r, struct ea_list **out)
 {
-  if (!r || c->out_filter == FILTER_REJECT)
+  struct channel_stats *st = &c->stats;
+  *out = NULL;
+  if (!r)
     return 0;
   /* Never send a route back to the protocol that announced it. */
-  return !(r->sender && r->sender->proto == c->proto);
+  if (r->sender && r->sender->proto == c->proto) {
+    uatomic_inc(&st->exp_updates_rejected);
+    return 0;
+  }
+  if (c->out_filter == FILTER_ACCEPT)
+    return 1;
+  struct f_route fr = { .net = &r->net->n, .attrs = r->attrs, .src = r->src };
+  enum f_result res = f_run(c->out_filter, &fr, c->filter_tmp);
+  lp_flush(c->filter_tmp);
+  if (res != F_ACCEPT) {
+    if (fr.out)
+      ea_unref(fr.out);
+    uatomic_inc(&st->exp_updates_filtered);
+    return 0;
+  }
+  if (fr.out && fr.out == r->attrs) {
+    ea_unref(fr.out);
+    return 1;
+  }
+  *out = fr.out;
+  return fr.out ? 2 : 1;
 }
 
 static void
@@ -248,16 +290,29 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   struct channel_stats *st = &c->stats;
   struct rte *old_exp = (old && exp_bit(c, old->id)) ? old : NULL;
   struct rte *new_exp = NULL;
+  struct ea_list *mod = NULL;
+  struct rte tmp;
 
   if (new) {
     uatomic_inc(&st->exp_updates_received);
-    if (chan_accepts(c, new))
+    int acc = chan_accepts(c, new, &mod);
+    if (acc == 1)
       new_exp = new;
-    else
-      uatomic_inc(&st->exp_updates_rejected);
+    else if (acc == 2) {
+      /* The protocol sees a copy carrying the filter's attributes; the
+       * export map still tracks the table's route. */
+      tmp = *new;
+      tmp.attrs = mod;
+      new_exp = &tmp;
+    }
     if (new_exp && !old_exp && c->cf->out_limit.max &&
-        !chan_limit_allow(c, &c->cf->out_limit, &c->out_limit_hit, uatomic_read(&st->exp_routes), "export"))
+        !chan_limit_allow(c, &c->cf->out_limit, &c->out_limit_hit, uatomic_read(&st->exp_routes), "export")) {
       new_exp = NULL;
+      if (mod) {
+        ea_unref(mod);
+        mod = NULL;
+      }
+    }
   } else
     uatomic_inc(&st->exp_withdraws_received);
 
@@ -266,7 +321,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   if (old_exp)
     exp_set(c, old_exp->id, 0);
   if (new_exp)
-    exp_set(c, new_exp->id, 1);
+    exp_set(c, new->id, 1);
 
   if (new_exp)
     uatomic_inc(&st->exp_updates_accepted);
@@ -278,6 +333,8 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     uatomic_dec(&st->exp_routes);
 
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
+  if (mod)
+    ea_unref(mod);
 }
 
 static void
@@ -325,28 +382,23 @@ chan_refeed(struct channel *c)
   int any = c->proto->class->export_any;
   rcu_read_lock();
   for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
-    struct rte *best = rcu_dereference(n->routes);
+    struct rte *best = rcu_dereference(n->routes), *prev = NULL;
     if (any) {
-      /* Every route counts on its own: send what is not out yet, withdraw
-       * what the policy no longer accepts. */
+      /* Every route counts on its own (pipes): each goes through the
+       * export policy again, replacing what was exported for it. */
       for (struct rte *r = best; r; r = rcu_dereference(r->next))
-        if (!exp_bit(c, r->id) && chan_accepts(c, r))
-          chan_export_one(c, &n->n, r, NULL);
-        else if (exp_bit(c, r->id) && !chan_accepts(c, r))
-          chan_export_one(c, &n->n, NULL, r);
+        chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
       continue;
     }
-    int had = 0;
-    /* Whatever of this net we exported before counts as old. */
+    /* Whatever of this net we exported before counts as old; the best
+     * route goes through the (possibly new) export policy again. */
     for (struct rte *r = best; r; r = rcu_dereference(r->next))
       if (exp_bit(c, r->id)) {
-        had = 1;
-        if (r != best || !chan_accepts(c, best))
-          chan_export_one(c, &n->n, chan_accepts(c, best) ? best : NULL, r);
+        prev = r;
         break;
       }
-    if (!had && best)
-      chan_export_one(c, &n->n, best, NULL);
+    if (best || prev)
+      chan_export_one(c, &n->n, best, prev);
   }
   rcu_read_unlock();
 }

@@ -45,12 +45,6 @@ proto_render_line(struct cli *c, const struct proto_rec *r)
   cli_printf(c, -1002, "%-10s %-10s %-10s %-6s %-12s  %s", r->name, r->proto, r->table, r->state, r->since, r->info);
 }
 
-static const char *
-filter_name(enum filter_kind k)
-{
-  return k == FILTER_REJECT ? "REJECT" : "ACCEPT";
-}
-
 static void
 channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct channel *ch)
 {

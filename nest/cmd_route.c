@@ -35,6 +35,9 @@ struct sr_state {
   int table_started;
   int found_any;
   struct proto *proto;          /* `protocol P` */
+  struct proto *exp_proto;      /* `export P` / `noexport P` */
+  struct config *conf;          /* held while a filter from it runs */
+  linpool *flp;                 /* scratch of filter runs */
 };
 
 struct show_route_args *
@@ -113,6 +116,54 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     examined_any = 1;
     if (s->proto && r->src->proto != s->proto)
       continue;
+    /* `filter`/`where`: show what passes, as the filter left it. */
+    struct rte tmp;
+    struct ea_list *mod = NULL;
+    if (s->exp_proto) {
+      /* `export P`: what P's channel would send (best route, its export
+       * filter applied); `noexport P`: what the filter keeps from it. */
+      if (r != best)
+        continue;
+      const struct filter *ef = FILTER_REJECT;
+      LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
+        if (ch->table == s->tables[s->cur])
+          ef = uatomic_read(&ch->out_filter);
+      int pass = !(r->sender && r->sender->proto == s->exp_proto);
+      if (pass) {
+        struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+        pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
+        lp_flush(s->flp);
+        if (fr.out && (!pass || s->a->export_mode != 1))
+          ea_unref(fr.out);
+        else if (fr.out) {
+          tmp = *r;
+          tmp.attrs = mod = fr.out;
+        }
+      }
+      if (pass != (s->a->export_mode == 1)) {
+        if (mod)
+          ea_unref(mod);
+        continue;
+      }
+    }
+    if (s->a->filter) {
+      struct f_route fr = { .net = &n->n, .attrs = mod ? mod : r->attrs, .src = r->src };
+      enum f_result res = f_run(s->a->filter, &fr, s->flp);
+      lp_flush(s->flp);
+      if (res != F_ACCEPT) {
+        if (fr.out)
+          ea_unref(fr.out);
+        if (mod)
+          ea_unref(mod);
+        continue;
+      }
+      if (fr.out) {
+        if (mod)
+          ea_unref(mod);
+        tmp = mod ? tmp : *r;
+        tmp.attrs = mod = fr.out;
+      }
+    }
     s->cnt.shown++;
     shown = 1;
     if (print) {
@@ -122,9 +173,11 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
         cli_printf(c, -1007, "Table %s:", s->tables[s->cur]->name);
         s->table_started = 1;
       }
-      sr_render_route(c, s, n, r, first, r == best);
+      sr_render_route(c, s, n, mod ? &tmp : r, first, r == best);
       first = 0;
     }
+    if (mod)
+      ea_unref(mod);
   }
   if (examined_any)
     s->cnt.nets++;
@@ -154,8 +207,18 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     return 0;
   }
   /* `protocol P` without tables: the tables of P's channels. */
-  if (s->proto) {
-    LIST_WALK_ENTRY(cc, &s->proto->cf->channels, struct channel_config, n) {
+  if (s->exp_proto) {
+    /* `export P`: the tables of P's channels that export now (BIRD 2). */
+    if (s->exp_proto->loop)
+      LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
+        if (uatomic_read(&ch->state) == CS_UP && uatomic_read(&ch->out_filter) != FILTER_REJECT &&
+            (!want_type || ch->table->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
+          s->tables[s->table_count++] = ch->table;
+    return 0;
+  }
+  struct proto *sel = s->proto;
+  if (sel) {
+    LIST_WALK_ENTRY(cc, &sel->cf->channels, struct channel_config, n) {
       struct rtable *t = cc->table->table;
       if (t && (!want_type || t->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
         s->tables[s->table_count++] = t;
@@ -193,9 +256,12 @@ sr_table_done(struct sr_state *s)
   memset(&s->cnt, 0, sizeof(s->cnt));
 }
 
+static void sr_filter_done(struct sr_state *s);
+
 static void
 sr_finish(struct cli *c, struct sr_state *s)
 {
+  sr_filter_done(s);
   if (s->a->have_net && !s->found_any)
     cli_printf(c, 8001, "Network not found");
   else if (s->a->stats && s->table_count > 1)
@@ -279,11 +345,24 @@ sr_release(struct sr_state *s)
 }
 
 static void
+sr_filter_done(struct sr_state *s)
+{
+  if (s->conf)
+    config_unref(s->conf);
+  s->conf = NULL;
+  if (s->flp)
+    rfree(s->flp);
+  s->flp = NULL;
+}
+
+static void
 sr_cleanup(struct cli *c)
 {
   struct sr_state *s = c->cont_data;
-  if (s)
+  if (s) {
     sr_release(s);
+    sr_filter_done(s);
+  }
 }
 
 static void
@@ -327,11 +406,27 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
       return;
     }
   }
+  if (a->export_mode) {
+    s->exp_proto = proto_find_by_name(a->export_proto);
+    if (!s->exp_proto) {
+      cli_printf(c, 9001, "%s is not a protocol", a->export_proto);
+      return;
+    }
+    if (!s->exp_proto->class->rt_notify) {
+      cli_printf(c, 9001, "No valid tables");
+      return;
+    }
+  }
   if (sr_pick_tables(c, s) < 0)
     return;
   if (!s->table_count) {
     cli_printf(c, 9001, "No valid tables");
     return;
+  }
+  if (a->filter || a->export_mode) {
+    s->conf = config_running();
+    config_ref(s->conf);
+    s->flp = lp_new(c->pool);
   }
   if (a->have_net) {
     sr_one_net(c, s);

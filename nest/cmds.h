@@ -28,6 +28,9 @@ struct show_route_args {
   int filtered;
   int stats;                  /* 1 = stats, 2 = count */
   const char *proto_name;
+  const struct filter *filter;  /* `filter NAME|{...}` or `where EXPR` */
+  int export_mode;              /* 1 export, 2 noexport (through a protocol's export filter) */
+  const char *export_proto;
 };
 
 struct show_proto_args {

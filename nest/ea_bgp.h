@@ -1,6 +1,10 @@
 /*
  * DOC: Attribute ids and storage formats shared by BGP and the filters.
  *
+ * The BGP codec (proto/bgp/bgp_wire.h) defines the same convention for
+ * itself; nest/ and filter/ must not include a protocol's header, so the
+ * names here carry their own EAB_ prefix and never collide with it.
+ *
  * BGP path attributes live in a route's ea_list as id EA_CODE(EAP_BGP,
  * type code). Payloads are host order:
  *   AS_PATH            EAF_AS_PATH: segments of (u8 type, u8 count, count * u32 ASN)
@@ -26,22 +30,22 @@
 #define EAP_USER 2
 
 /* BGP attribute type codes (RFC 4271 and later). */
-#define BA_ORIGIN 0x01
-#define BA_AS_PATH 0x02
-#define BA_NEXT_HOP 0x03
-#define BA_MULTI_EXIT_DISC 0x04
-#define BA_LOCAL_PREF 0x05
-#define BA_ATOMIC_AGGR 0x06
-#define BA_AGGREGATOR 0x07
-#define BA_COMMUNITY 0x08
-#define BA_ORIGINATOR_ID 0x09
-#define BA_CLUSTER_LIST 0x0a
-#define BA_EXT_COMMUNITY 0x10
-#define BA_AS4_PATH 0x11
-#define BA_AS4_AGGREGATOR 0x12
-#define BA_AIGP 0x1a
-#define BA_LARGE_COMMUNITY 0x20
-#define BA_ONLY_TO_CUSTOMER 0x23
+#define EAB_ORIGIN 0x01
+#define EAB_AS_PATH 0x02
+#define EAB_NEXT_HOP 0x03
+#define EAB_MULTI_EXIT_DISC 0x04
+#define EAB_LOCAL_PREF 0x05
+#define EAB_ATOMIC_AGGR 0x06
+#define EAB_AGGREGATOR 0x07
+#define EAB_COMMUNITY 0x08
+#define EAB_ORIGINATOR_ID 0x09
+#define EAB_CLUSTER_LIST 0x0a
+#define EAB_EXT_COMMUNITY 0x10
+#define EAB_AS4_PATH 0x11
+#define EAB_AS4_AGGREGATOR 0x12
+#define EAB_AIGP 0x1a
+#define EAB_LARGE_COMMUNITY 0x20
+#define EAB_ONLY_TO_CUSTOMER 0x23
 
 #define EA_BGP(code) EA_CODE(EAP_BGP, code)
 
@@ -51,14 +55,14 @@
 #define EA_GEN_ONLINK EA_CODE(EAP_GENERIC, 3)      /* EAF_INT (bool) */
 
 /* AS_PATH segment types. */
-#define AS_PATH_SET 1
-#define AS_PATH_SEQUENCE 2
-#define AS_PATH_CONFED_SEQUENCE 3
-#define AS_PATH_CONFED_SET 4
+#define EAB_AS_SET 1
+#define EAB_AS_SEQUENCE 2
+#define EAB_AS_CONFED_SEQUENCE 3
+#define EAB_AS_CONFED_SET 4
 
 /* ORIGIN values. */
-#define ORIGIN_IGP 0
-#define ORIGIN_EGP 1
-#define ORIGIN_INCOMPLETE 2
+#define EAB_ORIGIN_IGP 0
+#define EAB_ORIGIN_EGP 1
+#define EAB_ORIGIN_INCOMPLETE 2
 
 #endif

@@ -104,19 +104,34 @@ proto_stop_hook(void *data)
   proto_notify_state(p, s);
 }
 
-void channel_reconfigure(struct channel *c, struct channel_config *cc);
+int channel_reconfigure(struct channel *c, struct channel_config *cc);
 
 static void
 proto_reconf_hook(void *data)
 {
   struct proto *p = data;
   struct proto_config *nc = p->reconf_cf;
-  /* Channels first, so the protocol sees their new preference and policy. */
-  LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+  /* Channels first, so the protocol sees their new preference and policy.
+   * A changed export filter refeeds right there; a changed import filter
+   * needs the protocol to send its routes again (or a restart). */
+  u32 reload = 0, i = 0;
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
     LIST_WALK_ENTRY(cc, &nc->channels, struct channel_config, n)
-      if (cc->net_type == c->net_type)
-        channel_reconfigure(c, cc);
+      if (cc->net_type == c->net_type && channel_reconfigure(c, cc))
+        reload |= 1U << MIN(i, 31);
+    i++;
+  }
   int ok = p->class->reconfigure ? p->class->reconfigure(p, nc) : 0;
+  if (ok && reload && !p->class->reload_routes)
+    ok = 0;
+  if (ok && reload) {
+    i = 0;
+    LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
+      if (reload & (1U << MIN(i, 31)))
+        p->class->reload_routes(c);
+      i++;
+    }
+  }
   if (ok)
     p->pcf = nc;
   uatomic_set(&p->reconf_result, ok ? 1 : -1);

@@ -26,6 +26,7 @@
 #include "lib/loop.h"
 #include "lib/net.h"
 #include "nest/rt.h"
+#include "filter/filter.h"
 
 struct config;
 struct cli;
@@ -35,8 +36,6 @@ struct channel;
 
 enum proto_state { PS_DOWN = 0, PS_START, PS_UP, PS_STOP, PS_MAX };
 extern const char *const proto_state_names[PS_MAX];  /* "down", "start", "up", "stop" */
-
-enum filter_kind { FILTER_ACCEPT = 0, FILTER_REJECT = 1 };
 
 enum limit_action { LIMIT_DISABLE = 0, LIMIT_WARN, LIMIT_BLOCK, LIMIT_RESTART };
 extern const char *const limit_action_names[];   /* "disable", "warn", "block", "restart" */
@@ -52,8 +51,9 @@ struct channel_config {
   struct proto_config *parent;
   uint net_type;
   struct rtable_config *table;
-  enum filter_kind in_filter, out_filter;
+  const struct filter *in_filter, *out_filter;   /* FILTER_ACCEPT/REJECT or code */
   int in_filter_set, out_filter_set;
+  int in_keep_filtered;       /* `import keep filtered` */
   u32 preference;
   u32 debug;
   struct channel_limit rx_limit, in_limit, out_limit;   /* receive, import, export */
@@ -92,7 +92,9 @@ struct channel {
   struct rtable *table;
   uint net_type;
   u32 preference;
-  enum filter_kind in_filter, out_filter;
+  const struct filter *in_filter, *out_filter;  /* owner: proto (switched on reconfigure) */
+  int in_keep_filtered;
+  linpool *filter_tmp;        /* owner: proto; scratch of filter runs */
   int state;                  /* atomic: enum channel_state */
   struct channel_stats stats;
   /* Export side, owner: proto loop. */
@@ -175,6 +177,9 @@ struct proto_class {
   enum proto_state (*shutdown)(struct proto *);
   /* Return 1 if the new config was applied in place, 0 to request restart. */
   int (*reconfigure)(struct proto *, struct proto_config *new);
+  /* Send every route of the channel through chan_import() again (its
+   * import filter changed). NULL: such a change restarts the protocol. */
+  void (*reload_routes)(struct channel *);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);

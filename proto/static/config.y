@@ -38,5 +38,11 @@ stat_route:
  ;
 
 stat_route_opts: /* empty */ | stat_route_opts ONLINK bool { static_route_set_onlink(cx->this_item, $3); } ;
+/* route ... { bgp_med = 10; bgp_community.add((1,2)); }: attributes set by filter statements */
+stat_route_opts: stat_route_opts '{' { f_inline_start(cx); } cmds '}' {
+    struct filter *f = f_inline_end(cx, $4);
+    if (!f) YYABORT;
+    ((struct static_route *) cx->this_item)->cmds = f;
+  } ;
 
 %%code

@@ -124,7 +124,18 @@ static_evaluate(struct static_proto *sp, const struct static_route *r)
     if (!b.iface)
       return NULL;
   }
-  return ea_intern(&b);
+  struct ea_list *a = ea_intern(&b);
+  if (r->cmds) {
+    /* The route's own statements; an error leaves the route as it was. */
+    struct f_route fr = { .net = &r->net, .attrs = a, .src = sp->p.main_source };
+    f_eval_rte(r->cmds, &fr, sp->filter_tmp);
+    lp_flush(sp->filter_tmp);
+    if (fr.out) {
+      ea_unref(a);
+      a = fr.out;
+    }
+  }
+  return a;
 }
 
 static void
@@ -165,6 +176,7 @@ static enum proto_state
 static_start(struct proto *p)
 {
   struct static_proto *sp = (struct static_proto *) p;
+  sp->filter_tmp = lp_new(p->run_pool);
   static_build_state(sp, (struct static_config *) p->pcf);
   ev_init(&sp->iface_ev, static_update_all, sp);
   iface_subscribe(p->loop, &sp->iface_ev);
@@ -218,6 +230,16 @@ static_reconfigure(struct proto *p, struct proto_config *new)
   return 1;
 }
 
+/* The import filter changed: announce everything again through it. */
+static void
+static_reload_routes(struct channel *c)
+{
+  struct static_proto *sp = (struct static_proto *) c->proto;
+  for (uint i = 0; i < sp->count; i++)
+    if (sp->st[i].attrs)
+      chan_import(c, &sp->st[i].cf->net, sp->p.main_source, sp->st[i].attrs);
+}
+
 static void
 static_rte_info(const struct rte *r, char *buf, size_t size)
 {
@@ -241,5 +263,6 @@ const struct proto_class proto_static = {
   .start = static_start,
   .shutdown = static_shutdown,
   .reconfigure = static_reconfigure,
+  .reload_routes = static_reload_routes,
   .rte_info = static_rte_info,
 };

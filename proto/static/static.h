@@ -14,6 +14,7 @@ struct static_route {
   ip_addr via;                /* RTD_UNICAST with a gateway */
   const char *dev;            /* interface name, or NULL */
   int onlink;
+  const struct filter *cmds;  /* `{ ... }` statements setting attributes, or NULL */
 };
 
 struct static_config {
@@ -34,6 +35,7 @@ struct static_proto {
   struct static_state *st;    /* owner: proto loop; one per configured route */
   uint count;
   struct event iface_ev;
+  linpool *filter_tmp;        /* owner: proto loop; scratch of route statements */
 };
 
 extern const struct proto_class proto_static;

@@ -27,6 +27,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/resource.h"
+#include "filter/filter.h"
 #include "nest/cli.h"
 #include "nest/iface.h"
 #include "nest/proto.h"
@@ -51,11 +52,20 @@ struct options {
   int foreground;
   int debug;
   int parse_only;
+  int self_test;              /* -T: run the config's bt_test_suite functions */
 };
 
 static struct loop_fd sig_fd;
 static int sig_pipe[2] = { -1, -1 };
 static const char *pid_path;
+
+static void
+self_test_print(void *ctx, const char *line)
+{
+  (void) ctx;
+  printf("%s\n", line);
+  fflush(stdout);
+}
 
 static void
 usage(FILE *f)
@@ -71,6 +81,7 @@ usage(FILE *f)
              "  -p                   Test configuration file and exit without start\n"
              "  -P <pid-file>        Create a PID file with given filename\n"
              "  -s <control-socket>  Use given filename for a control socket\n"
+             "  -T                   Run the filter self-tests (bt_test_suite) of the config and exit\n"
              "  --version            Display version of BIRD\n", PATH_CONFIG_FILE_DEFAULT);
 }
 
@@ -85,7 +96,7 @@ parse_args(int argc, char **argv, struct options *o)
   int c;
   o->config = PATH_CONFIG_FILE_DEFAULT;
   o->socket = PATH_CONTROL_SOCKET_DEFAULT;
-  while ((c = getopt_long(argc, argv, "c:dD:fglpP:Rs:u:", longopts, NULL)) >= 0)
+  while ((c = getopt_long(argc, argv, "c:dD:fglpP:Rs:Tu:", longopts, NULL)) >= 0)
     switch (c) {
     case 'c': o->config = optarg; break;
     case 'd': o->debug = 1; o->foreground = 1; break;
@@ -93,6 +104,7 @@ parse_args(int argc, char **argv, struct options *o)
     case 'f': o->foreground = 1; break;
     case 'l': o->config = "bird.conf"; o->socket = "bird.ctl"; break;
     case 'p': o->parse_only = 1; break;
+    case 'T': o->self_test = 1; break;
     case 'P': o->pidfile = optarg; break;
     case 's': o->socket = optarg; break;
     case 'R': case 'g': case 'u': break;   /* accepted for compatibility */
@@ -223,6 +235,12 @@ main(int argc, char **argv)
   if (!c) {
     fprintf(stderr, "bird: %s\n", err.msg);
     return 1;
+  }
+  if (o.self_test) {
+    /* Filter self-tests: one line per suite, then "N passed, M failed". */
+    int failed = filter_run_tests(c, self_test_print, NULL);
+    config_unref(c);
+    return failed ? 1 : 0;
   }
   if (o.parse_only) {
     config_unref(c);

@@ -1,0 +1,439 @@
+/*
+ * DOC: From the typed tree to flat bytecode.
+ *
+ * Code generation is a post-order walk: operands first, then the
+ * operation, so the interpreter only ever pops its operands. Control flow
+ * (if, &&, ||, case, for) becomes jumps whose targets are patched once the
+ * target is emitted. The walk also tracks the value stack depth, so each
+ * function records how much stack it can need and the interpreter checks
+ * room once per call instead of once per push.
+ *
+ * Two filters are "the same" when their instruction arrays match operand
+ * by operand, comparing constants, sets and callees by value: this decides
+ * whether `configure` must reload a channel, and backs bt_test_same.
+ */
+#include <string.h>
+#include <stdlib.h>
+#include "filter/f_inst.h"
+#include "lib/printf.h"
+#include "nest/rt.h"
+
+const char *const f_op_names[FI__MAX] = {
+#define F_INSN(name, bname, pops, pushes) [FI_##name] = bname,
+#include "filter/insns.def"
+#undef F_INSN
+};
+
+struct cbuf {
+  struct cf_context *cx;
+  struct f_insn *code;
+  u32 *lines;
+  uint len, size;
+  int depth, max_depth;
+};
+
+static uint
+emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
+{
+  if (c->len == c->size) {
+    uint size = c->size ? c->size * 2 : 64;
+    struct f_insn *code = malloc(size * sizeof(struct f_insn));
+    u32 *lines = malloc(size * sizeof(u32));
+    if (!code || !lines)
+      die("Out of memory");
+    if (c->len) {
+      memcpy(code, c->code, c->len * sizeof(struct f_insn));
+      memcpy(lines, c->lines, c->len * sizeof(u32));
+    }
+    free(c->code);
+    free(c->lines);
+    c->code = code;
+    c->lines = lines;
+    c->size = size;
+  }
+  struct f_insn *i = &c->code[c->len];
+  i->op = op;
+  i->b = b;
+  i->a = a;
+  i->p.p = p;
+  c->lines[c->len] = line;
+  c->depth += stack;
+  if (c->depth > c->max_depth)
+    c->max_depth = c->depth;
+  return c->len++;
+}
+
+static void gen(struct cbuf *c, const struct f_expr *e);
+
+static void
+gen_list(struct cbuf *c, const struct f_expr *e)
+{
+  for (; e; e = e->next) {
+    gen(c, e);
+    /* A function call used as a statement leaves its result. */
+    if (e->op == FI_CALL)
+      emit(c, FI_POP, 0, 0, NULL, e->line, -1);
+  }
+}
+
+static uint
+count_list(const struct f_expr *e)
+{
+  uint n = 0;
+  for (; e; e = e->next)
+    n++;
+  return n;
+}
+
+static void
+gen_args(struct cbuf *c, const struct f_expr *e)
+{
+  for (; e; e = e->next)
+    gen(c, e);
+}
+
+static void
+gen_case(struct cbuf *c, const struct f_expr *e)
+{
+  const struct f_arm *arms = e->ptr;
+  uint n = 0;
+  for (const struct f_arm *a = arms; a; a = a->next)
+    if (!a->is_else)
+      n++;
+  struct f_switch *sw = cf_alloc(c->cx, sizeof(struct f_switch));
+  sw->n = n;
+  sw->e = cf_alloc(c->cx, (n + 1) * sizeof(struct f_switch_entry));
+  gen(c, e->a);
+  emit(c, FI_SWITCH, 0, 0, sw, e->line, -1);
+
+  /* Bodies; items sharing a label list share one body. */
+  uint ends[1024], nends = 0, k = 0;
+  const struct f_expr *done[1024];
+  u32 done_at[1024];
+  uint ndone = 0;
+  int have_else = 0;
+  for (const struct f_arm *a = arms; a; a = a->next) {
+    u32 target = (u32) -1;
+    for (uint i = 0; i < ndone; i++)
+      if (done[i] == a->body)
+        target = done_at[i];
+    if (target == (u32) -1) {
+      target = c->len;
+      gen_list(c, a->body);
+      if (nends < ARRAY_SIZE(ends))
+        ends[nends++] = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
+      if (ndone < ARRAY_SIZE(done)) {
+        done[ndone] = a->body;
+        done_at[ndone++] = target;
+      }
+    }
+    if (a->is_else) {
+      sw->deflt = target;
+      have_else = 1;
+    } else {
+      sw->e[k].from = a->from;
+      sw->e[k].to = a->to;
+      sw->e[k].target = target;
+      k++;
+    }
+  }
+  if (!have_else)
+    sw->deflt = c->len;
+  for (uint i = 0; i < nends; i++)
+    c->code[ends[i]].a = c->len;
+}
+
+static void
+gen(struct cbuf *c, const struct f_expr *e)
+{
+  uint j1, j2, top;
+  switch (e->op) {
+  case FI_CONST: {
+    struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
+    *v = e->val;
+    emit(c, FI_CONST, 0, 0, v, e->line, 1);
+    return;
+  }
+  case FI_VAR_GET:
+    emit(c, FI_VAR_GET, 0, e->ax, NULL, e->line, 1);
+    return;
+  case FI_VAR_SET:
+    gen(c, e->a);
+    emit(c, FI_VAR_SET, 0, e->ax, NULL, e->line, -1);
+    return;
+  case FI_VAR_INIT:
+    emit(c, FI_VAR_INIT, e->bx, e->ax, NULL, e->line, 0);
+    return;
+  case FI_NOP:
+    return;
+  case FI_BLOCK:
+    gen_list(c, e->a);
+    return;
+  case FI_AND: case FI_OR:
+    gen(c, e->a);
+    j1 = emit(c, e->op == FI_AND ? FI_JZ : FI_JNZ, 0, 0, NULL, e->line, -1);
+    gen(c, e->b);
+    j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, -1);
+    c->code[j1].a = c->len;
+    {
+      struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
+      *v = f_bool(e->op == FI_OR);
+      emit(c, FI_CONST, 0, 0, v, e->line, 1);
+    }
+    c->code[j2].a = c->len;
+    return;
+  case FI_IF:
+    gen(c, e->a);
+    j1 = emit(c, FI_JZ, 0, 0, NULL, e->line, -1);
+    gen_list(c, e->b);
+    if (e->c) {
+      j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
+      c->code[j1].a = c->len;
+      gen_list(c, e->c);
+      c->code[j2].a = c->len;
+    } else
+      c->code[j1].a = c->len;
+    return;
+  case FI_CASE:
+    gen_case(c, e);
+    return;
+  case FI_FOR:
+    gen(c, e->a);
+    emit(c, FI_VAR_SET, 0, e->ax, NULL, e->line, -1);
+    {
+      struct f_val *zero = cf_alloc(c->cx, sizeof(struct f_val));
+      *zero = f_int(T_INT, 0);
+      emit(c, FI_CONST, 0, 0, zero, e->line, 1);
+      emit(c, FI_VAR_SET, 0, e->ax + 1, NULL, e->line, -1);
+    }
+    top = emit(c, FI_FOR_NEXT, e->bx, e->ax, NULL, e->line, 0);
+    gen_list(c, e->b);
+    emit(c, FI_JMP, 0, top, NULL, e->line, 0);
+    c->code[top].p.u = c->len;
+    return;
+  case FI_CALL:
+    gen_args(c, e->a);
+    emit(c, FI_CALL, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
+    return;
+  case FI_RETURN:
+    if (e->a)
+      gen(c, e->a);
+    else {
+      struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
+      *v = F_VAL_VOID;
+      emit(c, FI_CONST, 0, 0, v, e->line, 1);
+    }
+    emit(c, FI_RETURN, 0, 0, NULL, e->line, -1);
+    return;
+  case FI_ACCEPT: case FI_REJECT: case FI_ERROR: case FI_PRINT: {
+    uint n = count_list(e->a);
+    gen_args(c, e->a);
+    emit(c, e->op, e->bx, n, NULL, e->line, -(int) n);
+    return;
+  }
+  case FI_ASSERT:
+    gen(c, e->a);
+    emit(c, FI_ASSERT, 0, 0, e->ptr, e->line, -1);
+    return;
+  case FI_PATHMASK:
+    gen_args(c, e->a);
+    emit(c, FI_PATHMASK, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
+    return;
+  case FI_SA_GET:
+    emit(c, FI_SA_GET, e->bx, 0, NULL, e->line, 1);
+    return;
+  case FI_SA_SET:
+    gen(c, e->a);
+    emit(c, FI_SA_SET, e->bx, 0, NULL, e->line, -1);
+    return;
+  case FI_EA_GET: case FI_EA_UNSET: case FI_EA_DEFINED: {
+    const struct f_attr *a = e->ptr;
+    emit(c, e->op, 0, a->id, a, e->line, e->op == FI_EA_UNSET ? 0 : 1);
+    return;
+  }
+  case FI_EA_SET: {
+    const struct f_attr *a = e->ptr;
+    gen(c, e->a);
+    emit(c, FI_EA_SET, 0, a->id, a, e->line, -1);
+    return;
+  }
+  case FI_EC:
+    gen(c, e->a);
+    gen(c, e->b);
+    emit(c, FI_EC, 0, e->ax, NULL, e->line, -1);
+    return;
+  case FI_ROA_CHECK_ROUTE:
+    emit(c, e->op, 0, 0, e->ptr, e->line, 1);
+    return;
+  case FI_ROA_CHECK: case FI_ASPA_CHECK:
+    gen(c, e->a);
+    gen(c, e->b);
+    emit(c, e->op, 0, 0, e->ptr, e->line, -1);
+    return;
+  default: {
+    /* Plain operators: operands in order, then the operation. */
+    int n = 0;
+    if (e->a) { gen(c, e->a); n++; }
+    if (e->b) { gen(c, e->b); n++; }
+    if (e->c) { gen(c, e->c); n++; }
+    emit(c, e->op, e->bx, e->ax, e->ptr, e->line, 1 - n);
+    return;
+  }
+  }
+}
+
+struct filter *
+f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body)
+{
+  struct cbuf c = { .cx = cx };
+  gen_list(&c, body);
+  if (f->kind == FK_FUNCTION) {
+    /* Falling off the end returns void. */
+    struct f_val *v = cf_alloc(cx, sizeof(struct f_val));
+    *v = F_VAL_VOID;
+    emit(&c, FI_CONST, 0, 0, v, 0, 1);
+    emit(&c, FI_RETURN, 0, 0, NULL, 0, -1);
+  }
+  /* Every array ends in END, so the interpreter never checks bounds. */
+  emit(&c, FI_END, 0, 0, NULL, 0, 0);
+  struct f_parse *fp = f_parse_state(cx);
+  f->len = c.len;
+  f->code = cf_alloc(cx, (c.len + 1) * sizeof(struct f_insn));
+  f->lines = cf_alloc(cx, (c.len + 1) * sizeof(u32));
+  if (c.len) {
+    memcpy((void *) f->code, c.code, c.len * sizeof(struct f_insn));
+    memcpy((void *) f->lines, c.lines, c.len * sizeof(u32));
+  }
+  free(c.code);
+  free(c.lines);
+  f->nslots = MAX(fp->nslots, f->argc);
+  f->stack_need = f->nslots + c.max_depth + 4;
+  f->compiled = 1;
+  return f;
+}
+
+/* --- Constant evaluation --- */
+
+int
+f_eval_const(struct cf_context *cx, struct f_expr *e, struct f_val *out)
+{
+  struct filter f = { .kind = FK_FUNCTION, .name = "(constant)" };
+  struct f_expr r = { .op = FI_RETURN, .type = T_VOID, .a = e, .line = e->line };
+  struct f_parse *fp = f_parse_state(cx);
+  u16 saved = fp->nslots;
+  fp->nslots = 0;
+  f_compile(cx, &f, &r);
+  fp->nslots = saved;
+  char err[160] = "";
+  struct f_exec_opts o = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  enum f_result res = f_exec(&f, NULL, cx->mem, out, &o);
+  if (res != F_RETURN) {
+    cf_error_at(cx, "%s", err[0] ? err : "Runtime error while evaluating expression");
+    return -1;
+  }
+  return 0;
+}
+
+int
+f_eval_int(struct cf_context *cx, struct f_expr *e, u32 *out)
+{
+  struct f_val v;
+  if (f_eval_const(cx, e, &v) < 0)
+    return -1;
+  if (v.type != T_INT) {
+    cf_error_at(cx, "Integer expression expected");
+    return -1;
+  }
+  *out = v.val.i;
+  return 0;
+}
+
+int
+f_define_constant(struct cf_context *cx, struct symbol *s, struct f_expr *e)
+{
+  struct f_val v;
+  if (f_eval_const(cx, e, &v) < 0)
+    return -1;
+  struct cf_val *cv = cf_alloc(cx, sizeof(struct cf_val));
+  struct f_val *fv = cf_alloc(cx, sizeof(struct f_val));
+  *fv = v;
+  cv->fv = fv;
+  switch (v.type) {
+  case T_INT: cv->type = CFV_INT; cv->i = v.val.i; break;
+  case T_BOOL: cv->type = CFV_BOOL; cv->i = v.val.i; break;
+  case T_PAIR: cv->type = CFV_PAIR; cv->i = v.val.i; break;
+  case T_QUAD: cv->type = CFV_QUAD; cv->i = v.val.i; break;
+  case T_IP: cv->type = CFV_IP; cv->ip = v.val.ip; break;
+  case T_NET: cv->type = CFV_NET; net_copy(&cv->net, v.val.net); break;
+  case T_STRING: cv->type = CFV_STRING; cv->s = v.val.s; break;
+  default: cv->type = CFV_FILTER; break;
+  }
+  return cf_define_symbol(cx, s, SYM_CONSTANT, cv);
+}
+
+/* --- Code equality --- */
+
+static int code_same(const struct filter *a, const struct filter *b, int depth);
+
+static int
+insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
+{
+  if (a->op != b->op || a->b != b->b || a->a != b->a)
+    return 0;
+  switch (a->op) {
+  case FI_CONST:
+    return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
+  case FI_CALL:
+    return code_same(a->p.p, b->p.p, depth + 1);
+  case FI_SWITCH: {
+    const struct f_switch *x = a->p.p, *y = b->p.p;
+    if (x->n != y->n || x->deflt != y->deflt)
+      return 0;
+    for (uint i = 0; i < x->n; i++)
+      if (x->e[i].target != y->e[i].target || !val_same(&x->e[i].from, &y->e[i].from) ||
+          !val_same(&x->e[i].to, &y->e[i].to))
+        return 0;
+    return 1;
+  }
+  case FI_PATHMASK:
+    return path_mask_same(a->p.p, b->p.p);
+  case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: {
+    const struct f_attr *x = a->p.p, *y = b->p.p;
+    return x->id == y->id && x->type == y->type;
+  }
+  case FI_ROA_CHECK: case FI_ROA_CHECK_ROUTE: case FI_ASPA_CHECK: {
+    const struct rtable_config *x = a->p.p, *y = b->p.p;
+    return !strcmp(x->name, y->name);
+  }
+  case FI_ASSERT:
+    return 1;
+  case FI_FOR_NEXT:
+    return a->p.u == b->p.u;
+  default:
+    return a->p.p == b->p.p;
+  }
+}
+
+static int
+code_same(const struct filter *a, const struct filter *b, int depth)
+{
+  if (a == b)
+    return 1;
+  if (!a || !b || a->kind != b->kind || a->len != b->len || a->argc != b->argc || a->nslots != b->nslots)
+    return 0;
+  if (a->argc && memcmp(a->arg_type, b->arg_type, a->argc))
+    return 0;
+  /* Recursion: assume the same below a depth (a difference shows above). */
+  if (depth > 16)
+    return 1;
+  for (uint i = 0; i < a->len; i++)
+    if (!insn_same(&a->code[i], &b->code[i], depth))
+      return 0;
+  return 1;
+}
+
+int
+f_code_same(const struct filter *a, const struct filter *b)
+{
+  return code_same(a, b, 0);
+}

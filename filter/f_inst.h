@@ -1,0 +1,250 @@
+/*
+ * DOC: Filter compiler and interpreter internals (private to filter/).
+ *
+ * The grammar (filter/config.y) builds a typed tree of struct f_expr,
+ * checking types as each node is made, so a type error points at the
+ * config position where it was written. f_compile() turns a tree into a
+ * flat array of struct f_insn (postfix, constants folded, jumps resolved)
+ * inside a struct filter. f_run() (filter/interp.c) executes that array
+ * over a value stack.
+ */
+#ifndef FILTER_F_INST_H
+#define FILTER_F_INST_H
+
+#include "filter/filter.h"
+#include "filter/data.h"
+#include "conf/cf_context.h"
+
+enum f_op {
+#define F_INSN(name, bname, pops, pushes) FI_##name,
+#include "filter/insns.def"
+#undef F_INSN
+  FI__MAX
+};
+extern const char *const f_op_names[FI__MAX];
+
+/* Static route attributes (not in the eattr list). */
+enum f_sa {
+  SA_NET = 1, SA_FROM, SA_GW, SA_PROTO, SA_SOURCE, SA_SCOPE, SA_DEST, SA_IFNAME, SA_IFINDEX,
+  SA_PREFERENCE, SA_WEIGHT, SA_ONLINK, SA_IGP_METRIC, SA_GW_MPLS,
+};
+
+/* An attribute in the eattr list: BGP ones and user-declared ones. */
+struct f_attr {
+  const char *name;
+  u16 id;           /* EA_CODE */
+  u8 type;          /* filter type */
+  u8 eaf;           /* storage: enum ea_type */
+  u8 flags;         /* BGP attribute flags to set on write */
+  u8 readonly;
+};
+
+/* One instruction: 16 bytes. */
+struct f_insn {
+  u16 op;
+  u16 b;            /* small operand: type, kind, slot */
+  u32 a;            /* jump target, slot, attribute id, count */
+  union {
+    const struct f_val *v;
+    const void *p;
+    uintptr_t u;
+  } p;
+};
+
+/* SWITCH table: first matching range wins; else deflt. */
+struct f_switch {
+  uint n;
+  struct f_switch_entry { struct f_val from, to; u32 target; } *e;
+  u32 deflt;
+};
+
+#define F_MAX_ARGS 16
+
+enum filter_kind_int { FK_ACCEPT = 1, FK_REJECT, FK_FILTER, FK_FUNCTION, FK_WHERE };
+
+struct f_same_test { struct f_same_test *next; const struct filter *other; int expect; u32 line; };
+
+struct filter {
+  const char *name;             /* symbol name; NULL for inline filters */
+  u8 kind;                      /* enum filter_kind_int */
+  u8 ret_type;                  /* functions */
+  u8 argc;
+  u8 arg_type[F_MAX_ARGS];
+  u16 nslots;                   /* arguments + locals */
+  u32 stack_need;               /* slots + deepest expression stack */
+  u32 len;
+  const struct f_insn *code;
+  const u32 *lines;
+  const char *file;
+  int compiled;                 /* body done (recursion sees a half-built one) */
+  /* Self-tests */
+  const char *test_desc;
+  u32 test_seq;
+  struct f_same_test *same;
+};
+
+/* Tree */
+struct f_expr {
+  u16 op;
+  u8 type;                      /* result type (T_VOID for statements) */
+  u8 subtype;                   /* T_SET: element type */
+  u32 line;
+  struct f_expr *a, *b, *c;
+  struct f_expr *next;          /* statement / argument lists */
+  u16 bx;                       /* -> f_insn.b */
+  u32 ax;                       /* -> f_insn.a */
+  const void *ptr;              /* -> f_insn.p */
+  struct f_val val;             /* FI_CONST */
+};
+
+/* Local variables and scopes (parse time). */
+struct f_local {
+  struct f_local *next;
+  struct symbol *sym;
+  u16 slot;
+  u8 type;
+};
+struct f_scope {
+  struct f_scope *up;
+  struct f_local *vars;
+};
+
+/* case arms */
+struct f_arm {
+  struct f_arm *next;
+  struct f_val from, to;
+  int is_else;
+  struct f_expr *body;          /* shared by the items of one label list */
+};
+
+/* Set literal under construction */
+struct f_setb {
+  uint n, size;
+  struct f_val *from, *to;
+  int prefix;                   /* prefix set */
+  struct f_trie_entry *pfx;
+};
+
+/* Path mask items under construction */
+struct f_pmi {
+  struct f_pmi *next;
+  struct f_path_mask_item item;
+  struct f_expr *expr;          /* PM_ASN_EXPR */
+};
+
+struct f_prefix { net_addr net; u8 lo, hi; };
+
+/* Per-parse compiler state, hung on cf_context. */
+struct f_parse {
+  struct f_scope *scope;
+  struct filter *cur;           /* function or filter being defined */
+  u16 nslots;
+  u8 ret_type;                  /* declared (or inferred) return type; T_ANY: infer */
+  u8 ret_declared;
+  u32 test_seq;
+  u16 attr_next;                /* next user attribute code */
+};
+
+struct f_parse *f_parse_state(struct cf_context *cx);
+
+/* --- Tree building (filter/tree.c). Each returns NULL after cf_error_at(). --- */
+struct f_expr *f_new(struct cf_context *cx, uint op, uint type);
+struct f_expr *f_new_const(struct cf_context *cx, struct f_val v);
+struct f_expr *f_new_unary(struct cf_context *cx, uint op, struct f_expr *a);
+struct f_expr *f_new_binary(struct cf_context *cx, uint op, struct f_expr *a, struct f_expr *b);
+struct f_expr *f_new_method(struct cf_context *cx, uint op, struct f_expr *obj, struct f_expr *arg);
+struct f_expr *f_new_mask(struct cf_context *cx, struct f_expr *ip, struct f_expr *len);
+struct f_expr *f_new_pair(struct cf_context *cx, struct f_expr *a, struct f_expr *b);
+struct f_expr *f_new_ec(struct cf_context *cx, uint kind, struct f_expr *a, struct f_expr *b);
+struct f_expr *f_new_lc(struct cf_context *cx, struct f_expr *a, struct f_expr *b, struct f_expr *c);
+struct f_expr *f_new_pathmask(struct cf_context *cx, struct f_pmi *items);
+struct f_expr *f_new_sa_get(struct cf_context *cx, uint sa);
+struct f_expr *f_new_sa_set(struct cf_context *cx, uint sa, struct f_expr *v);
+struct f_expr *f_new_ea_get(struct cf_context *cx, const struct f_attr *a);
+struct f_expr *f_new_ea_set(struct cf_context *cx, const struct f_attr *a, struct f_expr *v);
+struct f_expr *f_new_ea_unset(struct cf_context *cx, const struct f_attr *a);
+struct f_expr *f_new_defined(struct cf_context *cx, struct f_expr *e);
+struct f_expr *f_new_symbol(struct cf_context *cx, struct symbol *s);
+struct f_expr *f_new_assign(struct cf_context *cx, struct symbol *s, struct f_expr *v);
+/* lvalue.method(arg) as a statement: lvalue = lvalue.method(arg) */
+struct f_expr *f_new_lvalue_method(struct cf_context *cx, struct f_expr *lv, uint op, struct f_expr *arg);
+struct f_expr *f_new_check_assign(struct cf_context *cx, struct f_expr *lv, struct f_expr *v);
+struct f_expr *f_new_decl(struct cf_context *cx, uint type, struct symbol *s, struct f_expr *init);
+struct f_expr *f_new_call(struct cf_context *cx, struct symbol *s, struct f_expr *args);
+struct f_expr *f_new_if(struct cf_context *cx, struct f_expr *c, struct f_expr *t, struct f_expr *e);
+struct f_expr *f_new_block(struct cf_context *cx, struct f_expr *list);
+struct f_expr *f_new_return(struct cf_context *cx, struct f_expr *v);
+struct f_expr *f_new_print(struct cf_context *cx, uint op, uint flags, struct f_expr *list);
+struct f_expr *f_new_case(struct cf_context *cx, struct f_expr *v, struct f_arm *arms);
+struct f_expr *f_new_for(struct cf_context *cx, struct f_expr *var, struct f_expr *list, struct f_expr *body);
+struct f_expr *f_new_for_var(struct cf_context *cx, uint type, struct symbol *s);
+struct f_expr *f_new_assert(struct cf_context *cx, struct f_expr *e, const char *text);
+struct f_expr *f_new_roa_check(struct cf_context *cx, struct symbol *table, struct f_expr *net, struct f_expr *asn);
+struct f_expr *f_new_aspa_check(struct cf_context *cx, struct symbol *table, struct f_expr *path, struct f_expr *up);
+struct f_expr *f_new_format(struct cf_context *cx, struct f_expr *e);
+struct f_expr *f_new_from_hex(struct cf_context *cx, struct f_expr *e);
+struct f_expr *f_append(struct f_expr *list, struct f_expr *x);
+
+/* Constant values of literal syntax */
+struct f_val f_val_net(struct cf_context *cx, const net_addr *n);
+struct f_val f_val_string(struct cf_context *cx, const char *s);
+struct f_val f_val_empty(uint type);
+int f_lex_enum(const char *name, u32 *val);   /* (type << 16) | value */
+struct f_val f_val_enum(u32 packed);
+
+/* Sets */
+struct f_setb *f_setb_new(struct cf_context *cx);
+int f_setb_add(struct cf_context *cx, struct f_setb *s, struct f_val from, struct f_val to);
+int f_setb_add_prefix(struct cf_context *cx, struct f_setb *s, const struct f_prefix *p);
+/* Pair/ec/lc ranges with wildcards: component ranges lo..hi each. */
+int f_setb_add_pair(struct cf_context *cx, struct f_setb *s, u32 a1, u32 a2, u32 b1, u32 b2);
+int f_setb_add_ec(struct cf_context *cx, struct f_setb *s, uint kind, u32 key, u32 v1, u32 v2);
+int f_setb_add_lc(struct cf_context *cx, struct f_setb *s, u32 a1, u32 a2, u32 b1, u32 b2, u32 c1, u32 c2);
+int f_setb_finish(struct cf_context *cx, struct f_setb *s, struct f_val *out);
+
+/* Constant evaluation (define, set atoms, expr) */
+int f_eval_const(struct cf_context *cx, struct f_expr *e, struct f_val *out);
+int f_eval_int(struct cf_context *cx, struct f_expr *e, u32 *out);
+
+/* Symbols and scopes */
+void f_scope_push(struct cf_context *cx);
+void f_scope_pop(struct cf_context *cx);
+struct f_local *f_find_local(struct cf_context *cx, struct symbol *s);
+int f_define_attribute(struct cf_context *cx, struct symbol *s, uint type);
+const struct f_attr *f_bgp_attr(uint code);
+
+/* Filters and functions */
+int f_function_start(struct cf_context *cx, struct symbol *s, int is_filter);
+int f_function_arg(struct cf_context *cx, uint type, struct symbol *s);
+void f_function_ret(struct cf_context *cx, uint type);
+struct filter *f_function_end(struct cf_context *cx, struct f_expr *body);
+/* Inline filter (channel `filter { }`, CLI) */
+void f_inline_start(struct cf_context *cx);
+struct filter *f_inline_end(struct cf_context *cx, struct f_expr *body);
+struct filter *f_new_where(struct cf_context *cx, struct f_expr *cond);
+int f_test_suite(struct cf_context *cx, struct symbol *fn, const char *desc);
+int f_test_same(struct cf_context *cx, struct symbol *f, struct symbol *g, u32 expect);
+
+/* Compile a statement list into bytecode. */
+struct filter *f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body);
+int f_code_same(const struct filter *a, const struct filter *b);
+
+/* Interpreter (filter/interp.c) */
+#define F_ERR_NO_ROUTE "No route to work with"
+struct f_exec_opts {
+  void (*print)(void *ctx, const char *text);   /* `print` output; NULL: log */
+  void *print_ctx;
+  u32 *assert_failed;           /* bt_assert failures counted here */
+  int silent;                   /* runtime errors: no log */
+  char *errbuf;                 /* runtime error text goes here (may be NULL) */
+  size_t errsize;
+};
+enum f_result f_exec(const struct filter *f, struct f_route *r, linpool *tmp, struct f_val *ret,
+                     const struct f_exec_opts *opts);
+
+/* CLI `eval` (filter/filter.c) */
+void f_cli_eval(struct cli *c, struct cf_context *cx, struct f_expr *e);
+/* define NAME = term */
+int f_define_constant(struct cf_context *cx, struct symbol *s, struct f_expr *e);
+
+#endif

@@ -1,0 +1,649 @@
+/*
+ * Unit tests of the filter compiler and interpreter: values and operators
+ * of every type (through `define`, which compiles and folds a term), the
+ * prefix trie against a brute-force matcher, filters on routes with BGP
+ * attributes (copy-on-write, interning), runtime bounds, code equality,
+ * concurrent runs of one filter, and a fuzz pass over random config text.
+ *
+ * FILTER_BENCH=N runs the route-server benchmark on N routes (default 1M
+ * when set to 1) and prints ns per route.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "conf/conf.h"
+#include "filter/f_inst.h"
+#include "filter/filter.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+#include "nest/ea_bgp.h"
+#include "nest/iface.h"
+#include "nest/proto.h"
+#include "nest/rt.h"
+#include "proto/device/device.h"
+
+/* --- helpers --- */
+
+static struct config *
+parse_text(const char *text, char *err, size_t errlen)
+{
+  char path[] = "/tmp/filter_testXXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "protocol device {}\n%s\n", text);
+  fclose(f);
+  struct cf_error e;
+  struct config *c = config_parse_file(path, &e);
+  unlink(path);
+  if (!c && err)
+    bsnprintf(err, errlen, "%s", e.msg);
+  return c;
+}
+
+static struct config *
+parse_ok(const char *text)
+{
+  char err[600];
+  struct config *c = parse_text(text, err, sizeof(err));
+  if (!c)
+    fail_msg("parse failed: %s\n%s", err, text);
+  return c;
+}
+
+/* "define X = <term>;" and the value as eval prints it. */
+static void
+check_value(const char *term, const char *want)
+{
+  char text[1024];
+  bsnprintf(text, sizeof(text), "define X = %s;", term);
+  struct config *c = parse_ok(text);
+  struct symbol *s = cf_find_symbol(c, "X");
+  assert_non_null(s);
+  assert_int_equal(s->class, SYM_CONSTANT);
+  struct buffer b;
+  buffer_init(&b);
+  val_format(s->val->fv, &b);
+  if (strcmp(b.start, want))
+    fail_msg("%s: got %s, want %s", term, b.start, want);
+  buffer_free(&b);
+  config_unref(c);
+}
+
+static void
+check_error(const char *text, const char *want)
+{
+  char err[600];
+  struct config *c = parse_text(text, err, sizeof(err));
+  if (c)
+    fail_msg("accepted: %s", text);
+  if (!strstr(err, want))
+    fail_msg("%s: got error '%s', want '%s'", text, err, want);
+}
+
+static const struct filter *
+find_filter(struct config *c, const char *name)
+{
+  struct symbol *s = cf_find_symbol(c, name);
+  assert_non_null(s);
+  assert_true(s->class == SYM_FILTER || s->class == SYM_FUNCTION);
+  return s->def;
+}
+
+static u8 *
+put_u32(u8 *p, u32 v)
+{
+  memcpy(p, &v, 4);
+  return p + 4;
+}
+
+/* A BGP-ish route: path (seq of n ASNs), communities. */
+static struct ea_list *
+bgp_attrs(const u32 *path, uint plen, const u32 *comm, uint clen, u32 med)
+{
+  static __thread u8 pbuf[2 + 4 * 255];
+  struct ea_builder b;
+  ea_builder_init(&b);
+  b.source = RTS_BGP;
+  b.dest = RTD_UNICAST;
+  b.preference = 100;
+  b.gw = ipa_from_ip4(ip4_from_u32(0xc0000201));
+  pbuf[0] = EAB_AS_SEQUENCE;
+  pbuf[1] = plen;
+  u8 *p = pbuf + 2;
+  for (uint i = 0; i < plen; i++)
+    p = put_u32(p, path[i]);
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, pbuf, 2 + 4 * plen);
+  if (clen)
+    ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm, 4 * clen);
+  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
+  if (med)
+    ea_set_int(&b, EA_BGP(EAB_MULTI_EXIT_DISC), EAF_INT, 0x80, med);
+  return ea_intern(&b);
+}
+
+/* --- tests --- */
+
+static void
+test_values(void **state)
+{
+  (void) state;
+  check_value("1 + 2 * 3", "7");
+  check_value("5 - 7", "4294967294");
+  check_value("7 / 2", "3");
+  check_value("(1, 2)", "(1,2)");
+  check_value("(1, 2, 3)", "(1, 2, 3)");
+  check_value("(rt, 1, 2)", "(rt, 1, 2)");
+  check_value("(rt, 100000, 5)", "(rt, 100000, 5)");
+  check_value("(ro, 10.0.0.1, 5)", "(ro, 10.0.0.1, 5)");
+  check_value("(generic, 0x12345, 0x678)", "(unknown 0x1, 9029, 1656)");
+  check_value("1.2.3.4", "1.2.3.4");
+  check_value("2001:db8::1", "2001:db8::1");
+  check_value("10.0.0.0/8", "10.0.0.0/8");
+  check_value("\"abc\"", "abc");
+  check_value("true", "TRUE");
+  check_value("!true", "FALSE");
+  check_value("[1, 2, 5..7]", "[1, 2, 5..7]");
+  check_value("[(1,*)]", "[(1,0)..(1,65535)]");
+  check_value("[(1,2,3), (4,5,*)]", "[(1, 2, 3), (4, 5, 0)..(4, 5, 4294967295)]");
+  check_value("RTS_STATIC", "(enum 30)1");
+  check_value("NET_IP6", "(enum 36)2");
+  check_value("+empty+", "(path )");
+  check_value("-empty-", "(clist )");
+  check_value("prepend(prepend(+empty+, 5), 7)", "(path 7 5)");
+  check_value("prepend(+empty+, 5).len", "1");
+  check_value("add(add(-empty-, (1,2)), (3,4))", "(clist (1,2) (3,4))");
+  check_value("add(add(-empty-, (1,2)), (1,2))", "(clist (1,2))");
+  check_value("delete(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (3,4))");
+  check_value("filter(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (1,2))");
+  check_value("add(--empty--, (rt, 1, 2))", "(eclist (rt, 1, 2))");
+  check_value("add(---empty---, (1, 2, 3))", "(lclist (1, 2, 3))");
+  check_value("add(add(-empty-, (1,2)), (3,4)).max", "(3,4)");
+  check_value("add(add(-empty-, (5,2)), (3,4)).min", "(3,4)");
+  check_value("[= * 1 ? 2+ =]", "[= * 1 ? 2 + =]");
+  check_value("10.1.2.3.mask(8)", "10.0.0.0");
+  check_value("10.0.0.0/8.ip", "10.0.0.0");
+  check_value("(1, 2, 3).data2", "3");
+  check_value("format((1, 2))", "(1,2)");
+  check_value("(1,2) < (1,3) && 1.2.3.4 ~ 1.0.0.0/8", "TRUE");
+  check_value("\"foo\" ~ \"f*o\"", "TRUE");
+  check_value("10.1.0.0/16 ~ [10.0.0.0/8{16,24}]", "TRUE");
+  check_value("10.0.0.0/8 ~ [10.0.0.0/8{16,24}]", "FALSE");
+  check_value("prepend(prepend(+empty+, 2), 1) ~ [= 1 2 =]", "TRUE");
+  check_value("prepend(prepend(+empty+, 2), 1) ~ [= * 2 =]", "TRUE");
+  check_value("prepend(prepend(+empty+, 2), 1) ~ [= 2 * =]", "FALSE");
+  check_value("prepend(prepend(prepend(+empty+, 3), 2), 2) ~ [= 2+ 3 =]", "TRUE");
+  check_value("delete(prepend(prepend(+empty+, 2), 1), 2)", "(path 1)");
+  check_value("from_hex(\"01:ab\")", "01:ab");
+  check_value("defined(1)", "TRUE");
+}
+
+static void
+test_errors(void **state)
+{
+  (void) state;
+  check_error("function f() int x; { x = \"a\"; }", "Argument 1 of VAR_SET must be of type int, got type string");
+  check_error("function f() { if 1 < \"a\" then print 1; }", "Arguments 1 and 2 of LT must be of the same type");
+  check_error("filter f { bgp_med = \"x\"; accept; }", "Argument 1 of EA_SET must be of type int, got type string");
+  check_error("function f() { print foo; }", "Undefined symbol foo");
+  check_error("filter f { net = 10.0.0.0/8; accept; }", "read-only");
+  check_error("function f(int a) { return a; } function g() { return f(1, 2); }", "takes 1 arguments");
+  check_error("function f() { if 1 then print 1; }", "Argument 1 of CONDITION must be of type bool");
+  check_error("define x = [1, 2.0.0.0];", "Mixed types in set");
+  check_error("define x = [10.0.0.0/8, 2001:db8::/32];", "Mixed IPv4/IPv6");
+  check_error("define x = 1 / 0;", "divide by 0");
+  check_error("function f() { int a; int a; }", "already defined");
+}
+
+/* Prefix trie against a brute-force matcher on random sets and nets. */
+static int
+brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
+{
+  for (uint i = 0; i < n; i++) {
+    const net_addr *p = &e[i].net;
+    if (p->type != x->type)
+      continue;
+    uint l = x->pxlen;
+    if (l < e[i].lo || l > e[i].hi)
+      continue;
+    uint k = MIN(p->pxlen, l);
+    net_addr a = *p, b = *x;
+    a.pxlen = b.pxlen = k;
+    net_normalize(&a);
+    net_normalize(&b);
+    if (net_equal(&a, &b))
+      return 1;
+  }
+  return 0;
+}
+
+static void
+test_trie(void **state)
+{
+  (void) state;
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "trie test");
+  linpool *lp = lp_new(p);
+  srandom(42);
+  for (int round = 0; round < 40; round++) {
+    uint n = 1 + random() % 60;
+    struct f_trie_entry e[64];
+    struct f_trie *t = f_trie_new(lp);
+    for (uint i = 0; i < n; i++) {
+      uint len = random() % 33;
+      u32 a = (random() & 0xff000000) | ((random() & 3) << 22);
+      net_fill_ip4(&e[i].net, ip4_from_u32(a), len);
+      net_normalize(&e[i].net);
+      uint lo = random() % 33, hi = lo + random() % (33 - lo);
+      if (random() % 3 == 0) { lo = len; hi = len; }
+      e[i].lo = lo;
+      e[i].hi = hi;
+      f_trie_add(lp, t, &e[i].net, lo, hi);
+    }
+    f_trie_finish(lp, t, e, n);
+    for (int k = 0; k < 3000; k++) {
+      net_addr x;
+      net_fill_ip4(&x, ip4_from_u32((random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff)), random() % 33);
+      net_normalize(&x);
+      if (f_trie_match(t, &x) != brute_match(e, n, &x))
+        fail_msg("round %d: trie and brute force differ on %N", round, &x);
+    }
+  }
+  rfree(p);
+}
+
+static const char *route_conf =
+  "define RS = 64500;\n"
+  "filter f_mod {\n"
+  "  if bgp_path.first != 65001 then reject;\n"
+  "  if bgp_path.len > 5 then reject;\n"
+  "  bgp_community.delete([(64500, *)]);\n"
+  "  bgp_community.add((RS, 1));\n"
+  "  bgp_large_community.add((RS, 2, 3));\n"
+  "  bgp_path.prepend(RS);\n"
+  "  bgp_med = 7;\n"
+  "  preference = 120;\n"
+  "  accept;\n"
+  "}\n"
+  "filter f_read { if bgp_med = 5 && (65001, 1) ~ bgp_community && bgp_path ~ [= 65001 * =] then accept; reject; }\n"
+  "filter f_fall { if false then accept; }\n"
+  "function inf(int n) { return inf(n + 1); }\n"
+  "filter f_rec { if inf(0) = 1 then accept; reject; }\n"
+  "function spin() int i; { i = 0; for int a in prepend(prepend(prepend(+empty+, 1), 2), 3) do i = i + spin(); return i; }\n"
+  "filter f_spin { if spin() = 0 then accept; reject; }\n"
+  "function fib(int n) { if n < 2 then return n; return fib(n - 1) + fib(n - 2); }\n"
+  "filter f_fib { if fib(40) > 0 then accept; reject; }\n";
+
+static void
+test_routes(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(route_conf);
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "route test");
+  linpool *lp = lp_new(p);
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
+  u32 path[] = { 65001, 65002 };
+  u32 comm[] = { (64500u << 16) | 9, (65001u << 16) | 1 };
+  struct ea_list *a = bgp_attrs(path, 2, comm, 2, 5);
+
+  struct f_route r = { .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_read"), &r, lp), F_ACCEPT);
+  assert_null(r.out);   /* read-only: no copy, no intern */
+
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_mod"), &r, lp), F_ACCEPT);
+  assert_non_null(r.out);
+  struct ea_list *o = r.out;
+  assert_int_equal(o->preference, 120);
+  const struct eattr *e = ea_find(o, EA_BGP(EAB_MULTI_EXIT_DISC));
+  assert_non_null(e);
+  assert_int_equal(e->val, 7);
+  e = ea_find(o, EA_BGP(EAB_COMMUNITY));
+  assert_int_equal(e->len, 8);
+  const u32 *cv = ea_data(o, e);
+  assert_int_equal(cv[0], (65001u << 16) | 1);
+  assert_int_equal(cv[1], (64500u << 16) | 1);
+  e = ea_find(o, EA_BGP(EAB_AS_PATH));
+  assert_int_equal(e->len, 2 + 3 * 4);
+  e = ea_find(o, EA_BGP(EAB_LARGE_COMMUNITY));
+  assert_int_equal(e->len, 12);
+  /* The input is untouched. */
+  assert_int_equal(ea_find(a, EA_BGP(EAB_MULTI_EXIT_DISC))->val, 5);
+
+  /* Same input, same output: interned once. */
+  struct f_route r2 = { .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_mod"), &r2, lp), F_ACCEPT);
+  assert_ptr_equal(r2.out, o);
+  ea_unref(r2.out);
+  ea_unref(o);
+
+  u32 bad[] = { 65009 };
+  struct ea_list *b = bgp_attrs(bad, 1, NULL, 0, 0);
+  r = (struct f_route){ .net = &n, .attrs = b };
+  assert_int_equal(f_run(find_filter(c, "f_mod"), &r, lp), F_REJECT);
+  assert_null(r.out);
+  r = (struct f_route){ .net = &n, .attrs = b };
+  assert_int_equal(f_run(find_filter(c, "f_read"), &r, lp), F_REJECT);
+
+  /* No verdict, runaway recursion, runaway work: errors, not hangs. */
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_fall"), &r, lp), F_ERROR);
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_rec"), &r, lp), F_ERROR);
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_spin"), &r, lp), F_ERROR);
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_run(find_filter(c, "f_fib"), &r, lp), F_ERROR);   /* step budget */
+
+  ea_unref(a);
+  ea_unref(b);
+  rfree(p);
+  config_unref(c);
+}
+
+static void
+test_same(void **state)
+{
+  (void) state;
+  struct config *c1 = parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }");
+  struct config *c2 = parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }");
+  assert_true(filter_same(find_filter(c1, "a"), find_filter(c2, "a")));
+  assert_false(filter_same(find_filter(c1, "b"), find_filter(c2, "b")));
+  assert_false(filter_same(find_filter(c1, "a"), find_filter(c1, "b")));
+  assert_true(filter_same(FILTER_ACCEPT, FILTER_ACCEPT));
+  assert_false(filter_same(FILTER_ACCEPT, FILTER_REJECT));
+  assert_string_equal(filter_name(find_filter(c1, "a")), "a");
+  assert_string_equal(filter_name(FILTER_REJECT), "REJECT");
+  config_unref(c1);
+  config_unref(c2);
+}
+
+/* One compiled filter, many threads at once: results must not mix. */
+struct conc_arg {
+  const struct filter *f;
+  int ok;
+};
+
+static void *
+conc_main(void *data)
+{
+  struct conc_arg *ca = data;
+  rcu_thread_register();
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "conc");
+  linpool *lp = lp_new(p);
+  ca->ok = 1;
+  for (u32 i = 0; i < 20000; i++) {
+    net_addr n;
+    net_fill_ip4(&n, ip4_from_u32(0x0b000000 | (i << 8)), 24);
+    u32 path[] = { 65001, 64600 + (i % 50) };
+    struct ea_list *a = bgp_attrs(path, 2, NULL, 0, i % 7);
+    struct f_route r = { .net = &n, .attrs = a };
+    enum f_result res = f_run(ca->f, &r, lp);
+    lp_flush(lp);
+    if (res != F_ACCEPT || !r.out)
+      ca->ok = 0;
+    else {
+      const struct eattr *e = ea_find(r.out, EA_BGP(EAB_AS_PATH));
+      if (!e || e->len != 2 + 3 * 4)
+        ca->ok = 0;
+      ea_unref(r.out);
+    }
+    ea_unref(a);
+  }
+  rfree(p);
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void
+test_concurrent(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(route_conf);
+  struct conc_arg args[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    args[i].f = find_filter(c, "f_mod");
+    pthread_create(&th[i], NULL, conc_main, &args[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    assert_true(args[i].ok);
+  }
+  config_unref(c);
+}
+
+/* Random config text made of filter tokens: the parser must never crash. */
+static void
+test_fuzz_parser(void **state)
+{
+  (void) state;
+  static const char *tok[] = {
+    "filter", "function", "f", "g", "x", "(", ")", "{", "}", "[", "]", "[=", "=]", ";", ",", "=", "==", "!=",
+    "<", ">", "~", "!~", "+", "-", "*", "/", "&&", "||", "!", ".", "..", "1", "65535", "10.0.0.0/8", "1.2.3.4",
+    "2001:db8::/32", "\"s\"", "if", "then", "else", "case", "for", "in", "do", "int", "bool", "prefix", "set",
+    "bgppath", "clist", "accept", "reject", "return", "print", "bgp_path", "bgp_community", "net", "len",
+    "add", "delete", "filter", "prepend", "+empty+", "-empty-", "true", "RTS_BGP", "?", ":", "else:", "define",
+    "bt_assert", "defined", "unset", "first", "last", "mask", "ip", "asn", "data", "rt", "ro",
+  };
+  srandom(7);
+  char text[2048];
+  for (int i = 0; i < 3000; i++) {
+    size_t len = 0;
+    int n = 1 + random() % 40;
+    len += bsnprintf(text + len, sizeof(text) - len, "%s", random() % 2 ? "filter f " : "function f() ");
+    for (int k = 0; k < n && len < sizeof(text) - 64; k++)
+      len += bsnprintf(text + len, sizeof(text) - len, " %s", tok[random() % ARRAY_SIZE(tok)]);
+    char err[600];
+    struct config *c = parse_text(text, err, sizeof(err));
+    if (c)
+      config_unref(c);
+  }
+}
+
+/* Random values through every binary operator and method: no crash. */
+static void
+test_fuzz_interp(void **state)
+{
+  (void) state;
+  static const char *vals[] = {
+    "1", "0", "4294967295", "(1,2)", "1.2.3.4", "2001:db8::1", "10.0.0.0/8", "\"a*\"", "true", "[1, 3..5]",
+    "[10.0.0.0/8+]", "+empty+", "prepend(+empty+, 1)", "-empty-", "add(-empty-, (1,2))", "(rt, 1, 2)",
+    "(1, 2, 3)", "[= * 1 =]", "RTS_BGP", "[(1,*)]", "--empty--", "---empty---",
+  };
+  static const char *ops[] = { "+", "-", "*", "/", "=", "!=", "<", "<=", ">", ">=", "~", "!~", "&&", "||" };
+  static const char *meths[] = { ".len", ".ip", ".asn", ".data", ".first", ".last", ".min", ".max", ".type", ".is_v4" };
+  char text[512];
+  for (uint a = 0; a < ARRAY_SIZE(vals); a++)
+    for (uint b = 0; b < ARRAY_SIZE(vals); b++)
+      for (uint o = 0; o < ARRAY_SIZE(ops); o++) {
+        bsnprintf(text, sizeof(text), "function f() { print %s %s %s; }", vals[a], ops[o], vals[b]);
+        struct config *c = parse_text(text, NULL, 0);
+        if (c)
+          config_unref(c);
+      }
+  for (uint a = 0; a < ARRAY_SIZE(vals); a++)
+    for (uint m = 0; m < ARRAY_SIZE(meths); m++) {
+      bsnprintf(text, sizeof(text), "define X = %s%s;", vals[a], meths[m]);
+      struct config *c = parse_text(text, NULL, 0);
+      if (c)
+        config_unref(c);
+    }
+}
+
+/* --- The route-server benchmark --- */
+
+static const char *bench_conf_head =
+  "define RS_ASN = 64500;\n"
+  "define BOGONS_V4 = [ 0.0.0.0/8+, 10.0.0.0/8+, 100.64.0.0/10+, 127.0.0.0/8+, 169.254.0.0/16+,\n"
+  "  172.16.0.0/12+, 192.0.2.0/24+, 192.168.0.0/16+, 198.18.0.0/15+, 198.51.100.0/24+,\n"
+  "  203.0.113.0/24+, 224.0.0.0/4+, 240.0.0.0/4+ ];\n"
+  "define BOGON_ASNS = [ 0, 23456, 64496..64511, 64512..65534, 65535, 65536..65551, 4200000000..4294967295 ];\n"
+  "roa4 table r4;\n";
+
+static const char *bench_conf_tail =
+  "function rs_prefix_len_ok() { return net.len >= 8 && net.len <= 24; }\n"
+  "filter rs_import {\n"
+  "  if net.type != NET_IP4 then reject;\n"
+  "  if net ~ BOGONS_V4 then reject;\n"
+  "  if !rs_prefix_len_ok() then reject;\n"
+  "  if bgp_path.len > 32 then reject;\n"
+  "  if bgp_path.first != 3320 then reject;\n"
+  "  if bgp_path ~ BOGON_ASNS then reject;\n"
+  "  if !(net ~ AS65001_PFX) then {\n"
+  "    bgp_large_community.add((RS_ASN, 1101, 9));\n"
+  "    reject;\n"
+  "  }\n"
+  "  if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject;\n"
+  "  if (RS_ASN, 0) ~ bgp_community then reject;\n"
+  "  bgp_community.delete([(RS_ASN, *)]);\n"
+  "  bgp_large_community.delete([(RS_ASN, *, *)]);\n"
+  "  bgp_large_community.add((RS_ASN, 1000, 1));\n"
+  "  accept;\n"
+  "}\n"
+  "filter rs_check {\n"
+  "  if net.type != NET_IP4 then reject;\n"
+  "  if net ~ BOGONS_V4 then reject;\n"
+  "  if !rs_prefix_len_ok() then reject;\n"
+  "  if bgp_path.len > 32 then reject;\n"
+  "  if bgp_path.first != 3320 then reject;\n"
+  "  if bgp_path ~ BOGON_ASNS then reject;\n"
+  "  if !(net ~ AS65001_PFX) then reject;\n"
+  "  if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject;\n"
+  "  if (RS_ASN, 0) ~ bgp_community then reject;\n"
+  "  accept;\n"
+  "}\n";
+
+/* CPU time of this thread: the benchmark shares its machine. */
+static double
+now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void
+run_bench(uint nroutes, int print)
+{
+  /* A few thousand client prefixes (the IRR-derived set). */
+  struct buffer b;
+  buffer_init(&b);
+  buffer_puts(&b, bench_conf_head);
+  buffer_puts(&b, "define AS65001_PFX = [ ");
+  uint npfx = 4000;
+  for (uint i = 0; i < npfx; i++)
+    buffer_print(&b, "%s%u.%u.0.0/16{16,24}", i ? ", " : "", 20 + i / 256, i % 256);
+  buffer_puts(&b, " ];\n");
+  buffer_puts(&b, bench_conf_tail);
+  struct config *c = parse_ok(b.start);
+  buffer_free(&b);
+
+  /* Attribute sets shared by many routes, as in real UPDATEs. */
+  uint nattrs = 4096;
+  struct ea_list **attrs = malloc(nattrs * sizeof(*attrs));
+  srandom(1);
+  for (uint i = 0; i < nattrs; i++) {
+    u32 path[6] = { 3320 };
+    uint plen = 2 + random() % 4;
+    for (uint k = 1; k < plen; k++)
+      path[k] = 1000 + random() % 60000;
+    if (i % 50 == 0)
+      path[0] = 3321;                  /* wrong first AS */
+    u32 comm[3] = { (64500u << 16) | (1 + random() % 3), (3320u << 16) | 100, (3320u << 16) | (random() % 10) };
+    attrs[i] = bgp_attrs(path, plen, comm, 3, random() % 100);
+  }
+  net_addr *nets = malloc(nroutes * sizeof(net_addr));
+  for (uint i = 0; i < nroutes; i++) {
+    u32 a;
+    uint len;
+    if (i % 20 == 0) { a = 0x0a000000 | (random() & 0xffff00); len = 24; }          /* bogon */
+    else if (i % 20 == 1) { a = random() & 0xffffff00; len = 24; }                   /* not registered */
+    else { uint k = random() % npfx; a = ((20 + k / 256) << 24) | ((k % 256) << 16) | (random() & 0xff00); len = 16 + random() % 9; }
+    net_fill_ip4(&nets[i], ip4_from_u32(a), len);
+    net_normalize(&nets[i]);
+  }
+  struct ea_list **out = calloc(nroutes, sizeof(*out));
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "bench");
+  linpool *lp = lp_new(p);
+  static const char *const names[] = { "rs_check", "rs_import" };
+  for (uint k = 0; k < ARRAY_SIZE(names); k++) {
+    const struct filter *f = find_filter(c, names[k]);
+    uint accepted = 0;
+    double t0 = now_ns();
+    for (uint i = 0; i < nroutes; i++) {
+      struct f_route r = { .net = &nets[i], .attrs = attrs[i % nattrs] };
+      if (f_run(f, &r, lp) == F_ACCEPT)
+        accepted++;
+      out[i] = r.out;                  /* the table would hold it */
+      lp_flush(lp);
+    }
+    double t1 = now_ns();
+    if (print)
+      printf("filter benchmark %s: %u routes, %u accepted, %.1f ns/route (CPU time)\n",
+             names[k], nroutes, accepted, (t1 - t0) / nroutes);
+    assert_true(accepted > nroutes / 2);
+    for (uint i = 0; i < nroutes; i++)
+      if (out[i])
+        ea_unref(out[i]);
+  }
+  for (uint i = 0; i < nattrs; i++)
+    ea_unref(attrs[i]);
+  free(out);
+  free(nets);
+  free(attrs);
+  rfree(p);
+  config_unref(c);
+}
+
+static void
+test_bench(void **state)
+{
+  (void) state;
+  const char *env = getenv("FILTER_BENCH");
+  uint n = env ? (uint) atoi(env) : 0;
+  if (n == 1)
+    n = 1000000;
+  run_bench(n ? n : 20000, !!n);
+}
+
+int
+main(void)
+{
+  resource_init();
+  log_init("filter_test");
+  hash_seed_init();
+  ea_init();
+  rt_init();
+  iface_init();
+  proto_init();
+  proto_build(&proto_device);
+  rcu_thread_register();
+  if (getenv("FILTER_BENCH_ONLY")) {
+    const struct CMUnitTest bench[] = { cmocka_unit_test(test_bench) };
+    return cmocka_run_group_tests(bench, NULL, NULL);
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_values),
+    cmocka_unit_test(test_errors),
+    cmocka_unit_test(test_trie),
+    cmocka_unit_test(test_routes),
+    cmocka_unit_test(test_same),
+    cmocka_unit_test(test_concurrent),
+    cmocka_unit_test(test_fuzz_parser),
+    cmocka_unit_test(test_fuzz_interp),
+    cmocka_unit_test(test_bench),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
