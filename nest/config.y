@@ -37,7 +37,10 @@ table_def: net_type TABLE symbol table_opts_block {
     rc->sorted = cx->tbl_sorted; rc->trie = cx->tbl_trie;
     cx->tbl_sorted = cx->tbl_trie = 0;
   } ;
-table_opts_block: ';' | '{' table_opts '}' ;
+table_opts_block: ';' | '{' table_opts '}' | table_inline_opts ';' ;
+/* BIRD also takes the flags without braces: `ipv4 table master4 sorted;` */
+table_inline_opts: table_inline_opt | table_inline_opts table_inline_opt ;
+table_inline_opt: SORTED { cx->tbl_sorted = 1; } | TRIE { cx->tbl_trie = 1; } ;
 table_opts: /* empty */ | table_opts table_opt ';' ;
 table_opt:
    SORTED bool { cx->tbl_sorted = $2; }
@@ -117,6 +120,8 @@ channel_item:
      cx->this_channel->preference = $2;
    }
  | DEBUG proto_debug_mask { cx->this_channel->debug = $2; }
+ | IMPORT TABLE bool { cx->this_channel->import_table = $3; }
+ | EXPORT TABLE bool { cx->this_channel->export_table = $3; }
  | RECEIVE LIMIT expr limit_action { cx->this_channel->rx_limit = (struct channel_limit){ $3, $4 }; }
  | RECEIVE LIMIT OFF { cx->this_channel->rx_limit.max = 0; }
  | IMPORT LIMIT expr limit_action { cx->this_channel->in_limit = (struct channel_limit){ $3, $4 }; }

@@ -57,6 +57,7 @@ struct channel_config {
   u32 preference;
   u32 debug;
   struct channel_limit rx_limit, in_limit, out_limit;   /* receive, import, export */
+  int import_table, export_table;   /* accepted; Adj-RIB-In/Out come with the tables issue */
 };
 
 struct proto_config {

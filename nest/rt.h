@@ -48,6 +48,7 @@ struct rtable_config {
   uint gc_threshold;
   btime gc_period;
   struct rtable *table;       /* owner: main loop; the running table */
+  int implicit;               /* master4/master6 made before parsing, not yet declared */
 };
 
 /* Identity of who announced a route: one per protocol instance (and path id). */

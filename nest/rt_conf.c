@@ -18,6 +18,12 @@ static uint tables_dying;   /* main loop: teardown scheduled, not finished */
 struct rtable_config *
 rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
 {
+  /* `ipv4 table master4 sorted;` declares the default table BIRD made
+   * implicitly: it is the same table, now with options. */
+  if (s->class == SYM_TABLE && s->table->implicit && s->table->net_type == net_type) {
+    s->table->implicit = 0;
+    return s->table;
+  }
   if (s->class != SYM_VOID)
     return NULL;
   struct rtable_config *rc = lp_allocz(c->mem, sizeof(*rc));
@@ -37,8 +43,8 @@ rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
 void
 rt_config_defaults(struct config *c)
 {
-  rt_new_table_config(c, cf_get_symbol(c, "master4"), NET_IP4);
-  rt_new_table_config(c, cf_get_symbol(c, "master6"), NET_IP6);
+  rt_new_table_config(c, cf_get_symbol(c, "master4"), NET_IP4)->implicit = 1;
+  rt_new_table_config(c, cf_get_symbol(c, "master6"), NET_IP6)->implicit = 1;
 }
 
 void rt_init(void) { }

@@ -424,3 +424,21 @@ def test_import_limit(start_daemon, peers, ports, action):
         assert poll(lambda: re.search(r"^b2\s+BGP\s+\S+\s+down", strip_codes(d.raw("show protocols b2")), re.M),
                     timeout=15), strip_codes(d.raw("show protocols all b2"))
         assert poll(lambda: count(d) == 2, timeout=5)
+
+
+def test_import_filter_change_uses_route_refresh(start_daemon, peers, ports):
+    """A changed import filter re-imports through ROUTE-REFRESH; the session stays up."""
+    peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0],
+                          "route 10.20.0.0/16 blackhole; route 10.21.0.0/24 blackhole;"))
+    conf = ours_conf(ports[0], [("b2", "127.77.0.2", ports[1], 65002)])
+    d = start_daemon(conf.replace("ipv4 { import all; export all; };",
+                                  "ipv4 { import where net ~ [ 10.20.0.0/16 ]; export none; };"))
+    assert poll(established(d, "b2"), timeout=15)
+    assert poll(lambda: count(d) == 3, timeout=10), strip_codes(d.raw("show route"))
+    since = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", strip_codes(d.raw("show protocols b2")), re.M).group(1)
+    d.reconfigure_file(conf.replace("ipv4 { import all; export all; };", "ipv4 { import all; export none; };"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: count(d) == 4, timeout=10), strip_codes(d.raw("show route"))
+    assert established(d, "b2")()
+    now = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", strip_codes(d.raw("show protocols b2")), re.M).group(1)
+    assert now == since, (since, now)

@@ -427,3 +427,12 @@ def test_arouteserver_behaves_like_bird2(ours, tmp_path, conf):
             for m in members.values():
                 m.close()
             rs.close()
+
+
+@pytest.mark.parametrize("conf", [os.path.basename(c) for c in ARS])
+def test_arouteserver_config_loads_unmodified(ours, conf):
+    """Every line arouteserver generates is accepted as it is (BIRD 2 itself
+    rejects `sorted` master tables with recursive BGP gateways)."""
+    p = subprocess.run([BIRD_BIN, "-p", "-c", os.path.join(HERE, "filters", "arouteserver", conf)],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 0, p.stderr

@@ -214,6 +214,28 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   return 1;
 }
 
+/* The import filter changed: have the peer send everything again (RFC
+ * 2918); without route refresh, only a new session gets the routes again. */
+static void
+bgp_reload_routes(struct channel *c)
+{
+  struct bgp_proto *p = (struct bgp_proto *) c->proto;
+  if (!p->conn)
+    return;           /* the next session imports through the new filter */
+  int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  if (!p->caps.route_refresh) {
+    struct bgp_error e;
+    bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_CONFIG_CHANGE, NULL, 0, "Configuration change");
+    bgp_conn_error(p->conn, &e, "Error: Reload needs route refresh");
+    return;
+  }
+  struct bgp_route_refresh rr = { .afi = bgp_af_afi(af), .subtype = BGP_RR_NORMAL, .safi = BGP_SAFI_UNICAST };
+  u8 buf[64];
+  uint len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
+  if (len)
+    bgp_send(p->conn, buf, len);
+}
+
 static void
 bgp_dump(struct proto *pp)
 {
@@ -242,6 +264,7 @@ const struct proto_class proto_bgp = {
   .shutdown = bgp_shutdown,
   .reconfigure = bgp_reconfigure,
   .rt_notify = bgp_rt_notify,
+  .reload_routes = bgp_reload_routes,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,

@@ -61,6 +61,7 @@ struct bgp_config {
   int gr_mode;                  /* 0 off, 1 aware, 2 on */
   u32 gr_time;
   int allow_local_as;
+  int allow_as_sets;
   int enforce_first_as;
   u32 default_local_pref, default_med;
   int interpret_communities;

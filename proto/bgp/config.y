@@ -7,7 +7,7 @@
 %%keywords refresh as4 extended messages capabilities graceful aware password ttl security
 %%keywords allow enforce first bgp_local_pref bgp_med interpret communities deterministic med
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
-%%keywords mandatory secondary aigp missing lladdr lived stale
+%%keywords mandatory secondary aigp missing lladdr lived stale sets
 
 %%grammar
 proto: bgp_proto '}' { if (proto_config_end(cx) < 0) YYABORT; } ;
@@ -60,6 +60,7 @@ bgp_proto:
  | bgp_proto ALLOW LOCAL AS ';' { bgp_cfg(cx)->allow_local_as = -1; }
  | bgp_proto ALLOW LOCAL AS expr ';' { bgp_cfg(cx)->allow_local_as = $5; }
  | bgp_proto ENFORCE FIRST AS bool ';' { bgp_cfg(cx)->enforce_first_as = $5; }
+ | bgp_proto ALLOW AS SETS bool ';' { bgp_cfg(cx)->allow_as_sets = $5; }
  | bgp_proto DEFAULT BGP_LOCAL_PREF expr ';' { bgp_cfg(cx)->default_local_pref = $4; }
  | bgp_proto DEFAULT BGP_MED expr ';' { bgp_cfg(cx)->default_med = $4; }
  | bgp_proto INTERPRET COMMUNITIES bool ';' { bgp_cfg(cx)->interpret_communities = $4; }
