@@ -129,30 +129,28 @@ ea_match(struct cds_lfht_node *node, const void *key)
 }
 
 /* Flatten the builder into a fresh block with a use count of one. */
-static struct ea_list *
-ea_flatten(const struct ea_builder *b)
+/* Size of the flattened list, with the builder's entries sorted by id
+ * into order[] (payloads follow their entries). */
+static size_t
+ea_flat_size(const struct ea_builder *b, uint *order, u32 *data_len)
 {
-  struct eattr sorted[EA_BUILDER_MAX];
-  const void *payload[EA_BUILDER_MAX];
-  uint order[EA_BUILDER_MAX];
-  u32 data_len = 0;
-
-  /* Sort by id; keep track of each entry's payload through the index. */
   for (uint i = 0; i < b->count; i++)
     order[i] = i;
   for (uint i = 1; i < b->count; i++)
     for (uint j = i; j > 0 && b->a[order[j - 1]].id > b->a[order[j]].id; j--) {
       uint t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
     }
-  for (uint i = 0; i < b->count; i++) {
-    sorted[i] = b->a[order[i]];
-    payload[i] = b->payload[order[i]];
-    if (payload[i])
-      data_len += ALIGN_UP(sorted[i].len, 4);
-  }
+  *data_len = 0;
+  for (uint i = 0; i < b->count; i++)
+    if (b->payload[order[i]])
+      *data_len += ALIGN_UP(b->a[order[i]].len, 4);
+  return offsetof(struct ea_list, a) + b->count * sizeof(struct eattr) + *data_len;
+}
 
-  size_t size = offsetof(struct ea_list, a) + b->count * sizeof(struct eattr) + data_len;
-  struct ea_list *l = mem_alloc_shared(MEM_ATTRS, size);
+/* Write the flattened list into l (size bytes); use count one. */
+static void
+ea_flatten_into(struct ea_list *l, size_t size, const struct ea_builder *b, const uint *order, u32 data_len)
+{
   memset(l, 0, size);
   l->uc = 1;
   l->source = b->source;
@@ -169,15 +167,15 @@ ea_flatten(const struct ea_builder *b)
   u8 *data = (u8 *) &l->a[l->count];
   u32 off = 0;
   for (uint i = 0; i < b->count; i++) {
-    l->a[i] = sorted[i];
-    if (payload[i]) {
+    l->a[i] = b->a[order[i]];
+    const void *pl = b->payload[order[i]];
+    if (pl) {
       l->a[i].val = off;
-      memcpy(data + off, payload[i], sorted[i].len);
-      off += ALIGN_UP(sorted[i].len, 4);
+      memcpy(data + off, pl, l->a[i].len);
+      off += ALIGN_UP(l->a[i].len, 4);
     }
   }
   l->hash = hash_bytes((const u8 *) l + EA_KEY_START, ea_key_size(l));
-  return l;
 }
 
 static size_t
@@ -207,22 +205,38 @@ ea_tryref(struct ea_list *l)
   return 0;
 }
 
+/* Most lists are small: build the lookup key on the stack and allocate
+ * only when the list is new (the common case on a route server is a hit). */
+#define EA_STACK_KEY 2048
+
 struct ea_list *
 ea_intern(const struct ea_builder *b)
 {
-  struct ea_list *l = ea_flatten(b);
+  uint order[EA_BUILDER_MAX];
+  u32 data_len;
+  size_t size = ea_flat_size(b, order, &data_len);
+  u64 stack[EA_STACK_KEY / 8];
+  struct ea_list *heap = size <= sizeof(stack) ? NULL : mem_alloc_shared(MEM_ATTRS, size);
+  struct ea_list *key = heap ? heap : (struct ea_list *) stack;
+  ea_flatten_into(key, size, b, order, data_len);
   struct cds_lfht_iter it;
 
   rcu_read_lock();
-  cds_lfht_lookup(ea_hash, l->hash, ea_match, l, &it);
+  cds_lfht_lookup(ea_hash, key->hash, ea_match, key, &it);
   struct cds_lfht_node *n = cds_lfht_iter_get_node(&it);
   if (n) {
     struct ea_list *found = caa_container_of(n, struct ea_list, node);
     if (ea_tryref(found)) {
       rcu_read_unlock();
-      mem_free_shared(MEM_ATTRS, l, ea_size(l));
+      if (heap)
+        mem_free_shared(MEM_ATTRS, heap, size);
       return found;
     }
+  }
+  struct ea_list *l = heap;
+  if (!l) {
+    l = mem_alloc_shared(MEM_ATTRS, size);
+    memcpy(l, key, size);
   }
   rcu_tsan_publish(l);
   struct cds_lfht_node *ret = cds_lfht_add_unique(ea_hash, l->hash, ea_match, l, &l->node);
@@ -230,7 +244,7 @@ ea_intern(const struct ea_builder *b)
     struct ea_list *found = caa_container_of(ret, struct ea_list, node);
     if (ea_tryref(found)) {
       rcu_read_unlock();
-      mem_free_shared(MEM_ATTRS, l, ea_size(l));
+      mem_free_shared(MEM_ATTRS, l, size);
       return found;
     }
     /* The equal list is dying; live beside it. */

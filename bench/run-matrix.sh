@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The convergence matrix of doc/threads: our daemon and Debian's BIRD 2 on
+# the same generated configs, interleaved run by run so that load on a
+# shared machine hits both alike; rows go to doc/threads/stats.csv.
+#   bench/run-matrix.sh [RUNS] [LAYOUTS] [PEERS] [TOTALS]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+runs=${1:-3}
+layouts=${2:-"single multi"}
+peers_list=${3:-"10 32 100"}
+totals=${4:-"10000 100000 1000000"}
+csv=${CSV:-$top/doc/threads/stats.csv}
+py=/usr/bin/python3
+for layout in $layouts; do
+  for peers in $peers_list; do
+    for total in $totals; do
+      per=$((total / peers))
+      for i in $(seq "$runs"); do
+        for daemon in ours bird2; do
+          $py "$top/bench/converge.py" --daemon $daemon --layout "$layout" --peers "$peers" \
+            --routes "$per" --runs 1 --csv "$csv" --timeout "${TIMEOUT:-600}" || echo "run failed: $daemon $layout $peers $total"
+        done
+      done
+    done
+  done
+done
+# Thread scaling of ours: 1 vs 2 threads (more on bigger machines: THREADS="1 2 4 8 16").
+for t in ${THREADS:-1 2}; do
+  $py "$top/bench/converge.py" --daemon ours --layout single --peers 32 --routes 31250 --runs "$runs" \
+    --threads "$t" --csv "$csv" --timeout "${TIMEOUT:-600}" || true
+done
