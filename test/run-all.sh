@@ -32,4 +32,6 @@ make -C "$top/build-tsan" -j"$(nproc)" lib/loop_test nest/rt_table_test >/dev/nu
 for t in lib/loop_test nest/rt_table_test; do
   TSAN_OPTIONS="halt_on_error=1 suppressions=$top/lib/tsan.supp" "$top/build-tsan/$t"
 done
+echo "=== fuzz: BGP codec (libFuzzer, ASan+UBSan), ${FUZZ_SECONDS:-60} s"
+FUZZ_DIR="$top/build-fuzz/bgp" "$top/tools/fuzz-bgp.sh" "${FUZZ_SECONDS:-60}"
 echo "=== all tests passed"

@@ -6,7 +6,8 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 PKGS=(build-essential autoconf automake libtool pkg-config bison flex
       liburcu-dev libbsd-dev libreadline-dev libncurses-dev libcmocka-dev
-      python3 python3-pytest python3-matplotlib bird2 gobgpd exabgp)
+      python3 python3-pytest python3-matplotlib bird2 gobgpd exabgp bgpdump
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

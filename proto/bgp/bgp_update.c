@@ -170,6 +170,7 @@ bgp_update_split(const u8 *body, uint len, struct bgp_update *u, struct bgp_erro
 {
   struct bgp_cur c = bgp_cur_init(body, len);
   u16 wlen, alen;
+  u->withdrawn = u->attrs = u->nlri = bgp_cur_init(NULL, 0);
   /* RFC 7606 4: Withdrawn Routes Length and Total Attribute Length that do
    * not fit the message -> session reset (Malformed Attribute List) */
   if (!bgp_get_u16(&c, &wlen) || !bgp_get_sub(&c, wlen, &u->withdrawn) || !bgp_get_u16(&c, &alen) ||
@@ -185,7 +186,8 @@ enum bgp_attr_verdict
 bgp_update_parse(const struct bgp_rx_ctx *ctx, linpool *lp, const u8 *body, uint len, struct ea_builder *b,
                  struct bgp_update *u)
 {
-  memset(u, 0, sizeof(*u));
+  /* no memset of the whole struct: once per UPDATE, and it showed */
+  bgp_attrs_reset(&u->a);
   u->eor = -1;
   if (bgp_update_split(body, len, u, &u->a.err) < 0)
     return u->a.verdict = BGP_ATTR_SESSION_RESET;
@@ -228,7 +230,8 @@ bgp_iter_mp(const struct bgp_rx_ctx *ctx, const struct bgp_update *u, const stru
 void
 bgp_update_withdrawn_iter(const struct bgp_rx_ctx *ctx, const struct bgp_update *u, struct bgp_nlri_iter *it)
 {
-  bgp_nlri_iter_init(it, u->withdrawn, BGP_AF_IPV4, ctx->add_path[BGP_AF_IPV4]);
+  struct bgp_cur c = u->a.verdict == BGP_ATTR_SESSION_RESET ? bgp_cur_init(NULL, 0) : u->withdrawn;
+  bgp_nlri_iter_init(it, c, BGP_AF_IPV4, ctx->add_path[BGP_AF_IPV4]);
 }
 
 void
@@ -263,8 +266,19 @@ bgp_nlri_error(struct bgp_nlri_iter *it, struct bgp_error *err)
   return -1;
 }
 
+/* The last 1..3 octets of a field, where a 4-octet load would overrun. */
+static u32
+bgp_nlri_tail(const u8 *p, uint bytes)
+{
+  u32 a = 0;
+  for (uint i = 0; i < bytes; i++)
+    a |= (u32) p[i] << (24 - 8 * i);
+  return a;
+}
+
 /* The hot loop; add_path is a constant at each call site so the compiler
- * drops the path id branch. */
+ * drops the path id branch. One bounds check and one 4-octet load per
+ * prefix, the mask without a branch, the net_addr written in one store. */
 static inline int
 bgp_nlri_ip4(struct bgp_nlri_iter *it, net_addr *nets, u32 *ids, uint max, struct bgp_error *err,
              bool add_path)
@@ -281,19 +295,13 @@ bgp_nlri_ip4(struct bgp_nlri_iter *it, net_addr *nets, u32 *ids, uint max, struc
     }
     uint pxlen = *p++;
     uint bytes = (pxlen + 7) >> 3;
-    if (pxlen > IP4_MAX_PREFIX_LENGTH || (uint) (end - p) < bytes)
+    if (unlikely(pxlen > IP4_MAX_PREFIX_LENGTH || (uint) (end - p) < bytes))
       return bgp_nlri_error(it, err);
-    u32 a = 0;
-    if (end - p >= 4)
-      a = bgp_load32(p);   /* bytes past the prefix are masked off below */
-    else
-      for (uint i = 0; i < bytes; i++)
-        a |= (u32) p[i] << (24 - 8 * i);
-    net_addr_ip4 *na = (net_addr_ip4 *) &nets[n];
-    na->type = NET_IP4;
-    na->pxlen = pxlen;
-    na->length = sizeof(net_addr_ip4);
-    na->prefix.addr = a & u32_mkmask(pxlen);
+    /* octets past the prefix belong to the next one: masked off */
+    u32 a = likely(end - p >= 4) ? bgp_load32(p) : bgp_nlri_tail(p, bytes);
+    a = (u32) (((u64) a >> (32 - pxlen)) << (32 - pxlen));
+    net_addr_ip4 na = { NET_IP4, pxlen, sizeof(net_addr_ip4), { a } };
+    memcpy(&nets[n], &na, sizeof(na));
     if (ids)
       ids[n] = id;
     p += bytes;
@@ -374,12 +382,18 @@ bgp_nlri_pack(u8 **wp, u8 *end, enum bgp_af af, const net_addr *nets, const u32 
     }
     uint bytes = (net->pxlen + 7u) >> 3;
     *w++ = net->pxlen;
-    u8 tmp[16];
-    if (type == NET_IP4)
-      bgp_store32(tmp, ((const net_addr_ip4 *) net)->prefix.addr);
-    else
-      ip6_put(tmp, ((const net_addr_ip6 *) net)->prefix);
-    memcpy(w, tmp, bytes);
+    if (type == NET_IP4 && end - w >= 4) {
+      /* all four octets, then advance by the prefix's own: cheaper than a
+       * variable-length copy; the extra ones are overwritten or unused */
+      bgp_store32(w, ((const net_addr_ip4 *) net)->prefix.addr);
+    } else {
+      u8 tmp[16];
+      if (type == NET_IP4)
+        bgp_store32(tmp, ((const net_addr_ip4 *) net)->prefix.addr);
+      else
+        ip6_put(tmp, ((const net_addr_ip6 *) net)->prefix);
+      memcpy(w, tmp, bytes);
+    }
     w += bytes;
   }
   *wp = w;

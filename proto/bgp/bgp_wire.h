@@ -253,8 +253,8 @@ struct bgp_session_caps {
   bool enhanced_refresh;            /* both: BoRR/EoRR (RFC 7313) */
   u8 add_path[BGP_AF_MAX];          /* RX: path ids arrive; TX: we send them */
   bool ext_next_hop[BGP_AF_MAX];    /* both announced RFC 8950 for the AF */
-  u32 rx_max_len;                   /* what we accept (RFC 8654: we announced it) */
-  u32 tx_max_len;                   /* what we may send (both announced it) */
+  u32 rx_max_len;                   /* RFC 8654: 65535 when both announced extended */
+  u32 tx_max_len;                   /* messages, else 4096 (same both ways) */
   bool gr_peer;                     /* the peer is GR aware */
   bool gr_peer_restarting;          /* R bit */
   bool gr_peer_notification;        /* N bit, both sides (RFC 8538) */
@@ -352,7 +352,8 @@ struct bgp_cur {
   const u8 *p, *end;
 };
 
-static inline struct bgp_cur bgp_cur_init(const u8 *p, size_t len) { return (struct bgp_cur){ p, p + len }; }
+/* NULL with length 0 makes an empty cursor (NULL + 0 is undefined in C). */
+static inline struct bgp_cur bgp_cur_init(const u8 *p, size_t len) { return (struct bgp_cur){ p, p ? p + len : p }; }
 static inline size_t bgp_cur_left(const struct bgp_cur *c) { return (size_t) (c->end - c->p); }
 static inline bool bgp_cur_empty(const struct bgp_cur *c) { return c->p >= c->end; }
 
@@ -544,7 +545,11 @@ struct bgp_attrs {
  */
 enum bgp_attr_verdict bgp_attrs_parse(const struct bgp_rx_ctx *ctx, linpool *lp, const u8 *attrs, uint len,
                                       bool nlri_present, struct ea_builder *b, struct bgp_attrs *r);
-/* Replace the NEXT_HOP eattr by the MP_REACH next hop(s) of r. */
+/* Empty result (what bgp_attrs_parse() starts from; fields not named in
+ * it are valid only when their flags say so). */
+void bgp_attrs_reset(struct bgp_attrs *r);
+/* Replace the NEXT_HOP eattr by the MP_REACH next hop(s) of r; r must stay
+ * where it is until ea_intern(). */
 void bgp_attrs_use_mp_next_hop(struct ea_builder *b, const struct bgp_attrs *r);
 
 struct bgp_tx_ctx {
