@@ -56,29 +56,14 @@ static const u8 empty_bytes[4];
 
 /* --- Attribute access --- */
 
-/* First write: copy the route's list into the builder. Like
- * ea_builder_from(), but without clearing the whole (large) builder: only
- * the used entries are ever read. */
+/* First write: copy the route's list into the builder. */
 static void
 st_cow(struct f_state *st)
 {
   if (st->eb)
     return;
-  const struct ea_list *l = st->r->attrs;
   struct ea_builder *b = st->ebs;
-  b->source = l->source;
-  b->dest = l->dest;
-  b->scope = l->scope;
-  b->flags = l->flags;
-  b->preference = l->preference;
-  b->gw = l->gw;
-  b->iface = l->iface;
-  b->igp_metric = l->igp_metric;
-  b->count = l->count;
-  for (uint i = 0; i < l->count; i++) {
-    b->a[i] = l->a[i];
-    b->payload[i] = (l->a[i].type == EAF_INT || l->a[i].type == EAF_ROUTER_ID) ? NULL : ea_data(l, &l->a[i]);
-  }
+  ea_builder_from(b, st->r->attrs);
   st->eb = b;
 }
 

@@ -47,16 +47,17 @@ ea_init(void)
     die("Cannot allocate attribute hash");
 }
 
+/* Only entries below count are ever read, so the (large) arrays are not
+ * cleared: this runs once per UPDATE and per filter run that writes. */
 void
 ea_builder_init(struct ea_builder *b)
 {
-  memset(b, 0, sizeof(*b));
+  memset(b, 0, offsetof(struct ea_builder, a));
 }
 
 void
 ea_builder_from(struct ea_builder *b, const struct ea_list *l)
 {
-  ea_builder_init(b);
   b->source = l->source;
   b->dest = l->dest;
   b->scope = l->scope;

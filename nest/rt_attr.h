@@ -89,6 +89,7 @@ struct ea_builder {
   struct iface *iface;
   u32 igp_metric;
   uint count;
+  /* entries: only [0, count) are valid */
   struct eattr a[EA_BUILDER_MAX];
   const void *payload[EA_BUILDER_MAX];
 };
