@@ -36,27 +36,6 @@ static void cli_free(struct cli *c);
 
 /* --- Output --- */
 
-static void
-cli_queue(struct cli *c, const char *data, size_t len)
-{
-  struct cli_chunk *t = c->tx_tail;
-  if (!t || t->size - t->len < len) {
-    size_t size = MAX(len, 16384);
-    t = mb_alloc(c->pool, sizeof(struct cli_chunk) + size);
-    t->next = NULL;
-    t->len = t->pos = 0;
-    t->size = size;
-    if (c->tx_tail)
-      c->tx_tail->next = t;
-    else
-      c->tx_head = t;
-    c->tx_tail = t;
-  }
-  memcpy(t->data + t->len, data, len);
-  t->len += len;
-  c->tx_queued += len;
-}
-
 void
 cli_vprintf(struct cli *c, int code, const char *fmt, va_list args)
 {
@@ -72,7 +51,7 @@ cli_vprintf(struct cli *c, int code, const char *fmt, va_list args)
   if (n >= CLI_LINE_SIZE - pre)
     n = bsnprintf(line + pre, CLI_LINE_SIZE - pre, "<line overflow>");
   line[pre + n] = '\n';
-  cli_queue(c, line, pre + n + 1);
+  txq_append(&c->tx, line, pre + n + 1);
   c->last_code = final ? 0 : cd;
 }
 
@@ -85,34 +64,15 @@ cli_printf(struct cli *c, int code, const char *fmt, ...)
   va_end(args);
 }
 
-int cli_tx_room(struct cli *c) { return c->tx_queued < CLI_TX_HIGH; }
+int cli_tx_room(struct cli *c) { return txq_queued(&c->tx) < CLI_TX_HIGH; }
 
 static void
 cli_flush(struct cli *c)
 {
-  while (c->tx_head) {
-    struct cli_chunk *t = c->tx_head;
-    ssize_t n = send(c->fd.fd, t->data + t->pos, t->len - t->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        loop_fd_want_tx(&c->fd, 1);
-        return;
-      }
-      if (errno == EINTR)
-        continue;
-      c->closing = 1;
-      return;
-    }
-    t->pos += n;
-    c->tx_queued -= n;
-    if (t->pos == t->len) {
-      c->tx_head = t->next;
-      if (!c->tx_head)
-        c->tx_tail = NULL;
-      mb_free(t);
-    }
-  }
-  loop_fd_want_tx(&c->fd, 0);
+  int rv = txq_flush(&c->tx, c->fd.fd);
+  if (rv < 0)
+    c->closing = 1;
+  loop_fd_want_tx(&c->fd, rv > 0);
 }
 
 /* Run the continuation while there is room, then send; then go on with
@@ -276,6 +236,7 @@ cli_free(struct cli *c)
 {
   if (c->cont_cleanup)
     c->cont_cleanup(c);
+  txq_clear(&c->tx);
   loop_fd_remove(&c->fd);
   close(c->fd.fd);
   list_del(&c->n);
@@ -290,6 +251,7 @@ cli_new(int fd)
   c->pool = p;
   c->parse_mem = lp_new(p);
   c->id = cli_next_id++;
+  txq_init(&c->tx, MEM_PROTOCOLS);
   ev_init(&c->resume_ev, cli_resume_hook, c);
   list_add_tail(&sessions, &c->n);
   c->fd.rx = cli_rx;

@@ -25,6 +25,7 @@
 #include "lib/lists.h"
 #include "lib/loop.h"
 #include "lib/resource.h"
+#include "lib/txq.h"
 
 #define CLI_LINE_SIZE 512
 #define CLI_RX_SIZE 1024
@@ -32,12 +33,6 @@
 
 struct cli;
 typedef void (*cli_cont_fn)(struct cli *c);
-
-struct cli_chunk {
-  struct cli_chunk *next;
-  size_t len, pos, size;
-  char data[];
-};
 
 struct cli {
   struct lnode n;              /* owner: main loop */
@@ -47,8 +42,7 @@ struct cli {
   char rx[CLI_RX_SIZE];
   size_t rx_len;
   int rx_overflow;
-  struct cli_chunk *tx_head, *tx_tail;
-  size_t tx_queued;
+  struct txq tx;
   int last_code;               /* code of the previous line of the current reply; 0 = none yet */
   int restricted;
   int closing;

@@ -19,6 +19,7 @@
 #include "conf/cf_context.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/txq.h"
 #include "proto/bgp/bgp_wire.h"
 
 #define BGP_PT_UNSPEC 0
@@ -75,12 +76,6 @@ enum bgp_conn_state {
 
 struct bgp_proto;
 
-struct bgp_tx_chunk {
-  struct bgp_tx_chunk *next;
-  uint len, pos;
-  u8 data[];
-};
-
 struct bgp_conn {
   struct bgp_proto *p;
   int fd;
@@ -89,8 +84,7 @@ struct bgp_conn {
   int outgoing;
   u8 *rbuf;                     /* rx buffer (2 max messages) */
   uint rlen, rsize;
-  struct bgp_tx_chunk *tx_head, *tx_tail;
-  uint tx_queued;
+  struct txq tx;
   struct timer hold_timer, keepalive_timer;
   struct bgp_open_msg remote;
   u32 hold_time, keepalive_time;

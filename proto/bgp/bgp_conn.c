@@ -84,32 +84,15 @@ bgp_update_show(struct bgp_proto *p)
 static void
 bgp_flush(struct bgp_conn *c)
 {
-  while (c->tx_head) {
-    struct bgp_tx_chunk *t = c->tx_head;
-    ssize_t n = send(c->fd, t->data + t->pos, t->len - t->pos, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        loop_fd_want_tx(&c->lfd, 1);
-        return;
-      }
-      if (errno == EINTR)
-        continue;
-      if (c->state == BS_CLOSE)
-        return;             /* already closing: the last flush is best effort */
-      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
-      bgp_conn_close(c);
-      return;
-    }
-    t->pos += n;
-    c->tx_queued -= n;
-    if (t->pos == t->len) {
-      c->tx_head = t->next;
-      if (!c->tx_head)
-        c->tx_tail = NULL;
-      free(t);
-    }
+  int rv = txq_flush(&c->tx, c->fd);
+  if (rv < 0) {
+    if (c->state == BS_CLOSE)
+      return;             /* already closing: the last flush is best effort */
+    bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
+    bgp_conn_close(c);
+    return;
   }
-  loop_fd_want_tx(&c->lfd, 0);
+  loop_fd_want_tx(&c->lfd, rv > 0);
 }
 
 void
@@ -117,27 +100,11 @@ bgp_send(struct bgp_conn *c, const u8 *msg, uint len)
 {
   if (c->fd < 0)
     return;
-  struct bgp_tx_chunk *t = c->tx_tail;
-  if (!t || t->len + len > 65536 || t->pos) {
-    uint size = MAX(len, 65536);
-    t = malloc(sizeof(*t) + size);
-    if (!t)
-      die("Out of memory");
-    t->next = NULL;
-    t->len = t->pos = 0;
-    if (c->tx_tail)
-      c->tx_tail->next = t;
-    else
-      c->tx_head = t;
-    c->tx_tail = t;
-  }
-  memcpy(t->data + t->len, msg, len);
-  t->len += len;
-  c->tx_queued += len;
+  txq_append(&c->tx, msg, len);
   /* Keepalives are due at most every keepalive_time; any message counts. */
   if (c->state == BS_ESTABLISHED && c->keepalive_time)
     tm_start(&c->keepalive_timer, (btime) c->keepalive_time * S_ 1);
-  if (c->tx_queued > 256 * 1024 || c->state != BS_ESTABLISHED)
+  if (txq_queued(&c->tx) > 256 * 1024 || c->state != BS_ESTABLISHED)
     bgp_flush(c);
   else
     loop_fd_want_tx(&c->lfd, 1);
@@ -178,19 +145,13 @@ bgp_conn_close(struct bgp_conn *c)
   int was_established = p->conn == c;
   if (c->fd >= 0) {
     c->state = BS_CLOSE;
-    if (c->tx_head)
+    if (txq_queued(&c->tx))
       bgp_flush(c);     /* best effort for a pending NOTIFICATION */
     loop_fd_remove(&c->lfd);
     close(c->fd);
     c->fd = -1;
   }
-  while (c->tx_head) {
-    struct bgp_tx_chunk *t = c->tx_head;
-    c->tx_head = t->next;
-    free(t);
-  }
-  c->tx_tail = NULL;
-  c->tx_queued = 0;
+  txq_clear(&c->tx);
   free(c->rbuf);
   c->rbuf = NULL;
   c->rlen = 0;
@@ -454,7 +415,7 @@ bgp_conn_tx(struct loop_fd *f)
     return;
   }
   bgp_flush(c);
-  if (!c->tx_head && c->state == BS_ESTABLISHED)
+  if (c->fd >= 0 && !txq_queued(&c->tx) && c->state == BS_ESTABLISHED)
     ev_schedule(&c->p->tx_ev);
 }
 
@@ -510,6 +471,7 @@ bgp_conn_init(struct bgp_proto *p, struct bgp_conn *c, int outgoing)
   c->p = p;
   c->fd = -1;
   c->outgoing = outgoing;
+  txq_init(&c->tx, MEM_PROTOCOLS);
   bgp_timer_hook_init(p, c);
 }
 

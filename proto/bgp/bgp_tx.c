@@ -320,7 +320,7 @@ void
 bgp_tx_hook(void *data)
 {
   struct bgp_proto *p = data;
-  while (p->conn && p->conn->tx_queued < BGP_TX_HIGH) {
+  while (p->conn && txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
     int any = 0;
     for (int af = 0; af < BGP_AF_MAX && p->conn; af++) {
       struct bgp_channel *bc = &p->ch[af];
