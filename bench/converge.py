@@ -110,7 +110,8 @@ def one_run(args, binary, version, threads):
     while not os.path.exists(sock) and dut.poll() is None and time.time() - t0 < 30:
         time.sleep(0.005)
     blast_out = open(os.path.join(d, "bgpblast.out"), "w")
-    blast = subprocess.Popen([BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
+    # line-buffered: its events are read while it runs
+    blast = subprocess.Popen(["stdbuf", "-oL", BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
                               "--routes", str(args.routes), "--monitors", "1", "--quiet", "--linger", "-1",
                               "--timeout", str(args.timeout), "--seed", str(args.seed)],
                              stdout=blast_out, stderr=subprocess.STDOUT)

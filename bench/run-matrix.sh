@@ -25,6 +25,7 @@ for layout in $layouts; do
   done
 done
 # Thread scaling of ours: 1 vs 2 threads (more on bigger machines: THREADS="1 2 4 8 16").
+[ -n "${NO_THREADS:-}" ] && exit 0
 for t in ${THREADS:-1 2}; do
   $py "$top/bench/converge.py" --daemon ours --layout single --peers 32 --routes 31250 --runs "$runs" \
     --threads "$t" --csv "$csv" --timeout "${TIMEOUT:-600}" || true
