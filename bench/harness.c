@@ -67,6 +67,9 @@ static char notes[NOTE_MAX][TEXT * 2];
 static unsigned nnotes;
 static const char *title = "Micro-benchmarks";
 static const struct bench_spec *current;
+static void (*finish_hook)(void);
+
+void bench_on_finish(void (*fn)(void)) { finish_hook = fn; }
 
 /* --- Options --- */
 
@@ -364,7 +367,7 @@ fmt_rate(char *buf, size_t size, double ops)
 static void
 fmt_count(char *buf, size_t size, uint64_t n)
 {
-  if (n >= 1000000 && n % 1000 == 0)
+  if (n >= 1000000)
     snprintf(buf, size, "%.3gM", n / 1e6);
   else if (n >= 10000)
     snprintf(buf, size, "%.3gk", n / 1e3);
@@ -378,7 +381,50 @@ verdict(int met)
   return met < 0 ? "" : met ? "yes" : "**no**";
 }
 
-static char cpu[256], host[256], kernel[256], date[64];
+static char cpu[256], host[256], kernel[256], date[64], load_start[64], load_end[64];
+static double latency_ns;
+
+static void
+loadavg(char *buf, size_t size)
+{
+  snprintf(buf, size, "?");
+  FILE *f = fopen("/proc/loadavg", "r");
+  double a, b, c;
+  if (!f)
+    return;
+  if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+    snprintf(buf, size, "%.2f %.2f %.2f", a, b, c);
+  fclose(f);
+}
+
+/* Random-access latency over 64 MiB (a single-cycle pointer chase): the
+ * table benchmarks are bound by it, and on a shared or virtualized host it
+ * says how quiet the machine was. */
+static double
+mem_latency(void)
+{
+  size_t n = (64u << 20) / sizeof(size_t);
+  size_t *a = malloc(n * sizeof(size_t));
+  if (!a)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    a[i] = i;
+  uint64_t seed = 7;
+  for (size_t i = n - 1; i > 0; i--) {       /* Sattolo: one cycle through all */
+    size_t j = bench_rand(&seed) % i;
+    size_t t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+  size_t p = 0, loads = 2000000;
+  uint64_t t0 = bench_now_ns();
+  for (size_t i = 0; i < loads; i++)
+    p = a[p];
+  double ns = (double) (bench_now_ns() - t0) / loads;
+  bench_keep(&p);
+  free(a);
+  return ns;
+}
 
 static void
 collect_machine(void)
@@ -391,6 +437,8 @@ collect_machine(void)
     snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
   time_t now = time(NULL);
   strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  loadavg(load_start, sizeof(load_start));
+  latency_ns = mem_latency();
 }
 
 static void
@@ -418,6 +466,9 @@ print_header(FILE *o)
   fprintf(o, "| Build flags (libraries) | `%s` |\n", BENCH_LIB_CFLAGS);
   fprintf(o, "| Sampling | %u samples%s; calibrated runs last ~%.0f ms; median and spread in ns/op |\n",
           opt.samples, opt.quick ? " (--quick)" : "", opt.target_ms);
+  fprintf(o, "| Load average | %s at start, %s at end (other work on the host skews timings) |\n",
+          load_start, load_end);
+  fprintf(o, "| Memory latency | %.0f ns per random load over 64 MiB, at start |\n", latency_ns);
   for (unsigned i = 0; i < nheaders; i++)
     fprintf(o, "| %s | %s |\n", headers[i][0], headers[i][1]);
   fprintf(o, "\n");
@@ -499,7 +550,7 @@ write_csv(void)
   }
   if (fresh)
     fprintf(f, "date,host,cpu,cores,compiler,bench,metric,samples,iters,median_ns,min_ns,p25_ns,p75_ns,"
-               "max_ns,ops_per_s,value,unit,target,met\n");
+               "max_ns,ops_per_s,value,unit,target,met,loadavg,latency_ns\n");
   char cores[16], buf[64];
   snprintf(cores, sizeof(cores), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
   for (unsigned i = 0; i < nresults; i++) {
@@ -521,7 +572,10 @@ write_csv(void)
               r->median, r->min, r->p25, r->p75, r->max, 1e9 / r->median);
     }
     csv_field(f, r->target, 0);
-    csv_field(f, r->met < 0 ? "" : r->met ? "yes" : "no", 1);
+    csv_field(f, r->met < 0 ? "" : r->met ? "yes" : "no", 0);
+    csv_field(f, load_start, 0);
+    snprintf(buf, sizeof(buf), "%.1f", latency_ns);
+    csv_field(f, buf, 1);
   }
   fclose(f);
 }
@@ -557,6 +611,9 @@ bench_run_all(void)
     fprintf(stderr, "bench: no benchmark matches '%s'\n", opt.filter ? opt.filter : "");
     return 1;
   }
+  loadavg(load_end, sizeof(load_end));
+  if (finish_hook)
+    finish_hook();
   print_header(stdout);
   print_tables(stdout);
   fflush(stdout);

@@ -70,6 +70,9 @@ int bench_run_all(void);
 /* A non-timing result of the running benchmark (or of `group` if set). */
 void bench_metric(const char *name, double value, const char *unit, const char *target,
                   int met /* 1 yes, 0 no, -1 no verdict */);
+/* Called after the last benchmark, before the report is printed (for
+ * sanity checks that add notes). */
+void bench_on_finish(void (*fn)(void));
 /* A free-text note printed under the tables. */
 void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
