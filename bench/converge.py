@@ -109,14 +109,15 @@ def one_run(args, binary, version, threads):
                            stdout=log, stderr=subprocess.STDOUT)
     while not os.path.exists(sock) and dut.poll() is None and time.time() - t0 < 30:
         time.sleep(0.005)
-    blast_out = open(os.path.join(d, "bgpblast.out"), "w")
-    # line-buffered: its events are read while it runs
-    blast = subprocess.Popen(["stdbuf", "-oL", BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
-                              "--routes", str(args.routes), "--monitors", "1", "--quiet", "--linger", "-1",
-                              "--timeout", str(args.timeout), "--seed", str(args.seed)],
-                             stdout=blast_out, stderr=subprocess.STDOUT)
     polls, table_done, monitor_done, nets = 0, None, None, 0
+    blast = None
     try:
+        blast_out = open(os.path.join(d, "bgpblast.out"), "w")
+        # line-buffered: its events are read while it runs
+        blast = subprocess.Popen(["stdbuf", "-oL", BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
+                                  "--routes", str(args.routes), "--monitors", "1", "--quiet", "--linger", "-1",
+                                  "--timeout", str(args.timeout), "--seed", str(args.seed)],
+                                 stdout=blast_out, stderr=subprocess.STDOUT)
         while time.time() - t0 < args.timeout:
             if table_done is None:
                 c = master4_count(sock)
@@ -135,9 +136,12 @@ def one_run(args, binary, version, threads):
             time.sleep(args.poll)
         rss, sz, vsz = proc_mem(dut.pid)
     finally:
-        blast.send_signal(signal.SIGTERM)
-        dut.send_signal(signal.SIGTERM)
         for p in (blast, dut):
+            if p:
+                p.send_signal(signal.SIGTERM)
+        for p in (blast, dut):
+            if not p:
+                continue
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
