@@ -107,8 +107,15 @@ def one_run(args, binary, version, threads):
     t0 = time.time()
     dut = subprocess.Popen([binary, "-f", "-c", conf, "-s", sock, "-P", os.path.join(d, "pid")],
                            stdout=log, stderr=subprocess.STDOUT)
-    while not os.path.exists(sock) and dut.poll() is None and time.time() - t0 < 30:
-        time.sleep(0.005)
+    # The injector starts once the daemon answers: its config (and so its
+    # BGP listener) is in place. Same for both daemons; the clock runs from
+    # the daemon's start.
+    while dut.poll() is None and time.time() - t0 < 30:
+        try:
+            ctl(sock, "show status")
+            break
+        except OSError:
+            time.sleep(0.005)
     polls, table_done, monitor_done, nets = 0, None, None, 0
     blast = None
     try:
