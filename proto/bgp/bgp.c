@@ -233,7 +233,7 @@ bgp_reload_routes(struct channel *c)
   u8 buf[64];
   uint len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
   if (len)
-    bgp_send(p->conn, buf, len);
+    bgp_send_now(p->conn, buf, len);
 }
 
 static void

@@ -203,7 +203,10 @@ void bgp_conn_init(struct bgp_proto *p, struct bgp_conn *c, int outgoing);
 void bgp_start_connect(struct bgp_proto *p);
 void bgp_conn_close(struct bgp_conn *c);
 void bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why);
+/* Queue a message; bgp_flush() writes the queue (batches call it once). */
 void bgp_send(struct bgp_conn *c, const u8 *msg, uint len);
+void bgp_send_now(struct bgp_conn *c, const u8 *msg, uint len);
+void bgp_flush(struct bgp_conn *c);
 void bgp_incoming_hook(void *data);
 void bgp_update_show(struct bgp_proto *p);
 const char *bgp_state_name(enum bgp_conn_state s);

@@ -81,7 +81,7 @@ bgp_update_show(struct bgp_proto *p)
 
 /* --- Sending --- */
 
-static void
+void
 bgp_flush(struct bgp_conn *c)
 {
   int rv = txq_flush(&c->tx, c->fd);
@@ -104,17 +104,26 @@ bgp_send(struct bgp_conn *c, const u8 *msg, uint len)
   /* Keepalives are due at most every keepalive_time; any message counts. */
   if (c->state == BS_ESTABLISHED && c->keepalive_time)
     tm_start(&c->keepalive_timer, (btime) c->keepalive_time * S_ 1);
+  /* Batches (the tx hook) flush once at their end; a socket that never
+   * refused a write has no writable edge left to wait for, so writing is
+   * always tried first and want_tx is set only after EAGAIN. */
   if (txq_queued(&c->tx) > 256 * 1024 || c->state != BS_ESTABLISHED)
     bgp_flush(c);
-  else
-    loop_fd_want_tx(&c->lfd, 1);
+}
+
+void
+bgp_send_now(struct bgp_conn *c, const u8 *msg, uint len)
+{
+  bgp_send(c, msg, len);
+  if (c->fd >= 0)
+    bgp_flush(c);
 }
 
 static void
 bgp_send_keepalive(struct bgp_conn *c)
 {
   u8 buf[BGP_KEEPALIVE_LEN];
-  bgp_send(c, buf, bgp_keepalive_encode(buf, sizeof(buf)));
+  bgp_send_now(c, buf, bgp_keepalive_encode(buf, sizeof(buf)));
 }
 
 static void

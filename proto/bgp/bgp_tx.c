@@ -316,10 +316,20 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
   return 0;
 }
 
+static void bgp_tx_fill(struct bgp_proto *p);
+
 void
 bgp_tx_hook(void *data)
 {
   struct bgp_proto *p = data;
+  bgp_tx_fill(p);
+  if (p->conn)
+    bgp_flush(p->conn);
+}
+
+static void
+bgp_tx_fill(struct bgp_proto *p)
+{
   while (p->conn && txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
     int any = 0;
     for (int af = 0; af < BGP_AF_MAX && p->conn; af++) {
