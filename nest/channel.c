@@ -346,7 +346,9 @@ chan_export_run(void *data)
   rcu_read_lock();
   const struct rt_journal_item *it;
   int any = c->proto->class->export_any;
-  while ((it = rt_reader_next(&c->reader))) {
+  int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
+  uint n = 0;
+  while (!(busy && !(n++ & 63) && busy(c->proto, c)) && (it = rt_reader_next(&c->reader))) {
     if (any)
       chan_export_one(c, &it->net->n, it->new_rte, it->retired);
     else if (it->new_best != it->old_best)

@@ -182,6 +182,10 @@ struct proto_class {
    * import filter changed). NULL: such a change restarts the protocol. */
   void (*reload_routes)(struct channel *);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
+  /* Backpressure: while this says 1 the channel stops reading the journal
+   * (which keeps the changes, shared by all readers); the protocol sends
+   * c->export_ev when it can take more. NULL: never busy. */
+  int (*export_busy)(struct proto *, struct channel *);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);
   /* The address the route came from (BGP neighbor), IPA_NONE if none;

@@ -264,6 +264,7 @@ const struct proto_class proto_bgp = {
   .shutdown = bgp_shutdown,
   .reconfigure = bgp_reconfigure,
   .rt_notify = bgp_rt_notify,
+  .export_busy = bgp_export_busy,
   .reload_routes = bgp_reload_routes,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,

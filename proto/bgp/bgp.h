@@ -154,6 +154,8 @@ struct bgp_channel {
   struct lnode ready;           /* buckets with something to send */
   int eor_sent, eor_received;
   slab *prefix_slab;
+  uint pending;                 /* prefixes waiting in buckets */
+  int export_paused;            /* export_busy said so; resume when drained */
 };
 
 /* One route source per received ADD-PATH path id (owner: instance loop). */
@@ -221,6 +223,7 @@ void bgp_path_srcs_free(struct bgp_proto *p);
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
+int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 void bgp_export_cache_flush(struct bgp_channel *bc);

@@ -107,7 +107,7 @@ bgp_send(struct bgp_conn *c, const u8 *msg, uint len)
   /* Batches (the tx hook) flush once at their end; a socket that never
    * refused a write has no writable edge left to wait for, so writing is
    * always tried first and want_tx is set only after EAGAIN. */
-  if (txq_queued(&c->tx) > 256 * 1024 || c->state != BS_ESTABLISHED)
+  if (txq_queued(&c->tx) > 64 * 1024 || c->state != BS_ESTABLISHED)
     bgp_flush(c);
 }
 

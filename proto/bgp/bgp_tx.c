@@ -16,8 +16,12 @@
 #include "lib/log.h"
 
 #define BGP_TX_BATCH 1024
+/* Backpressure: a channel with this many prefixes waiting stops reading the
+ * table's journal until the socket took most of them. */
+#define BGP_PENDING_HIGH 16384
+#define BGP_PENDING_LOW 4096
 #define BGP_EXPORT_CACHE_MAX 65536
-#define BGP_TX_HIGH (1024 * 1024)
+#define BGP_TX_HIGH (128 * 1024)
 
 static int
 bgp_prefix_eq(const struct hash_node *n, const void *key)
@@ -83,6 +87,7 @@ bgp_bucket_free(struct bgp_channel *bc, struct bgp_bucket *b)
 static void
 bgp_prefix_free(struct bgp_channel *bc, struct bgp_prefix *px)
 {
+  bc->pending--;
   list_del(&px->bn);
   hash_remove(&bc->prefixes, &px->hn);
   sl_free(bc->prefix_slab, px);
@@ -102,6 +107,11 @@ bgp_tx_reset(struct bgp_proto *p)
       bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
     if (lnode_linked(&bc->withdraw.n))
       list_del(&bc->withdraw.n);
+    bc->pending = 0;
+    if (bc->export_paused) {
+      bc->export_paused = 0;
+      ev_schedule(&bc->c->export_ev);
+    }
     /* The next session may have another local address (next hop self). */
     bgp_export_cache_flush(bc);
   }
@@ -137,6 +147,7 @@ bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr 
   } else {
     px = sl_alloc(bc->prefix_slab);
     memset(px, 0, sizeof(*px));
+    bc->pending++;
     net_copy(&px->net, net);
     hash_insert(&bc->prefixes, &px->hn, h);
   }
@@ -318,6 +329,18 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
 
 static void bgp_tx_fill(struct bgp_proto *p);
 
+int
+bgp_export_busy(struct proto *pp, struct channel *c)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  if (!p->conn || bc->pending < BGP_PENDING_HIGH)
+    return 0;
+  bc->export_paused = 1;
+  ev_schedule(&p->tx_ev);
+  return 1;
+}
+
 void
 bgp_tx_hook(void *data)
 {
@@ -325,6 +348,14 @@ bgp_tx_hook(void *data)
   bgp_tx_fill(p);
   if (p->conn)
     bgp_flush(p->conn);
+  /* Drained enough: let the channels read the journal again. */
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct bgp_channel *bc = &p->ch[af];
+    if (bc->c && bc->export_paused && bc->pending < BGP_PENDING_LOW) {
+      bc->export_paused = 0;
+      ev_schedule(&bc->c->export_ev);
+    }
+  }
 }
 
 static void

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,16 @@ struct options {
 };
 
 static struct loop_fd sig_fd;
+static struct timer trim_timer;
+
+/* Bursts (a full feed to every peer at once) leave freed memory in
+ * malloc's arenas; give it back to the system now and then. */
+static void
+trim_hook(struct timer *t)
+{
+  (void) t;
+  malloc_trim(0);
+}
 static int sig_pipe[2] = { -1, -1 };
 static const char *pid_path;
 
@@ -218,6 +229,9 @@ main(int argc, char **argv)
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   signal(SIGPIPE, SIG_IGN);
 
+  /* Few malloc arenas: per-thread arenas multiply the high-water mark of
+   * bursts (every peer's feed at once) and rarely shrink. */
+  mallopt(M_ARENA_MAX, 2);
   resource_init();
   log_init("bird");
   hash_seed_init();
@@ -267,6 +281,10 @@ main(int argc, char **argv)
   for (int s2 = 1; s2 < NSIG; s2++)
     if (sigismember(&sigs, s2))
       sigaction(s2, &sa, NULL);
+
+  tm_init(&trim_timer, main_loop(), trim_hook, NULL);
+  trim_timer.recurrent = 10 * S_ 1;
+  tm_start(&trim_timer, 10 * S_ 1);
 
   config_commit(c);
   /* Worker threads exist now, with the signals blocked; take them here. */
