@@ -126,6 +126,8 @@ struct rtable {
   struct cds_lfht *nets;      /* net index */
   pthread_mutex_t lock;       /* writers */
   u32 route_count;            /* atomic: routes in chains */
+  u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
+  u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup */
   u32 net_count;              /* atomic: nets in index */
   u32 filtered_count;         /* atomic */
   btime last_change;

@@ -70,6 +70,7 @@ rt_table_new(struct rtable_config *rc)
   t->config = rc;
   t->net_type = rc->net_type;
   t->nets = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+  t->index_size = 1024;
   if (!t->nets)
     die("Cannot allocate table %s", rc->name);
   pthread_mutex_init(&t->lock, NULL);

@@ -114,6 +114,8 @@ rt_lookup_lpm(struct rtable *t, const net_addr *n)
   net_addr x;
   net_copy(&x, n);
   for (int len = n->pxlen; len >= 0; len--) {
+    if (!uatomic_read(&t->pxlen_count[len]))
+      continue;           /* no net of this length: no probe */
     x.pxlen = len;
     net_normalize(&x);
     struct net *found = rt_find_net(t, &x);
@@ -290,6 +292,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     rcu_tsan_publish(net);
     cds_lfht_add(t->nets, hash, &net->node);
     uatomic_inc(&t->net_count);
+    uatomic_inc(&t->pxlen_count[n->pxlen]);
   }
 
   /* Find and unlink the old route of this source. */
@@ -326,6 +329,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     net->dead = 1;
     dead = net;
     uatomic_dec(&t->net_count);
+    uatomic_dec(&t->pxlen_count[net->n.pxlen]);
   }
   enum rt_update_result res = RT_UPD_REPLACE;
   if (old && !new) {
@@ -462,10 +466,29 @@ rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used)
   call_rcu(&b->rcu, rt_block_free_rcu);
 }
 
+/* liburcu 0.13's automatic resize can miss a grow request (the request is
+ * queued before its "in progress" flag is set; a fast resize then leaves
+ * the flag set for good), and lookups degrade to long chains. The table
+ * loop grows the index itself; outside any read section, as the library
+ * requires. */
+static void
+rt_index_grow(struct rtable *t)
+{
+  u64 nets = uatomic_read(&t->net_count);
+  if (nets <= t->index_size)
+    return;
+  u64 target = 1024;
+  while (target < nets)
+    target <<= 1;
+  cds_lfht_resize(t->nets, target);
+  t->index_size = target;
+}
+
 void
 rt_cleanup(void *data)
 {
   struct rtable *t = data;
+  rt_index_grow(t);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   u64 min = t->jend;

@@ -32,12 +32,22 @@ void static_route_set_dev(struct static_route *r, const char *dev)
 void static_route_set_dest(struct static_route *r, enum rte_dest dest) { r->dest = dest; }
 void static_route_set_onlink(struct static_route *r, int onlink) { r->onlink = onlink; }
 
+static int
+static_net_eq(const struct hash_node *n, const void *key)
+{
+  return net_equal(&container_of(n, struct static_route, hn)->net, key);
+}
+
 const char *
 static_route_add(struct static_config *sc, struct static_route *r)
 {
-  LIST_WALK_ENTRY(x, &sc->routes, struct static_route, n)
-    if (net_equal(&x->net, &r->net))
-      return "Duplicate static route";
+  /* A hash, not a scan: configs with a million routes exist. */
+  if (!sc->by_net.buckets)
+    hash_init(&sc->by_net, sc->c.global->pool, 10);
+  u32 h = net_hash(&r->net);
+  if (hash_find(&sc->by_net, h, static_net_eq, &r->net))
+    return "Duplicate static route";
+  hash_insert(&sc->by_net, &r->hn, h);
   if (r->dest == RTD_UNICAST && ipa_nonzero(r->via) && r->net.type != NET_ROA4 && r->net.type != NET_ROA6 &&
       ipa_is_ip4(r->via) != (r->net.type == NET_IP4))
     return "Gateway address family does not match the route";

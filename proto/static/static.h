@@ -6,9 +6,11 @@
 
 #include "nest/proto.h"
 #include "conf/cf_context.h"
+#include "lib/hash.h"
 
 struct static_route {
   struct lnode n;
+  struct hash_node hn;        /* in static_config.by_net (parse time) */
   net_addr net;
   enum rte_dest dest;
   ip_addr via;                /* RTD_UNICAST with a gateway */
@@ -20,6 +22,7 @@ struct static_route {
 struct static_config {
   struct proto_config c;
   struct lnode routes;        /* struct static_route */
+  struct hash_table by_net;   /* duplicate check while parsing */
   int check_link;
 };
 
