@@ -20,7 +20,7 @@
  * table's journal until the socket took most of them. */
 #define BGP_PENDING_HIGH 16384
 #define BGP_PENDING_LOW 4096
-#define BGP_EXPORT_CACHE_MAX 65536
+#define BGP_EXPORT_CACHE_MAX 16384
 #define BGP_TX_HIGH (128 * 1024)
 
 static int
@@ -346,15 +346,24 @@ bgp_tx_hook(void *data)
 {
   struct bgp_proto *p = data;
   bgp_tx_fill(p);
-  if (p->conn)
-    bgp_flush(p->conn);
+  if (!p->conn)
+    return;
+  bgp_flush(p->conn);
   /* Drained enough: let the channels read the journal again. */
+  int more = 0;
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     if (bc->c && bc->export_paused && bc->pending < BGP_PENDING_LOW) {
       bc->export_paused = 0;
       ev_schedule(&bc->c->export_ev);
     }
+    more |= bc->c && !list_empty(&bc->ready);
+  }
+  /* The socket took everything and no writable event will come: if
+   * prefixes still wait, nothing else would wake us. */
+  if (p->conn && more && !txq_queued(&p->conn->tx)) {
+    loop_yield();
+    ev_schedule(&p->tx_ev);
   }
 }
 
