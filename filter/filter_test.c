@@ -625,9 +625,6 @@ main(void)
   log_init("filter_test");
   hash_seed_init();
   ea_init();
-  rt_init();
-  iface_init();
-  proto_init();
   proto_build(&proto_device);
   rcu_thread_register();
   if (getenv("FILTER_BENCH_ONLY")) {

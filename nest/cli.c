@@ -322,4 +322,3 @@ cli_shutdown(void)
   }
 }
 
-void cli_init(void) { }

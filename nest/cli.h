@@ -54,7 +54,6 @@ struct cli {
   u32 id;
 };
 
-void cli_init(void);
 /* Listen on a Unix socket path (main loop). Returns 0 or -1 with errno. */
 int cli_listen(const char *path);
 void cli_shutdown(void);

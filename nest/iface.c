@@ -31,8 +31,6 @@ static struct iface_sub *subs;       /* under iface_lock */
 static struct iface_set empty_set;
 static struct iface_set *current = &empty_set;   /* RCU */
 
-void iface_init(void) { }
-
 struct iface *
 iface_get(const char *name, uint index)
 {

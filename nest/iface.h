@@ -58,7 +58,6 @@ struct iface_set {             /* RCU-published snapshot */
   u64 generation;
 };
 
-void iface_init(void);
 /* Get (or create) the stable identity of an interface. Any loop. */
 struct iface *iface_get(const char *name, uint index);
 /* Replace the snapshot (device protocol). Takes ownership of set. */

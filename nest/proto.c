@@ -480,7 +480,3 @@ protos_dump(void)
   }
 }
 
-void
-proto_init(void)
-{
-}

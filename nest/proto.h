@@ -103,7 +103,6 @@ struct channel {
   struct event export_ev;
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
-  int feeding;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
 };
 
@@ -201,7 +200,6 @@ struct proto_class {
 
 void proto_build(const struct proto_class *c);   /* register at start-up */
 const struct proto_class *proto_class_find(const char *keyword);
-void proto_init(void);
 
 /* Config time (grammar actions; see conf/cf_context.h for the builders). */
 void proto_copy_config(struct proto_config *dst, const struct proto_config *src);

@@ -144,7 +144,6 @@ struct rtable {
   u32 id_hint;
 };
 
-void rt_init(void);
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
 /* Create master4/master6 if the config has none of that type. */
 void rt_config_defaults(struct config *c);

@@ -47,8 +47,6 @@ rt_config_defaults(struct config *c)
   rt_new_table_config(c, cf_get_symbol(c, "master6"), NET_IP6)->implicit = 1;
 }
 
-void rt_init(void) { }
-
 struct lnode *rt_tables(void) { return &live_tables; }
 
 struct rtable *

@@ -236,9 +236,6 @@ main(int argc, char **argv)
   log_init("bird");
   hash_seed_init();
   ea_init();
-  rt_init();
-  iface_init();
-  proto_init();
   proto_build(&proto_device);
   proto_build(&proto_static);
   bgp_build();
