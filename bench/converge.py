@@ -13,8 +13,8 @@ format:
 
 (ROUTES per peer, RSS and VSZ in KiB, SZ in pages, i = number of count
 polls, TIMEDIF in seconds.) Layouts: single (all peers in master4), multi
-(a table per peer piped into master4), imex/mulimex (the same; import and
-export tables come with the tables issue and are not configured yet).
+(a table per peer piped into master4), imex and mulimex (single and multi
+with `import table on; export table on` on every BGP channel).
 
   bench/converge.py --daemon ours --layout single --peers 10 --routes 10000 --runs 3
   bench/converge.py --daemon bird2 ...   # Debian's /usr/sbin/bird, same config
@@ -46,6 +46,7 @@ def gen_config(layout, peers, port, threads):
     if threads:
         out.append("threads %d;" % threads)
     multi = layout in ("multi", "mulimex")
+    imex = "import table on; export table on; " if layout in ("imex", "mulimex") else ""
     for i in range(peers):
         name = "p%d" % (i + 1)
         table = ""
@@ -54,10 +55,10 @@ def gen_config(layout, peers, port, threads):
             out.append("protocol pipe pipe_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
             table = "table t_%s; " % name
         out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %simport all; export all; }; }"
-                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table))
+                   " hold time 240; ipv4 { %s%simport all; export all; }; }"
+                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex))
     out.append("protocol bgp mon1 { local %s port %d as 64500; neighbor %s as 64901; passive; rs client; multihop;"
-               " hold time 240; ipv4 { import none; export all; }; }" % (DUT, port, peer_addr(2, 0)))
+               " hold time 240; ipv4 { %simport none; export all; }; }" % (DUT, port, peer_addr(2, 0), imex))
     return "\n".join(out) + "\n"
 
 

@@ -5,6 +5,13 @@
  * the channel's preference, and writes to the table; the statistics follow
  * BIRD's "Route change stats" columns.
  *
+ * `import table on` keeps every route the protocol announces, before the
+ * import policy, in a table of the channel's own (Adj-RIB-In): a changed
+ * import filter re-runs over it instead of asking the peer again.
+ * `export table on` mirrors what the channel exported, after the export
+ * policy (Adj-RIB-Out). `import keep filtered` keeps rejected routes in the
+ * main table, flagged, for `show route filtered`.
+ *
  * Export (protocol loop): when the channel goes up with an export policy
  * other than `none`, it attaches a reader to the table's journal and feeds
  * the current best routes. Each journal item says how the best route of a
@@ -62,6 +69,10 @@ channel_new(struct proto *p, struct channel_config *cc)
   c->out_filter = cc->out_filter;
   c->in_keep_filtered = cc->in_keep_filtered;
   c->filter_tmp = lp_new(p->run_pool);
+  if (cc->import_table)
+    c->in_table = rt_aux_table_new("import", c->net_type);
+  if (cc->export_table)
+    c->out_table = rt_aux_table_new("export", c->net_type);
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;
@@ -72,6 +83,10 @@ channel_free(struct channel *c)
 {
   list_del(&c->n);
   rt_unlock_table(c->table);
+  if (c->in_table)
+    rt_aux_table_free(c->in_table);
+  if (c->out_table)
+    rt_aux_table_free(c->out_table);
   if (c->export_map) {
     mem_account(MEM_PROTOCOLS, -(s64) c->export_map_size / 8, 0);
     free(c->export_map);
@@ -109,17 +124,23 @@ channel_down(struct channel *c)
   if (c->reader.table)
     rt_reader_detach(&c->reader);
   rt_flush_channel(c->table, c);
+  if (c->in_table)
+    rt_flush_channel(c->in_table, c);
+  if (c->out_table)
+    rt_flush_channel(c->out_table, c);
   uatomic_set(&c->stats.imp_routes, 0);
   uatomic_set(&c->stats.filt_routes, 0);
   uatomic_set(&c->stats.exp_routes, 0);
   uatomic_set(&c->state, CS_DOWN);
 }
 
-/* Returns 1 when the import filter changed and the protocol must send its
- * routes again. */
+/* Returns 1 when the import filter changed and the routes must be imported
+ * again, -1 when the channel cannot change in place (the protocol restarts). */
 int
 channel_reconfigure(struct channel *c, struct channel_config *cc)
 {
+  if (!cc->import_table != !c->in_table || !cc->export_table != !c->out_table)
+    return -1;
   int refeed = !filter_same(cc->out_filter, c->out_filter);
   int reimport = !filter_same(cc->in_filter, c->in_filter);
   c->cf = cc;
@@ -175,19 +196,67 @@ chan_has_route(struct channel *c, const net_addr *n, struct rte_src *src)
   return found;
 }
 
-void
-chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
+/* Would a route new for this source exceed a limit? `receive limit` counts
+ * what the channel holds including filtered routes, `import limit` only the
+ * accepted ones. Returns 1 when the route must be refused. */
+static int
+chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, int filtered)
 {
   struct channel_stats *st = &c->stats;
-  if (uatomic_read(&c->state) != CS_UP)
-    return;
+  const struct channel_config *cf = c->cf;
+  u32 in = uatomic_read(&st->imp_routes), rx = in + uatomic_read(&st->filt_routes);
+  int rx_over = cf->rx_limit.max && rx >= cf->rx_limit.max;
+  int in_over = !filtered && cf->in_limit.max && in >= cf->in_limit.max;
+  if ((!rx_over && !in_over) || chan_has_route(c, n, src))
+    return 0;
+  return !chan_limit_allow(c, &cf->rx_limit, &c->rx_limit_hit, rx, "receive") ||
+         (!filtered && !chan_limit_allow(c, &cf->in_limit, &c->in_limit_hit, in, "import"));
+}
 
+static void
+chan_import_count(struct channel *c, uint r, int update, int filtered)
+{
+  struct channel_stats *st = &c->stats;
+  if (r & RT_UPD_FILTERED_ADD)
+    uatomic_inc(&st->filt_routes);
+  if (r & RT_UPD_FILTERED_REMOVE)
+    uatomic_dec(&st->filt_routes);
+  switch (r & RT_UPD_USABLE) {
+  case RT_UPD_ADD:
+    uatomic_inc(&st->imp_routes);
+    uatomic_inc(&st->imp_updates_accepted);
+    break;
+  case RT_UPD_REPLACE:
+    uatomic_inc(&st->imp_updates_accepted);
+    break;
+  case RT_UPD_REMOVE:
+    uatomic_dec(&st->imp_routes);
+    uatomic_inc(&st->imp_withdraws_accepted);
+    break;
+  case RT_UPD_NONE:
+    if (filtered)
+      break;
+    if (update)
+      uatomic_inc(&st->imp_updates_ignored);
+    else if (!(r & RT_UPD_FILTERED_REMOVE))
+      uatomic_inc(&st->imp_withdraws_ignored);
+    break;
+  }
+}
+
+/* The import policy and the table write, for a route from the protocol or
+ * from the channel's import table (reload). */
+static void
+chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
+{
+  struct channel_stats *st = &c->stats;
   /* The import policy sees the route with the channel's preference
    * stamped unless the protocol set one (as BIRD does: a static route's
    * `{ preference = 77; }` wins); f_run() interns the result once,
    * whatever it changed. */
   struct ea_list *own = NULL;
-  int filtered = 0;
+  int update = !!attrs, filtered = 0;
+  u16 flags = 0;
   if (attrs) {
     uatomic_inc(&st->imp_updates_received);
     struct f_route fr = { .net = n, .attrs = attrs, .src = src,
@@ -198,53 +267,59 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
       if (fr.out)
         ea_unref(fr.out);
       uatomic_inc(&st->imp_updates_filtered);
-      attrs = NULL;        /* rejected: withdraw what we may have had */
       filtered = 1;
+      /* rejected: kept aside (flagged) or withdraw what we may have had */
+      if (c->in_keep_filtered)
+        flags = REF_FILTERED;
+      else
+        attrs = NULL;
     } else if (fr.out)
       attrs = own = fr.out;
   } else
     uatomic_inc(&st->imp_withdraws_received);
 
-  /* Limits count routes; only a route new for this source can exceed them. */
-  if (attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) &&
-      uatomic_read(&st->imp_routes) >= MIN(c->cf->in_limit.max ? c->cf->in_limit.max : ~0U,
-                                           c->cf->rx_limit.max ? c->cf->rx_limit.max : ~0U) &&
-      !chan_has_route(c, n, src)) {
-    u32 cnt = uatomic_read(&st->imp_routes);
-    if (!chan_limit_allow(c, &c->cf->rx_limit, &c->rx_limit_hit, cnt, "receive") ||
-        !chan_limit_allow(c, &c->cf->in_limit, &c->in_limit_hit, cnt, "import")) {
-      uatomic_inc(&st->imp_updates_ignored);
-      if (own)
-        ea_unref(own);
-      return;
-    }
+  if (attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) && chan_limits_refuse(c, n, src, filtered)) {
+    uatomic_inc(&st->imp_updates_ignored);
+    if (own)
+      ea_unref(own);
+    return;
   }
 
-  enum rt_update_result r = rt_update(c->table, n, src, c, attrs, 0);
+  uint r = rt_update(c->table, n, src, c, attrs, flags);
   if (own)
     ea_unref(own);
+  chan_import_count(c, r, update, filtered);
+}
 
-  switch (r) {
-  case RT_UPD_ADD:
-    uatomic_inc(&st->imp_routes);
-    /* fall through */
-  case RT_UPD_REPLACE:
-    if (attrs)
-      uatomic_inc(&st->imp_updates_accepted);
-    else
-      uatomic_inc(&st->imp_withdraws_accepted);
-    break;
-  case RT_UPD_REMOVE:
-    uatomic_dec(&st->imp_routes);
-    uatomic_inc(&st->imp_withdraws_accepted);
-    break;
-  case RT_UPD_NONE:
-    if (attrs)
-      uatomic_inc(&st->imp_updates_ignored);
-    else if (!filtered)
-      uatomic_inc(&st->imp_withdraws_ignored);
-    break;
+void
+chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
+{
+  if (uatomic_read(&c->state) != CS_UP)
+    return;
+  /* Adj-RIB-In: what the peer sent, before any policy */
+  if (c->in_table)
+    rt_update(c->in_table, n, src, c, attrs, 0);
+  chan_import_policy(c, n, src, attrs);
+}
+
+int
+chan_reload_in(struct channel *c)
+{
+  if (!c->in_table) {
+    if (!c->proto->class->reload_routes)
+      return 0;
+    c->proto->class->reload_routes(c);
+    return 1;
   }
+  if (uatomic_read(&c->state) != CS_UP)
+    return 1;
+  struct cds_lfht_iter it;
+  rcu_read_lock();
+  for (struct net *n = rt_first_net(c->in_table, &it); n; n = rt_next_net(c->in_table, &it))
+    for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+      chan_import_policy(c, &n->n, r->src, r->attrs);
+  rcu_read_unlock();
+  return 1;
 }
 
 /* --- Export --- */
@@ -332,6 +407,13 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   else if (!new_exp && old_exp)
     uatomic_dec(&st->exp_routes);
 
+  if (c->out_table) {
+    /* Adj-RIB-Out keyed by the exported route's source, as the table */
+    if (old_exp && (!new_exp || old_exp->src != new_exp->src))
+      rt_update(c->out_table, n, old_exp->src, c, NULL, 0);
+    if (new_exp)
+      rt_update(c->out_table, n, new_exp->src, c, new_exp->attrs, 0);
+  }
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
   if (mod)
     ea_unref(mod);
@@ -370,6 +452,8 @@ chan_export_reset(struct channel *c)
   if (c->export_map)
     memset(c->export_map, 0, c->export_map_size / 8);
   uatomic_set(&c->stats.exp_routes, 0);
+  if (c->out_table)
+    rt_flush_channel(c->out_table, c);
   if (c->reader.table)
     chan_refeed(c);
 }
@@ -384,11 +468,11 @@ chan_refeed(struct channel *c)
   int any = c->proto->class->export_any;
   rcu_read_lock();
   for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
-    struct rte *best = rcu_dereference(n->routes), *prev = NULL;
+    struct rte *best = net_best(n), *prev = NULL;
     if (any) {
       /* Every route counts on its own (pipes): each goes through the
        * export policy again, replacing what was exported for it. */
-      for (struct rte *r = best; r; r = rcu_dereference(r->next))
+      for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
         chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
       continue;
     }

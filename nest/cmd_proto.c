@@ -67,8 +67,12 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
     return;
   const struct channel_stats *s = &ch->stats;
 #define R(x) ((unsigned long long) uatomic_read(&s->x))
-  cli_printf(c, -1006, "    Routes:         %llu imported, %llu exported, %llu preferred",
-             R(imp_routes), R(exp_routes), R(pref_routes));
+  if (ch->in_keep_filtered)
+    cli_printf(c, -1006, "    Routes:         %llu imported, %llu filtered, %llu exported, %llu preferred",
+               R(imp_routes), R(filt_routes), R(exp_routes), R(pref_routes));
+  else
+    cli_printf(c, -1006, "    Routes:         %llu imported, %llu exported, %llu preferred",
+               R(imp_routes), R(exp_routes), R(pref_routes));
   cli_printf(c, -1006, "    Route change stats:     received   rejected   filtered    ignored   accepted");
   cli_printf(c, -1006, "      Import updates:     %10llu %10llu %10llu %10llu %10llu",
              R(imp_updates_received), R(imp_updates_invalid), R(imp_updates_filtered), R(imp_updates_ignored), R(imp_updates_accepted));

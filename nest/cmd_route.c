@@ -34,6 +34,7 @@ struct sr_state {
   size_t snap_len, snap_pos;
   int table_started;
   int found_any;
+  int tables_locked;            /* use counts taken on s->tables */
   struct proto *proto;          /* `protocol P` */
   struct proto *exp_proto;      /* `export P` / `noexport P` */
   struct config *conf;          /* held while a filter from it runs */
@@ -47,11 +48,11 @@ show_route_args_new(struct cli *c)
 }
 
 int
-show_route_args_add_table(struct show_route_args *a, const char *name)
+show_route_args_add_table(struct show_route_args *a, enum sra_table_kind kind, const char *name, uint channel_type)
 {
   if (a->table_count >= SRA_MAX_TABLES)
     return -1;
-  a->tables[a->table_count++] = name;
+  a->tables[a->table_count++] = (struct sra_table){ kind, name, channel_type };
   return 0;
 }
 
@@ -188,6 +189,33 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
 
 /* --- Table selection --- */
 
+#define SR_ERROR ((struct rtable *) 1)
+
+/* `table T` (NULL when gone meanwhile), or a channel's import/export table
+ * (SR_ERROR after replying with BIRD's error when it has none). */
+static struct rtable *
+sr_named_table(struct cli *c, const struct sra_table *st)
+{
+  if (st->kind == SRA_TABLE)
+    return rt_find_table(st->name);
+  const char *cname = st->channel_type == NET_IP4 ? "ipv4" : "ipv6";
+  struct proto *p = proto_find_by_name(st->name);
+  struct channel *ch = NULL;
+  if (p)
+    LIST_WALK_ENTRY(x, &p->channels, struct channel, n)
+      if (x->net_type == st->channel_type)
+        ch = x;
+  if (!ch) {
+    cli_printf(c, 9001, "Channel %s.%s not found", st->name, cname);
+    return SR_ERROR;
+  }
+  struct rtable *t = st->kind == SRA_IMPORT_TABLE ? ch->in_table : ch->out_table;
+  if (!t)
+    cli_printf(c, 9001, "No %s table in channel %s.%s", st->kind == SRA_IMPORT_TABLE ? "import" : "export",
+               st->name, cname);
+  return t ? t : SR_ERROR;
+}
+
 static int
 sr_pick_tables(struct cli *c, struct sr_state *s)
 {
@@ -195,7 +223,9 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
   uint want_type = a->have_net ? a->net.type : 0;
   if (a->table_count) {
     for (uint i = 0; i < a->table_count; i++) {
-      struct rtable *t = rt_find_table(a->tables[i]);
+      struct rtable *t = sr_named_table(c, &a->tables[i]);
+      if (t == SR_ERROR)
+        return -1;
       if (!t)
         continue;
       if (want_type && t->net_type != want_type) {
@@ -258,10 +288,31 @@ sr_table_done(struct sr_state *s)
 
 static void sr_filter_done(struct sr_state *s);
 
+/* A table (or a channel's import table) deleted while we stream it stays
+ * until we are done. */
+static void
+sr_lock_tables(struct sr_state *s)
+{
+  for (uint i = 0; i < s->table_count; i++)
+    rt_lock_table(s->tables[i]);
+  s->tables_locked = 1;
+}
+
+static void
+sr_unlock_tables(struct sr_state *s)
+{
+  if (!s->tables_locked)
+    return;
+  s->tables_locked = 0;
+  for (uint i = 0; i < s->table_count; i++)
+    rt_unlock_table(s->tables[i]);
+}
+
 static void
 sr_finish(struct cli *c, struct sr_state *s)
 {
   sr_filter_done(s);
+  sr_unlock_tables(s);
   if (s->a->have_net && !s->found_any)
     cli_printf(c, 8001, "Network not found");
   else if (s->a->stats && s->table_count > 1)
@@ -362,6 +413,7 @@ sr_cleanup(struct cli *c)
   if (s) {
     sr_release(s);
     sr_filter_done(s);
+    sr_unlock_tables(s);
   }
 }
 
@@ -398,7 +450,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
   s->a = mb_alloc(c->pool, sizeof(*a));
   *s->a = *a;
   for (uint i = 0; i < a->table_count; i++)
-    s->a->tables[i] = mb_strdup(c->pool, a->tables[i]);
+    s->a->tables[i].name = mb_strdup(c->pool, a->tables[i].name);
   if (a->proto_name) {
     s->proto = proto_find_by_name(a->proto_name);
     if (!s->proto) {
@@ -423,6 +475,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     cli_printf(c, 9001, "No valid tables");
     return;
   }
+  sr_lock_tables(s);
   if (a->filter || a->export_mode) {
     s->conf = config_running();
     config_ref(s->conf);

@@ -16,11 +16,19 @@ struct symbol;
 #define SRA_MAX_TABLES 16
 enum sra_mode { SRA_ALL = 0, SRA_EXACT, SRA_FOR, SRA_IN };
 
+/* `table T`, `import table P.C` or `export table P.C`, in the order given */
+enum sra_table_kind { SRA_TABLE = 0, SRA_IMPORT_TABLE, SRA_EXPORT_TABLE };
+struct sra_table {
+  enum sra_table_kind kind;
+  const char *name;           /* table, or protocol for the channel's tables */
+  uint channel_type;          /* NET_IP4, NET_IP6: the channel of the protocol */
+};
+
 struct show_route_args {
   net_addr net;
   int have_net;
   enum sra_mode mode;
-  const char *tables[SRA_MAX_TABLES];
+  struct sra_table tables[SRA_MAX_TABLES];
   uint table_count;
   int all_tables;
   int verbose;
@@ -44,7 +52,7 @@ enum cfg_mode { CFG_NORMAL, CFG_SOFT, CFG_CHECK };
 enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES };
 
 struct show_route_args *show_route_args_new(struct cli *c);
-int show_route_args_add_table(struct show_route_args *a, const char *name);
+int show_route_args_add_table(struct show_route_args *a, enum sra_table_kind kind, const char *name, uint channel_type);
 
 void cmd_show_status(struct cli *c);
 void cmd_show_memory(struct cli *c);

@@ -115,20 +115,32 @@ proto_reconf_hook(void *data)
    * A changed export filter refeeds right there; a changed import filter
    * needs the protocol to send its routes again (or a restart). */
   u32 reload = 0, i = 0;
+  int restart = 0;
   LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
     LIST_WALK_ENTRY(cc, &nc->channels, struct channel_config, n)
-      if (cc->net_type == c->net_type && channel_reconfigure(c, cc))
-        reload |= 1U << MIN(i, 31);
+      if (cc->net_type == c->net_type) {
+        int r = channel_reconfigure(c, cc);
+        if (r < 0)
+          restart = 1;
+        else if (r)
+          reload |= 1U << MIN(i, 31);
+      }
     i++;
   }
-  int ok = p->class->reconfigure ? p->class->reconfigure(p, nc) : 0;
-  if (ok && reload && !p->class->reload_routes)
-    ok = 0;
+  int ok = !restart && p->class->reconfigure ? p->class->reconfigure(p, nc) : 0;
+  /* a channel with an import table reloads from it; others need the
+   * protocol to resend */
+  i = 0;
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
+    if (ok && (reload & (1U << MIN(i, 31))) && !c->in_table && !p->class->reload_routes)
+      ok = 0;
+    i++;
+  }
   if (ok && reload) {
     i = 0;
     LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
       if (reload & (1U << MIN(i, 31)))
-        p->class->reload_routes(c);
+        chan_reload_in(c);
       i++;
     }
   }

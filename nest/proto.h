@@ -57,7 +57,7 @@ struct channel_config {
   u32 preference;
   u32 debug;
   struct channel_limit rx_limit, in_limit, out_limit;   /* receive, import, export */
-  int import_table, export_table;   /* accepted; Adj-RIB-In/Out come with the tables issue */
+  int import_table, export_table;   /* keep Adj-RIB-In / Adj-RIB-Out */
 };
 
 struct proto_config {
@@ -97,6 +97,8 @@ struct channel {
   int in_keep_filtered;
   linpool *filter_tmp;        /* owner: proto; scratch of filter runs */
   int state;                  /* atomic: enum channel_state */
+  /* Adj-RIB-In/Out or NULL; written in the proto loop, read by the CLI */
+  struct rtable *in_table, *out_table;
   struct channel_stats stats;
   /* Export side, owner: proto loop. */
   struct rt_reader reader;
@@ -231,6 +233,10 @@ struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)
  * or withdraw (attrs NULL). Applies the import policy and counts. */
 void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* Import the channel's routes again through its current import policy.
+ * From its import table when it has one; else through the class's
+ * reload_routes (the protocol resends). Returns 0 when neither can. */
+int chan_reload_in(struct channel *c);
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);

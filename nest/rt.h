@@ -129,7 +129,9 @@ struct rtable {
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
   u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup */
   u32 net_count;              /* atomic: nets in index */
-  u32 filtered_count;         /* atomic */
+  u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
+  int aux;                    /* a channel's import or export table: not in
+                                 the table list, counts no preferred routes */
   btime last_change;
 
   /* Journal: appended under lock; end published with release semantics. */
@@ -158,6 +160,10 @@ void rt_lock_table(struct rtable *t);     /* use count (main loop) */
 void rt_shutdown(void);
 int rt_all_gone(void);
 void rt_unlock_table(struct rtable *t);
+/* A channel's import or export table (Adj-RIB-In/Out): a table of its own,
+ * not in the table list and not in any config; main loop. */
+struct rtable *rt_aux_table_new(const char *name, uint net_type);
+void rt_aux_table_free(struct rtable *t);
 
 /* Sources. */
 struct rte_src *rt_get_source(struct proto *p, u64 private_id);
@@ -170,8 +176,13 @@ void rt_unlock_source(struct rte_src *s);
  * channel's loop (any loop); takes the writer lock briefly.
  * Returns what happened.
  */
+/* The low bits say what happened to the source's usable route; a route
+ * kept with REF_FILTERED counts apart, in the two flag bits. */
 enum rt_update_result { RT_UPD_NONE = 0, RT_UPD_ADD, RT_UPD_REPLACE, RT_UPD_REMOVE };
-enum rt_update_result rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
+#define RT_UPD_USABLE 3
+#define RT_UPD_FILTERED_ADD 4
+#define RT_UPD_FILTERED_REMOVE 8
+uint rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
               struct channel *sender, struct ea_list *attrs, u16 flags);
 /* Remove every route sent by this channel (flush on channel down). */
 uint rt_flush_channel(struct rtable *t, struct channel *c);
@@ -200,6 +211,9 @@ const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
 /* Best-route order: is a better than b? */
 int rte_better(const struct rte *a, const struct rte *b);
 
-static inline struct rte *net_best(struct net *n) { return rcu_dereference(n->routes); }
+/* A route that may be best and exported: not one kept only for `show
+ * route filtered`. Those sit at the end of the chain. */
+static inline struct rte *rte_usable(struct rte *r) { return r && !(r->flags & REF_FILTERED) ? r : NULL; }
+static inline struct rte *net_best(struct net *n) { return rte_usable(rcu_dereference(n->routes)); }
 
 #endif

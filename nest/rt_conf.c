@@ -59,24 +59,40 @@ rt_find_table(const char *name)
 }
 
 static struct rtable *
-rt_table_new(struct rtable_config *rc)
+rt_table_alloc(const char *name, uint net_type)
 {
-  pool *p = rp_new(root_pool(), MEM_TABLES, rc->name);
+  pool *p = rp_new(root_pool(), MEM_TABLES, name);
   struct rtable *t = mb_allocz(p, sizeof(struct rtable));
   t->pool = p;
-  t->name = mb_strdup(p, rc->name);
-  t->config = rc;
-  t->net_type = rc->net_type;
+  t->name = mb_strdup(p, name);
+  t->net_type = net_type;
   t->nets = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
   t->index_size = 1024;
   if (!t->nets)
-    die("Cannot allocate table %s", rc->name);
+    die("Cannot allocate table %s", name);
   pthread_mutex_init(&t->lock, NULL);
   list_init(&t->readers);
   char lname[128];
   snprintf(lname, sizeof(lname), "Routing table service %s", t->name);
   t->loop = loop_new(thread_group_sched(NULL), lname);
   ev_init(&t->cleanup_ev, rt_cleanup, t);
+  list_init(&t->n);
+  return t;
+}
+
+static struct rtable *
+rt_table_new(struct rtable_config *rc)
+{
+  struct rtable *t = rt_table_alloc(rc->name, rc->net_type);
+  t->config = rc;
+  return t;
+}
+
+struct rtable *
+rt_aux_table_new(const char *name, uint net_type)
+{
+  struct rtable *t = rt_table_alloc(name, net_type);
+  t->aux = 1;
   return t;
 }
 
@@ -111,6 +127,14 @@ rt_table_maybe_free(struct rtable *t)
   struct event *e = mb_allocz(t->pool, sizeof(struct event));
   ev_init(e, rt_table_teardown, t);
   ev_send(t->loop, e);
+}
+
+/* Its owner has flushed it; remaining routes are released with it. */
+void
+rt_aux_table_free(struct rtable *t)
+{
+  t->deleted = 1;
+  rt_table_maybe_free(t);
 }
 
 void rt_lock_table(struct rtable *t) { t->use_count++; }

@@ -119,7 +119,7 @@ rt_lookup_lpm(struct rtable *t, const net_addr *n)
     x.pxlen = len;
     net_normalize(&x);
     struct net *found = rt_find_net(t, &x);
-    if (found && rcu_dereference(found->routes))
+    if (found && net_best(found))
       return found;
   }
   return NULL;
@@ -244,6 +244,44 @@ rt_journal_publish(struct rtable *t)
 
 /* --- Update --- */
 
+/* Chain order: usable routes best first, then routes kept only because of
+ * `import keep filtered` (never best, never exported). */
+static int
+rte_goes_before(const struct rte *new, const struct rte *r)
+{
+  int nf = new->flags & REF_FILTERED, rf = r->flags & REF_FILTERED;
+  if (nf != rf)
+    return !nf;
+  return rte_better(new, r);
+}
+
+/* Table counters and what the caller's statistics need to know. */
+static uint
+rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
+{
+  int old_ok = old && !(old->flags & REF_FILTERED), new_ok = new && !(new->flags & REF_FILTERED);
+  int old_filt = old && !old_ok, new_filt = new && !new_ok;
+  uint res = RT_UPD_NONE;
+  if (old_ok && new_ok)
+    res = RT_UPD_REPLACE;
+  else if (old_ok) {
+    uatomic_dec(&t->route_count);
+    res = RT_UPD_REMOVE;
+  } else if (new_ok) {
+    uatomic_inc(&t->route_count);
+    res = RT_UPD_ADD;
+  }
+  if (new_filt && !old_filt) {
+    uatomic_inc(&t->filtered_count);
+    res |= RT_UPD_FILTERED_ADD;
+  } else if (old_filt && !new_filt) {
+    uatomic_dec(&t->filtered_count);
+    res |= RT_UPD_FILTERED_REMOVE;
+  }
+  return res;
+}
+
+
 static struct rte *
 rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags)
 {
@@ -266,7 +304,7 @@ rte_drop_unpublished(struct rte *r)
   mem_free_shared(MEM_TABLES, r, sizeof(struct rte));
 }
 
-enum rt_update_result
+uint
 rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
           struct channel *sender, struct ea_list *attrs, u16 flags)
 {
@@ -308,7 +346,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
   if (!old && !new)
     goto nochange;
 
-  struct rte *old_best = net->routes;
+  struct rte *old_best = rte_usable(net->routes);
   if (old)
     rcu_assign_pointer(*pp, old->next);
 
@@ -316,43 +354,39 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     new->net = net;
     new->id = rt_id_alloc(t);
     struct rte **ip = &net->routes;
-    while (*ip && !rte_better(new, *ip))
+    while (*ip && !rte_goes_before(new, *ip))
       ip = &(*ip)->next;
     new->next = *ip;
     rcu_assign_pointer(*ip, new);
   }
 
-  struct rte *new_best = net->routes;
+  struct rte *new_best = rte_usable(net->routes);
   struct net *dead = NULL;
-  if (!new_best) {
+  if (!net->routes) {
     cds_lfht_del(t->nets, &net->node);
     net->dead = 1;
     dead = net;
     uatomic_dec(&t->net_count);
     uatomic_dec(&t->pxlen_count[net->n.pxlen]);
   }
-  enum rt_update_result res = RT_UPD_REPLACE;
-  if (old && !new) {
-    uatomic_dec(&t->route_count);
-    res = RT_UPD_REMOVE;
-  } else if (new && !old) {
-    uatomic_inc(&t->route_count);
-    res = RT_UPD_ADD;
+  uint res = rt_count_change(t, old, new);
+  /* "preferred" counters of the channels whose route won or lost; an
+   * import or export table mirrors a channel and counts nothing */
+  if (!t->aux) {
+    if (new_best != old_best) {
+      if (new_best && new_best->sender)
+        uatomic_inc(&new_best->sender->stats.pref_routes);
+      if (old_best && old_best->sender && old_best != old)
+        uatomic_dec(&old_best->sender->stats.pref_routes);
+    }
+    if (old && old == old_best && old->sender)
+      uatomic_dec(&old->sender->stats.pref_routes);
   }
-  /* "preferred" counters of the channels whose route won or lost */
-  if (new_best != old_best) {
-    if (new_best && new_best->sender)
-      uatomic_inc(&new_best->sender->stats.pref_routes);
-    if (old_best && old_best->sender && old_best != old)
-      uatomic_dec(&old_best->sender->stats.pref_routes);
-  }
-  if (old && old == old_best && old->sender)
-    uatomic_dec(&old->sender->stats.pref_routes);
 
   struct rt_journal_item *item = rt_journal_push(t);
   *item = (struct rt_journal_item){
     .seq = t->jend, .net = net, .new_best = new_best, .old_best = old_best,
-    .new_rte = new, .retired = old, .dead_net = dead,
+    .new_rte = rte_usable(new), .retired = old, .dead_net = dead,
   };
   t->last_change = time_real_now();
   rt_journal_publish(t);
@@ -374,14 +408,14 @@ rt_flush_channel(struct rtable *t, struct channel *c)
   uint count = 0;
   struct cds_lfht_iter it;
   rcu_read_lock();
+  /* rt_update takes the lock and re-finds the route by source; the chain
+   * we walk stays valid under RCU even as it changes: a retired route keeps
+   * its next pointer. No break after the first hit: with ADD-PATH a channel
+   * has several routes per net. */
   for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
     for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-      if (r->sender == c) {
-        /* rt_update takes the lock and re-finds the route by source; the
-         * chain we walk stays valid under RCU even as it changes. */
+      if (r->sender == c)
         count += rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE;
-        break;
-      }
   rcu_read_unlock();
   return count;
 }

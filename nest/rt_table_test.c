@@ -119,6 +119,62 @@ test_best_order(void **state)
   free(p2);
 }
 
+/* `import keep filtered`: a flagged route is kept after the usable ones,
+ * never best, never in the journal as an exportable route, and counted
+ * apart. */
+static void
+test_filtered_routes(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct rte_src *s1 = rt_get_source(fake_proto("a"), 0), *s2 = rt_get_source(fake_proto("b"), 0);
+  struct ea_list *lo = attrs_pref(100, 1), *hi = attrs_pref(200, 2);
+  net_addr n;
+  net4(&n, 7778);
+  u32 routes = uatomic_read(&t->route_count), filtered = uatomic_read(&t->filtered_count);
+
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+  assert_int_equal(rt_update(t, &n, s2, NULL, hi, REF_FILTERED), RT_UPD_FILTERED_ADD);
+  assert_int_equal(rt_update(t, &n, s1, NULL, lo, 0), RT_UPD_ADD);
+  assert_int_equal(uatomic_read(&t->route_count), routes + 1);
+  assert_int_equal(uatomic_read(&t->filtered_count), filtered + 1);
+
+  rcu_read_lock();
+  struct net *net = rt_find_net(t, &n);
+  /* the better preference does not make a filtered route best */
+  assert_ptr_equal(net_best(net)->src, s1);
+  assert_ptr_equal(net->routes->next->src, s2);
+  const struct rt_journal_item *it = rt_reader_next(&r);
+  assert_null(it->new_best);
+  assert_null(it->new_rte);
+  it = rt_reader_next(&r);
+  assert_ptr_equal(it->new_best->src, s1);
+  rcu_read_unlock();
+
+  /* the filtered route becomes usable: it wins now */
+  assert_int_equal(rt_update(t, &n, s2, NULL, hi, 0), RT_UPD_ADD | RT_UPD_FILTERED_REMOVE);
+  rcu_read_lock();
+  assert_ptr_equal(net_best(rt_find_net(t, &n))->src, s2);
+  rcu_read_unlock();
+  /* and back: usable -> filtered is a removal of a usable route */
+  assert_int_equal(rt_update(t, &n, s2, NULL, hi, REF_FILTERED), RT_UPD_REMOVE | RT_UPD_FILTERED_ADD);
+  assert_int_equal(rt_update(t, &n, s2, NULL, NULL, 0), RT_UPD_FILTERED_REMOVE);
+  assert_int_equal(rt_update(t, &n, s1, NULL, NULL, 0), RT_UPD_REMOVE);
+  assert_int_equal(uatomic_read(&t->route_count), routes);
+  assert_int_equal(uatomic_read(&t->filtered_count), filtered);
+
+  rt_reader_detach(&r);
+  ea_unref(lo);
+  ea_unref(hi);
+  struct proto *p1 = s1->proto, *p2 = s2->proto;
+  rt_unlock_source(s1);
+  rt_unlock_source(s2);
+  rcu_barrier();
+  free(p1);
+  free(p2);
+}
+
 /* --- Concurrency --- */
 
 #define WRITERS 4
@@ -289,6 +345,7 @@ test_thread(void *arg)
   rcu_thread_register();
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_best_order),
+    cmocka_unit_test(test_filtered_routes),
     cmocka_unit_test(test_concurrent),
   };
   test_result = cmocka_run_group_tests(tests, NULL, NULL);

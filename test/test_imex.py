@@ -1,0 +1,118 @@
+"""Import and export tables (Adj-RIB-In/Out) and `import keep filtered`.
+
+The device under test has one BGP session to a Debian BIRD 2 peer (own
+127.82.x.y address) with `import table on; export table on; import keep
+filtered;`.  The same tests pass against BIRD 2 itself (BIRD_BIN=/usr/sbin/bird),
+which is where the expected lines come from.
+"""
+
+import re
+import time
+
+import pytest
+
+from conftest import poll, strip_codes
+from test_bgp import peers, ports, established  # noqa: F401 (fixtures)
+
+OURS = "127.82.0.1"
+PEER = "127.82.0.2"
+
+
+def dut_conf(port, pport, import_where, peer_extra=""):
+    return """router id 10.82.0.1;
+protocol device {}
+protocol static s4 { ipv4; route 10.9.0.0/16 blackhole; }
+protocol bgp a {
+  local %s port %d as 65002;
+  neighbor %s port %d as 65001;
+  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
+  %s
+  ipv4 { import table on; export table on; import keep filtered;
+         import where %s; export all; };
+}
+""" % (OURS, port, PEER, pport, peer_extra, import_where)
+
+
+def peer_conf(port, our_port, refresh=True):
+    return """router id 10.82.0.2;
+protocol device {}
+protocol static st { ipv4; route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; route 10.3.0.0/24 blackhole; }
+protocol bgp dut {
+  local %s port %d as 65001;
+  neighbor %s port %d as 65002;
+  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
+  %s
+  ipv4 { import all; export all; };
+}
+""" % (PEER, port, OURS, our_port, "" if refresh else "enable route refresh off;")
+
+
+def nets(reply):
+    return sorted(re.findall(r"^(\d+\.\d+\.\d+\.\d+/\d+)\s", "\n".join(strip_codes(reply)), re.M))
+
+
+def since(d):
+    m = re.search(r"^a\s+BGP\s+\S+\s+up\s+(\S+)", "\n".join(strip_codes(d.raw("show protocols a"))), re.M)
+    return m.group(1) if m else None
+
+
+@pytest.fixture
+def setup(start_daemon, peers, ports):
+    def make(refresh=True):
+        peers("peer", peer_conf(ports[1], ports[0], refresh))
+        d = start_daemon(dut_conf(ports[0], ports[1], "net != 10.2.0.0/16"))
+        poll(established(d, "a"), timeout=20)
+        poll(lambda: len(nets(d.raw("show route import table a.ipv4"))) == 3, timeout=10)
+        poll(lambda: len(nets(d.raw("show route export table a.ipv4"))) == 1, timeout=10)
+        return d
+    return make
+
+
+def test_import_table_holds_everything_received(setup):
+    d = setup()
+    r = d.raw("show route import table a.ipv4")
+    assert strip_codes(r)[0] == "Table import:", r
+    assert nets(r) == ["10.1.0.0/16", "10.2.0.0/16", "10.3.0.0/24"]
+    assert nets(d.raw("show route table master4")) == ["10.1.0.0/16", "10.3.0.0/24", "10.9.0.0/16"]
+    assert b"1007-3 of 3 routes for 3 networks in table import\n" in d.raw("show route import table a.ipv4 count")
+    one = strip_codes(d.raw("show route import table a.ipv4 10.2.0.0/16 all"))
+    assert any("BGP.as_path: 65001" in x for x in one), one
+    # the import table is not one of the tables `show route count` reports
+    assert b"3 of 3 routes for 3 networks in table master4" in d.raw("show route count")
+
+
+def test_keep_filtered(setup):
+    d = setup()
+    assert nets(d.raw("show route filtered")) == ["10.2.0.0/16"]
+    assert b"1007-1 of 1 routes for 1 networks in table master4\n" in d.raw("show route filtered count")
+    assert b"Network not found" in d.raw("show route 10.2.0.0/16")
+    assert any("Routes:         2 imported, 1 filtered, 1 exported" in x
+               for x in strip_codes(d.raw("show protocols all a"))), d.raw("show protocols all a")
+
+
+def test_export_table_holds_what_was_sent(setup):
+    d = setup()
+    r = strip_codes(d.raw("show route export table a.ipv4 all"))
+    assert r[0] == "Table export:", r
+    assert r[1].startswith("10.9.0.0/16          blackhole [s4 "), r
+    assert r[2] == "\tType: static univ", r
+    assert b"1007-1 of 1 routes for 1 networks in table export\n" in d.raw("show route export table a.ipv4 count")
+
+
+def test_errors(setup):
+    d = setup()
+    assert d.raw("show route import table a.ipv6") == b"9001 Channel a.ipv6 not found\n"
+    assert d.raw("show route import table s4.ipv4") == b"9001 No import table in channel s4.ipv4\n"
+    assert d.raw("show route export table s4.ipv4") == b"9001 No export table in channel s4.ipv4\n"
+    assert d.raw("show route import table a").startswith(b"9001 syntax error")
+
+
+def test_filter_change_keeps_session(setup, ports):
+    d = setup(refresh=False)
+    before = since(d)
+    time.sleep(1.1)         # a restarted session would show a later time
+    d.reconfigure_file(dut_conf(ports[0], ports[1], "net != 10.3.0.0/24"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    poll(lambda: nets(d.raw("show route filtered")) == ["10.3.0.0/24"], timeout=10)
+    assert nets(d.raw("show route table master4")) == ["10.1.0.0/16", "10.2.0.0/16", "10.9.0.0/16"]
+    assert since(d) == before
