@@ -71,8 +71,10 @@ channel_new(struct proto *p, struct channel_config *cc)
   c->filter_tmp = lp_new(p->run_pool);
   if (cc->import_table)
     c->in_table = rt_aux_table_new("import", c->net_type);
-  if (cc->export_table)
+  if (cc->export_table) {
     c->out_table = rt_aux_table_new("export", c->net_type);
+    c->out_table->key_sender = !p->class->export_any;
+  }
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;
@@ -408,11 +410,12 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     uatomic_dec(&st->exp_routes);
 
   if (c->out_table) {
-    /* Adj-RIB-Out keyed by the exported route's source, as the table */
-    if (old_exp && (!new_exp || old_exp->src != new_exp->src))
-      rt_update(c->out_table, n, old_exp->src, c, NULL, 0);
+    /* Adj-RIB-Out: one route per net (key_sender) unless every route
+     * counts on its own (pipes) */
     if (new_exp)
       rt_update(c->out_table, n, new_exp->src, c, new_exp->attrs, 0);
+    else
+      rt_update(c->out_table, n, old_exp->src, c, NULL, 0);
   }
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
   if (mod)

@@ -132,6 +132,9 @@ struct rtable {
   u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
   int aux;                    /* a channel's import or export table: not in
                                  the table list, counts no preferred routes */
+  int key_sender;             /* one route per net and sender (export table
+                                 without ADD-PATH): a route replaces the
+                                 sender's route whatever its source */
   btime last_change;
 
   /* Journal: appended under lock; end published with release semantics. */

@@ -333,10 +333,12 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     uatomic_inc(&t->pxlen_count[n->pxlen]);
   }
 
-  /* Find and unlink the old route of this source. */
+  /* Find and unlink the old route of this source (or of this sender, in
+   * an export table: there a new best from another source replaces the
+   * previous export in place). */
   struct rte **pp = &net->routes, *old = NULL;
   for (struct rte *r = *pp; r; pp = &r->next, r = r->next)
-    if (r->src == src) {
+    if (r->src == src || (t->key_sender && r->sender == sender)) {
       old = r;
       break;
     }
@@ -388,7 +390,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     .seq = t->jend, .net = net, .new_best = new_best, .old_best = old_best,
     .new_rte = rte_usable(new), .retired = old, .dead_net = dead,
   };
-  t->last_change = time_real_now();
+  t->last_change = new ? new->lastmod : time_real_now();
   rt_journal_publish(t);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
