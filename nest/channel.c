@@ -73,7 +73,7 @@ channel_new(struct proto *p, struct channel_config *cc)
     c->in_table = rt_aux_table_new("import", c->net_type);
   if (cc->export_table) {
     c->out_table = rt_aux_table_new("export", c->net_type);
-    c->out_table->key_sender = !p->class->export_any;
+    c->out_table->key_sender = !p->class->export_any;   /* see chan_export_reset() */
   }
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
@@ -97,6 +97,14 @@ channel_free(struct channel *c)
 }
 
 static void chan_export_run(void *data);
+
+/* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,
+ * not only the best. */
+static int
+chan_exports_every_route(struct channel *c)
+{
+  return c->proto->class->export_any || c->export_all_paths;
+}
 
 static int
 chan_exports(struct channel *c)
@@ -125,15 +133,21 @@ channel_down(struct channel *c)
   uatomic_set(&c->state, CS_FLUSHING);
   if (c->reader.table)
     rt_reader_detach(&c->reader);
+  chan_flush_imports(c);
+  if (c->out_table)
+    rt_flush_channel(c->out_table, c);
+  uatomic_set(&c->stats.exp_routes, 0);
+  uatomic_set(&c->state, CS_DOWN);
+}
+
+void
+chan_flush_imports(struct channel *c)
+{
   rt_flush_channel(c->table, c);
   if (c->in_table)
     rt_flush_channel(c->in_table, c);
-  if (c->out_table)
-    rt_flush_channel(c->out_table, c);
   uatomic_set(&c->stats.imp_routes, 0);
   uatomic_set(&c->stats.filt_routes, 0);
-  uatomic_set(&c->stats.exp_routes, 0);
-  uatomic_set(&c->state, CS_DOWN);
 }
 
 /* Returns 1 when the import filter changed and the routes must be imported
@@ -367,6 +381,10 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   struct channel_stats *st = &c->stats;
   struct rte *old_exp = (old && exp_bit(c, old->id)) ? old : NULL;
   struct rte *new_exp = NULL;
+  /* With `secondary` the exported route of a net may be retired by a
+   * journal item not read yet; then we export its successor before we see
+   * it go, and the map briefly holds both. Count routes, not bits twice. */
+  int new_was_set = new && new != old_exp && exp_bit(c, new->id);
   struct ea_list *mod = NULL;
   struct rte tmp;
 
@@ -404,7 +422,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     uatomic_inc(&st->exp_updates_accepted);
   else
     uatomic_inc(&st->exp_withdraws_accepted);
-  if (new_exp && !old_exp)
+  if (new_exp && !old_exp && !new_was_set)
     uatomic_inc(&st->exp_routes);
   else if (!new_exp && old_exp)
     uatomic_dec(&st->exp_routes);
@@ -422,6 +440,32 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     ea_unref(mod);
 }
 
+/* `secondary`: export the first route of the net the policy accepts. Any
+ * change of the net may change which one that is. `retired` is a route
+ * just removed from the chain, which may be the one we exported. */
+static void
+chan_export_first_accepted(struct channel *c, struct net *n, struct rte *retired, int refeed)
+{
+  struct rte *old = retired && exp_bit(c, retired->id) ? retired : NULL, *cand = NULL;
+  for (struct rte *r = net_best(n); rte_usable(r); r = rcu_dereference(r->next)) {
+    if (!old && exp_bit(c, r->id))
+      old = r;
+    if (!cand) {
+      struct ea_list *mod;
+      if (chan_accepts(c, r, &mod))
+        cand = r;
+      if (mod)
+        ea_unref(mod);
+    }
+    if (cand && old)
+      break;
+  }
+  /* chan_export_one() runs the policy on the winner again, for its
+   * attributes; a route is immutable, so the same winner means no change */
+  if (cand != old || refeed)
+    chan_export_one(c, &n->n, cand, old);
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -430,12 +474,14 @@ chan_export_run(void *data)
     return;
   rcu_read_lock();
   const struct rt_journal_item *it;
-  int any = c->proto->class->export_any;
+  int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
   uint n = 0;
   while (!(busy && !(n++ & 63) && busy(c->proto, c)) && (it = rt_reader_next(&c->reader))) {
     if (any)
       chan_export_one(c, &it->net->n, it->new_rte, it->retired);
+    else if (c->cf->secondary)
+      chan_export_first_accepted(c, it->net, it->retired, 0);
     else if (it->new_best != it->old_best)
       chan_export_one(c, &it->net->n, it->new_best, it->old_best);
     if (loop_budget_left() <= 0) {
@@ -455,8 +501,10 @@ chan_export_reset(struct channel *c)
   if (c->export_map)
     memset(c->export_map, 0, c->export_map_size / 8);
   uatomic_set(&c->stats.exp_routes, 0);
-  if (c->out_table)
+  if (c->out_table) {
     rt_flush_channel(c->out_table, c);
+    c->out_table->key_sender = !chan_exports_every_route(c);
+  }
   if (c->reader.table)
     chan_refeed(c);
 }
@@ -468,7 +516,7 @@ void
 chan_refeed(struct channel *c)
 {
   struct cds_lfht_iter it;
-  int any = c->proto->class->export_any;
+  int any = chan_exports_every_route(c);
   rcu_read_lock();
   for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
     struct rte *best = net_best(n), *prev = NULL;
@@ -477,6 +525,10 @@ chan_refeed(struct channel *c)
        * export policy again, replacing what was exported for it. */
       for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
         chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
+      continue;
+    }
+    if (c->cf->secondary) {
+      chan_export_first_accepted(c, n, NULL, 1);
       continue;
     }
     /* Whatever of this net we exported before counts as old; the best

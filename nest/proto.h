@@ -58,6 +58,8 @@ struct channel_config {
   u32 debug;
   struct channel_limit rx_limit, in_limit, out_limit;   /* receive, import, export */
   int import_table, export_table;   /* keep Adj-RIB-In / Adj-RIB-Out */
+  int secondary;              /* export the best route the export policy
+                                 accepts, not only the best one (BGP) */
 };
 
 struct proto_config {
@@ -103,6 +105,9 @@ struct channel {
   /* Export side, owner: proto loop. */
   struct rt_reader reader;
   struct event export_ev;
+  int export_all_paths;       /* every route, not only the best (ADD-PATH
+                                 tx); set by the protocol, then
+                                 chan_export_reset() */
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
@@ -237,6 +242,8 @@ void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, stru
  * From its import table when it has one; else through the class's
  * reload_routes (the protocol resends). Returns 0 when neither can. */
 int chan_reload_in(struct channel *c);
+/* Withdraw everything the channel imported (the peer is gone). */
+void chan_flush_imports(struct channel *c);
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);

@@ -407,6 +407,75 @@ protocol bgp dut {
     assert len(best) == 1 and "[AS65111i]" in best[0], v
 
 
+def test_add_path_transmit(start_daemon, peers, ports):
+    """We send both paths of one prefix to a BIRD 2 peer with ADD-PATH; a
+    withdrawn path goes, the other stays."""
+    ours = """router id 10.77.0.1;
+protocol device {}
+protocol static st1 { ipv4; route 10.5.0.0/16 blackhole { bgp_path.prepend(65111); }; }
+protocol static st2 { ipv4; route 10.5.0.0/16 blackhole { bgp_path.prepend(65222); bgp_path.prepend(65223); }; }
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor 127.77.0.2 port %d as 65002;
+  multihop; hold time 30; connect delay time 1;
+  ipv4 { import none; export all; add paths tx; };
+}
+""" % (OURS, ports[0], ports[1])
+    p = peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], "").replace(
+        "ipv4 { import all; export all; gateway recursive; };",
+        "ipv4 { import all; export none; gateway recursive; add paths rx; };"))
+    d = start_daemon(ours)
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    def paths():
+        return sorted(re.findall(r"BGP.as_path: ([\d ]+)", route_all(p, "10.5.0.0/16")))
+    assert poll(lambda: paths() == ["65001 65111", "65001 65223 65222"], timeout=10), route_all(p, "10.5.0.0/16")
+    d.raw("disable st1")
+    assert poll(lambda: paths() == ["65001 65223 65222"], timeout=10), route_all(p, "10.5.0.0/16")
+    d.raw("enable st1")
+    assert poll(lambda: paths() == ["65001 65111", "65001 65223 65222"], timeout=10), route_all(p, "10.5.0.0/16")
+
+
+@pytest.mark.parametrize("secondary", [True, False])
+def test_secondary(start_daemon, peers, ports, secondary, is_reference):
+    """The export filter rejects the best route: with `secondary` the next
+    best one goes out instead, without it nothing does."""
+    if is_reference:
+        pytest.skip("BIRD 2 wants a sorted table for `secondary`, refuses one for multihop "
+                    "sessions, and loopback peers need multihop")
+    ours = """router id 10.77.0.1;
+ipv4 table master4 sorted;
+protocol device {}
+protocol static st1 { ipv4; route 10.6.0.0/16 blackhole { bgp_path.prepend(65111); }; }
+protocol static st2 { ipv4 { preference 150; }; route 10.6.0.0/16 blackhole { bgp_path.prepend(65222); }; }
+protocol static st3 { ipv4; route 10.7.0.0/16 blackhole; }
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor 127.77.0.2 port %d as 65002;
+  multihop; hold time 30; connect delay time 1;
+  ipv4 { import none; export where bgp_path.first != 65111; %s };
+}
+""" % (OURS, ports[0], ports[1], "secondary;" if secondary else "")
+    p = peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], ""))
+    d = start_daemon(ours)
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    assert poll(lambda: "10.7.0.0/16" in route_all(p, "10.7.0.0/16"), timeout=10)
+    def path():
+        m = re.findall(r"BGP.as_path: ([\d ]+)", route_all(p, "10.6.0.0/16"))
+        return m[0] if len(m) == 1 else ("none" if not m else m)
+    if not secondary:
+        assert path() == "none", route_all(p, "10.6.0.0/16")
+        return
+    assert poll(lambda: path() == "65001 65222", timeout=10), route_all(p, "10.6.0.0/16")
+    d.raw("disable st2")
+    assert poll(lambda: path() == "none", timeout=10), route_all(p, "10.6.0.0/16")
+    d.raw("enable st2")
+    assert poll(lambda: path() == "65001 65222", timeout=10), route_all(p, "10.6.0.0/16")
+    d.raw("disable st1")
+    assert poll(lambda: path() == "65001 65222", timeout=10), route_all(p, "10.6.0.0/16")
+    assert poll(lambda: any("0 imported, 2 exported" in l for l in _strip_codes(d.raw("show protocols all b2"))),
+                timeout=5), d.raw("show protocols all b2")
+
+
 @pytest.mark.parametrize("action", ["block", "disable"])
 def test_import_limit(start_daemon, peers, ports, action):
     statics = " ".join("route 10.6.%d.0/24 blackhole;" % i for i in range(5))

@@ -216,8 +216,7 @@ bgp_session_down(struct bgp_proto *p)
     struct channel *c = p->ch[af].c;
     if (!c)
       continue;
-    rt_flush_channel(c->table, c);
-    uatomic_set(&c->stats.imp_routes, 0);
+    chan_flush_imports(c);
   }
   bgp_path_srcs_free(p);
   bgp_tx_reset(p);

@@ -23,11 +23,18 @@
 #define BGP_EXPORT_CACHE_MAX 16384
 #define BGP_TX_HIGH (128 * 1024)
 
+/* A pending prefix is a net and, with ADD-PATH transmit, a path id. */
+struct bgp_prefix_key {
+  const net_addr *net;
+  u32 path_id;
+};
+
 static int
 bgp_prefix_eq(const struct hash_node *n, const void *key)
 {
   const struct bgp_prefix *px = container_of(n, struct bgp_prefix, hn);
-  return net_equal(&px->net, key);
+  const struct bgp_prefix_key *k = key;
+  return px->path_id == k->path_id && net_equal(&px->net, k->net);
 }
 
 static int
@@ -133,10 +140,12 @@ bgp_bucket_get(struct bgp_proto *p, struct bgp_channel *bc, struct ea_list *attr
 }
 
 static void
-bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr *net, struct ea_list *attrs)
+bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr *net, u32 path_id,
+                    struct ea_list *attrs)
 {
-  u32 h = net_hash(net);
-  struct hash_node *n = hash_find(&bc->prefixes, h, bgp_prefix_eq, net);
+  u32 h = net_hash(net) ^ hash_u32(path_id);
+  struct bgp_prefix_key key = { net, path_id };
+  struct hash_node *n = hash_find(&bc->prefixes, h, bgp_prefix_eq, &key);
   struct bgp_prefix *px;
   if (n) {
     px = container_of(n, struct bgp_prefix, hn);
@@ -148,6 +157,7 @@ bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr 
     px = sl_alloc(bc->prefix_slab);
     memset(px, 0, sizeof(*px));
     bc->pending++;
+    px->path_id = path_id;
     net_copy(&px->net, net);
     hash_insert(&bc->prefixes, &px->hn, h);
   }
@@ -285,7 +295,10 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
   struct ea_list *a = new ? bgp_export_cached(p, bc, new) : NULL;
   if (!a && !old)
     return;
-  bgp_schedule_prefix(p, bc, n, a);
+  /* ADD-PATH transmit: the channel hands us every route on its own, new
+   * and old of one source; the source is the path (as in BIRD). */
+  u32 path_id = p->tx.add_path[af] ? (new ? new : old)->src->global_id : 0;
+  bgp_schedule_prefix(p, bc, n, path_id, a);
   ev_schedule(&p->tx_ev);
 }
 
@@ -295,6 +308,7 @@ static int
 bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
 {
   net_addr nets[BGP_TX_BATCH];
+  u32 ids[BGP_TX_BATCH];
   struct bgp_prefix *pxs[BGP_TX_BATCH];
   uint n = 0;
   LIST_WALK(x, &b->prefixes) {
@@ -302,14 +316,18 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
       break;
     pxs[n] = container_of(x, struct bgp_prefix, bn);
     net_copy(&nets[n], &pxs[n]->net);
+    ids[n] = pxs[n]->path_id;
     n++;
   }
+  const u32 *path_ids = p->tx.add_path[bc->af] ? ids : NULL;
   uint done = 0, sent = 0;
   static __thread u8 buf[BGP_MAX_EXT_MSG_LEN];
   while (sent < n) {
     uint len = b->attrs
-      ? bgp_update_encode_reach(&p->tx, b->attrs, bc->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
-      : bgp_update_encode_withdraw(&p->tx, bc->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done);
+      ? bgp_update_encode_reach(&p->tx, b->attrs, bc->af, nets + sent, path_ids ? path_ids + sent : NULL, n - sent,
+                                buf, sizeof(buf), &done)
+      : bgp_update_encode_withdraw(&p->tx, bc->af, nets + sent, path_ids ? path_ids + sent : NULL, n - sent,
+                                   buf, sizeof(buf), &done);
     if (!len || !done) {
       /* Unencodable (e.g. a next hop of the wrong family): drop, loudly. */
       log_rl(&p->rl, L_ERR, "%s: Cannot encode UPDATE for %N", p->p.name, &nets[sent]);
@@ -404,6 +422,7 @@ bgp_refeed(struct bgp_proto *p, enum bgp_af af)
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c)
     return;
+  bc->c->export_all_paths = p->tx.add_path[af];
   chan_export_reset(bc->c);
   ev_schedule(&p->tx_ev);
 }

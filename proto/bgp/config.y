@@ -114,7 +114,7 @@ bgp_channel_item:
  | GATEWAY RECURSIVE { bgp_chan_cfg(cx)->gw_recursive = 1; }
  | IGP TABLE rtable { }
  | MANDATORY bool { }
- | SECONDARY bool { }
+ | SECONDARY bool { cx->this_channel->secondary = $2; }
  | AIGP bool { }
  | EXTENDED NEXT HOP bool { }
  | GRACEFUL RESTART bool { }
