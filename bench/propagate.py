@@ -218,6 +218,8 @@ METRICS = [
     ("withdraw_lost", "withdrawals never seen", "%d", True),
     ("attr_bad", "wrong attributes", "%d", True),
     ("dut_cpu_s", "DUT CPU, s", "%.2f", True),
+    ("updates_rcvd", "UPDATEs to the receiver", "%d", True),
+    ("blast_cpu_s", "bgpblast CPU, s", "%.2f", True),
 ]
 
 CSV_KEYS = ["dut", "version", "iteration", "routes", "result", "converge_s", "routes_per_s", "latency_min_ms",
