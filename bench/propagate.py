@@ -20,6 +20,7 @@ carry next hop 192.0.2.1 there (an attribute only; every socket stays on
   bench/propagate.py                                  # 100k routes, 5 iterations, all three
   bench/propagate.py --daemons ours bird2 --routes 2000 --iterations 1
   bench/propagate.py --csv doc/bench/propagate.csv    # also append raw rows
+  bench/propagate.py --table doc/bench/propagate.csv  # the table again, from the rows
 
 Prints one line per run, then a Markdown table: the median and the range of
 every metric per daemon, and ours/other ratios of the medians.
@@ -217,8 +218,9 @@ METRICS = [
     ("lost", "lost routes", "%d", True),
     ("withdraw_lost", "withdrawals never seen", "%d", True),
     ("attr_bad", "wrong attributes", "%d", True),
+    ("duplicates", "announced twice (implicit replace)", "%d", True),
     ("dut_cpu_s", "DUT CPU, s", "%.2f", True),
-    ("updates_rcvd", "UPDATEs to the receiver", "%d", True),
+    ("updates_rcvd", "UPDATEs to the receiver, both phases", "%d", True),
     ("blast_cpu_s", "bgpblast CPU, s", "%.2f", True),
 ]
 
@@ -264,6 +266,23 @@ def table(rows, daemons, versions):
     return "\n".join(out)
 
 
+def table_from_csv(path):
+    with open(path) as f:
+        lines = [l.rstrip("\n").split(";") for l in f if l.strip()]
+    rows = []
+    for v in lines[1:]:
+        r = dict(zip(lines[0], v))
+        for k, val in r.items():
+            try:
+                r[k] = float(val)
+            except ValueError:
+                r[k] = None if val in ("", "None") else val
+        rows.append(r)
+    daemons = list(dict.fromkeys(r["dut"] for r in rows))
+    versions = {r["dut"]: r["version"] for r in rows}
+    return table(rows, daemons, versions)
+
+
 def machine():
     model = "?"
     try:
@@ -287,7 +306,11 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="per run, seconds")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--csv", help="append one raw row per run")
+    ap.add_argument("--table", metavar="CSV", help="only print the table of the rows in CSV")
     args = ap.parse_args()
+    if args.table:
+        print(table_from_csv(args.table))
+        return 0
 
     binaries = {"ours": args.bird, "bird2": "/usr/sbin/bird", "gobgp": shutil.which("gobgpd")}
     daemons = []
