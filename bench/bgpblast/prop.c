@@ -20,8 +20,6 @@
  * Owner of the per-prefix arrays: the receiver's thread; main reads them
  * only after the threads are joined.  The counters main polls are atomics.
  */
-#include <arpa/inet.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +56,11 @@ bool prop_parse(const uint8_t *body, size_t len, struct prop_upd *u)
 		return false;
 	u->withdrawn = (struct cur){ w, w + wlen, false };
 	u->nlri = c;
+	return prop_attrs(a, alen, u);
+}
+
+bool prop_attrs(const uint8_t *a, size_t alen, struct prop_upd *u)
+{
 	struct cur ac = { a, a + alen, false };
 	while (ac.p < ac.end) {
 		uint8_t flags = cur_u8(&ac), type = cur_u8(&ac);
@@ -128,30 +131,21 @@ static void path_prepend(struct prop_expect *e, const struct prop_attr *path, ui
 
 static void expect_of(const struct bb_config *cf, const struct attr_blob *a, struct prop_expect *e)
 {
-	/* A blob is path attributes in wire form: parse it as an UPDATE's. */
-	uint8_t *body = bb_alloc(a->len + 4);
-	put_u16(body, 0);
-	put_u16(body + 2, (uint16_t)a->len);
-	memcpy(body + 4, a->data, a->len);
+	/* points into the blob, which lives as long as the run */
 	struct prop_upd u;
-	if (!prop_parse(body, a->len + 4, &u))
+	memset(&u, 0, sizeof(u));
+	if (!prop_attrs(a->data, a->len, &u))
 		bb_die("propagate: cannot parse one of the sender's attribute sets");
-	/* point into the blob, which lives as long as the run */
-	ptrdiff_t shift = a->data - (body + 4);
-	struct prop_attr *src[] = { &u.origin, &u.path, &u.comm, &u.lcomm };
-	struct prop_attr *dst[] = { &e->origin, &e->path, &e->comm, &e->lcomm };
 	memset(e, 0, sizeof(*e));
-	for (size_t i = 0; i < ARRAY_SIZE(src); i++) {
-		*dst[i] = *src[i];
-		if (dst[i]->present)
-			dst[i]->d += shift;
-	}
+	e->origin = u.origin;
+	e->path = u.path;
+	e->comm = u.comm;
+	e->lcomm = u.lcomm;
 	if (cf->prop_dut_asn_set)
 		path_prepend(e, &e->path, cf->prop_dut_asn);
 	e->comm_buf = bb_alloc(e->comm.len + e->lcomm.len + 1);
 	prop_attr_sort(&e->comm, e->comm_buf, 4);
 	prop_attr_sort(&e->lcomm, e->comm_buf + e->comm.len, 12);
-	free(body);
 }
 
 /* Pool index of every prefix in an NLRI field, in order. */

@@ -68,6 +68,8 @@ struct prop {
 
 /* Splits an UPDATE body; false when malformed. */
 bool prop_parse(const uint8_t *body, size_t len, struct prop_upd *u);
+/* The path attributes part alone (u zeroed by the caller). */
+bool prop_attrs(const uint8_t *a, size_t len, struct prop_upd *u);
 /* Copies a's items (4 or 12 bytes) into buf, sorted, and points a there:
  * communities compare as sets. */
 void prop_attr_sort(struct prop_attr *a, uint8_t *buf, size_t item);

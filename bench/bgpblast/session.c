@@ -809,7 +809,7 @@ void sess_run_injector(struct bb *bb)
 		struct session *s = sess_new(bb, &threads[i % nthreads], mon ? ROLE_MONITOR : ROLE_PEER, idx);
 		s->laddr = mon ? bb_monitor_addr(cf, idx) : bb_peer_addr(cf, idx);
 		s->asn = mon ? bb_monitor_asn(cf, idx) : bb_peer_asn(cf, idx);
-		if (mon)
+		if (mon && !bb->prop) /* in propagation mode prop.c keeps the state */
 			pfx_set_init(&s->set, bb->expect, cf->seed ^ 0x6d6f6eULL ^ idx);
 	}
 	threads_start();
