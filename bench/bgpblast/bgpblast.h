@@ -13,6 +13,8 @@
  * a session is owned by exactly one thread and never touched by another.
  * Threads talk to main.c only through the atomic counters in struct bb.
  * monitor.c parses what monitors receive into a per-monitor prefix set.
+ * prop.c and prop_stats.c are the propagation mode: one sender, one
+ * receiver, per-prefix timestamps on one clock, then a withdrawal phase.
  */
 #ifndef BGPBLAST_H
 #define BGPBLAST_H
@@ -44,6 +46,22 @@ void *bb_realloc(void *p, size_t n);
 double bb_now(void); /* monotonic seconds since the run started */
 /* One machine-readable line on stdout: "t=<s> <text>", atomic across threads. */
 void bb_event(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bb_sleep_ms(unsigned ms);
+bool bb_signalled(void); /* SIGINT or SIGTERM came */
+
+/* ---- json.c: the one-line JSON summary, a flat object ---- */
+
+struct json {
+	char s[4096];
+	size_t n;
+};
+
+void json_raw(struct json *j, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_word(struct json *j, const char *key, const char *v);
+void json_time(struct json *j, const char *key, double t); /* null unless > 0 */
+void json_rate(struct json *j, const char *key, double count, double s);
+void json_print(struct json *j);
 
 /* splitmix64: deterministic, seedable, good enough for synthetic tables */
 static inline uint64_t rng_next(uint64_t *s)
@@ -205,6 +223,8 @@ void pfx_set_free(struct pfx_set *s);
 /* Returns the value stored for p, inserting val if absent (*added set). */
 uint32_t pfx_set_add(struct pfx_set *s, const struct pfx *p, uint32_t val, bool *added);
 bool pfx_set_del(struct pfx_set *s, const struct pfx *p);
+/* The value stored for p, or UINT32_MAX when absent; never writes. */
+uint32_t pfx_set_get(const struct pfx_set *s, const struct pfx *p);
 
 /* An attribute set as we send it: every path attribute except NEXT_HOP and
  * MP_REACH/MP_UNREACH (those are added per message by encode.c). */
@@ -248,6 +268,7 @@ struct bb_config {
 	uint64_t seed;
 	uint32_t peer_base, monitor_base; /* host order */
 	uint32_t asn_base, monitor_asn_base, local_asn;
+	uint32_t next_hop; /* host order; 0: each peer's own address */
 	unsigned hold;
 	unsigned batch_us; /* pause after each busy epoll round */
 	bool ipv6; /* negotiate IPv6 unicast */
@@ -259,6 +280,12 @@ struct bb_config {
 	double progress;
 	bool quiet;   /* no per-session lines */
 	bool dry_run; /* prepare, print the start line, exit */
+	/* propagation mode (prop.c) */
+	bool prop;
+	bool prop_dut_asn_set;
+	uint32_t prop_dut_asn; /* expected in front of the AS path; none if unset */
+	double prop_idle;      /* a phase ends this long after the last UPDATE */
+	double prop_pause;     /* between everything received and the withdrawals */
 };
 
 /* Address and ASN of peer i / monitor i (0-based); see main.c. */
@@ -288,6 +315,10 @@ struct peer_tx {
 	size_t len;
 	uint64_t routes;
 	uint32_t updates;
+	/* Propagation mode: when each message of buf began its last write,
+	 * [updates + End-of-RIB markers]; 0 until then.  Written only by the
+	 * session sending buf, read by main after the threads are joined. */
+	double *msg_t;
 };
 
 void enc_peer_updates(const struct bb_ribs *r, unsigned peer, uint32_t nh, bool ipv6,
@@ -323,6 +354,15 @@ bool mon_update(const uint8_t *body, size_t len, struct pfx_set *set, struct upd
 
 /* ---- session.c / main.c: the run ---- */
 
+/* What one injector run measured, for the summary. */
+struct run_totals {
+	const char *result;
+	uint64_t prefixes, updates, update_bytes;
+	double prep_s, cpu_user, cpu_sys;
+};
+
+struct prop;
+
 struct bb {
 	struct bb_config cf;
 	struct peer_tx *tx; /* [peers] */
@@ -338,10 +378,24 @@ struct bb {
 	_Atomic double t_first_update, t_last_update, t_sink_full;
 	/* monitors' current counts, for progress lines and timeouts */
 	_Atomic uint64_t *mon_count;
+	/* propagation mode: the sender's withdrawals, sent once wd_go is set */
+	struct prop *prop;
+	struct peer_tx *wtx;
+	atomic_int wd_go;
 };
 
 void sess_run_injector(struct bb *bb);
 void sess_run_sink(struct bb *bb);
 void sess_stop(struct bb *bb);
+
+/* ---- prop.c, prop_stats.c: propagation mode ---- */
+
+/* After enc_peer_updates: index the prefixes, encode the withdrawals. */
+void prop_prepare(struct bb *bb, const struct bb_ribs *r);
+/* The receiver's UPDATE, read at time t; false when malformed. */
+bool prop_rx_update(struct prop *p, const uint8_t *body, size_t len, double t);
+/* Announce, wait, withdraw, wait; returns the result word. */
+const char *prop_wait(struct bb *bb);
+void prop_summary(struct bb *bb, const struct run_totals *rt);
 
 #endif

@@ -8,11 +8,14 @@
  * timeout.  t=0 of every output line is the moment the first connect()
  * starts; preparation time is reported apart (prep_s).
  *
+ * Propagation run (--propagate): one peer sends, one monitor receives;
+ * prop.c takes over the waiting and the summary.
+ *
  * Sink run: listen, count, and report when the expected number of
  * prefixes arrived (or on SIGINT/SIGTERM).
  *
  * Exit status: 0 done, 1 error (bad option, NOTIFICATION, lost session),
- * 2 timeout, 130 interrupted before done.
+ * 2 timeout, 3 routes lost (propagation mode), 130 interrupted before done.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -185,6 +188,14 @@ static void usage(FILE *f)
 	      "  --progress S             print a progress line every S seconds\n"
 	      "  --quiet                  no per-session lines\n"
 	      "  --dry-run                prepare and encode, print the start line, exit\n"
+	      "  --next-hop ADDR          NEXT_HOP of every route (default: the peer's address)\n"
+	      "Propagation (one sender, one receiver; see README):\n"
+	      "  --propagate              peer 1 announces, monitor 1 receives, then peer 1\n"
+	      "                           withdraws; per-prefix latency on one clock\n"
+	      "  --prop-dut-as A          check that the DUT put A in front of every AS path\n"
+	      "                           (without it: the path must arrive unchanged)\n"
+	      "  --prop-idle S            a phase gives up S s after the last UPDATE (10)\n"
+	      "  --prop-pause S           pause between the phases (0.5)\n"
 	      "Sink:\n"
 	      "  --sink PORT              listen and count instead of injecting\n"
 	      "  --listen ADDR            sink address (127.0.0.1)\n"
@@ -196,6 +207,7 @@ enum {
 	O_DUT = 256, O_PEERS, O_MONITORS, O_PEER_BASE, O_MON_BASE, O_ASN_BASE, O_MON_ASN_BASE, O_HOLD,
 	O_IPV6, O_THREADS, O_ROUTES, O_RATIO, O_V6, O_GROUP, O_SEED, O_MRT, O_WRITE_MRT, O_EXPECT,
 	O_TIMEOUT, O_LINGER, O_SETTLE, O_DRY_RUN, O_BATCH, O_PROGRESS, O_QUIET, O_SINK, O_LISTEN, O_LOCAL_AS, O_HELP,
+	O_NEXT_HOP, O_PROP, O_PROP_AS, O_PROP_IDLE, O_PROP_PAUSE,
 };
 
 static const struct option long_opts[] = {
@@ -228,6 +240,11 @@ static const struct option long_opts[] = {
 	{ "listen", 1, 0, O_LISTEN },
 	{ "local-as", 1, 0, O_LOCAL_AS },
 	{ "help", 0, 0, O_HELP },
+	{ "next-hop", 1, 0, O_NEXT_HOP },
+	{ "propagate", 0, 0, O_PROP },
+	{ "prop-dut-as", 1, 0, O_PROP_AS },
+	{ "prop-idle", 1, 0, O_PROP_IDLE },
+	{ "prop-pause", 1, 0, O_PROP_PAUSE },
 	{ 0, 0, 0, 0 },
 };
 
@@ -252,7 +269,9 @@ static void parse_args(struct bb_config *cf, int argc, char **argv)
 		.threads = 2, .routes = 10000, .ratio = 2.5, .group = 400, .seed = 1,
 		.peer_base = 0x7f010000, .monitor_base = 0x7f020000, .asn_base = 65000,
 		.monitor_asn_base = 64900, .local_asn = 64500, .hold = 90, .timeout = -1, .batch_us = 1000,
+		.prop_idle = 10, .prop_pause = 0.5,
 	};
+	bool batch_set = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -281,7 +300,10 @@ static void parse_args(struct bb_config *cf, int argc, char **argv)
 			break;
 		case O_TIMEOUT: cf->timeout = parse_double("--timeout", optarg, 0, 1e9); break;
 		case O_LINGER: cf->linger = parse_double("--linger", optarg, -1, 1e9); break;
-		case O_BATCH: cf->batch_us = (unsigned)parse_u64("--batch-us", optarg, 0, 1000000); break;
+		case O_BATCH:
+			cf->batch_us = (unsigned)parse_u64("--batch-us", optarg, 0, 1000000);
+			batch_set = true;
+			break;
 		case O_DRY_RUN: cf->dry_run = true; break;
 		case O_SETTLE: cf->settle = parse_double("--settle", optarg, 0, 1e6); break;
 		case O_PROGRESS: cf->progress = parse_double("--progress", optarg, 0.01, 1e6); break;
@@ -292,6 +314,21 @@ static void parse_args(struct bb_config *cf, int argc, char **argv)
 			break;
 		case O_LISTEN: cf->listen_addr = parse_loopback("--listen", optarg); break;
 		case O_LOCAL_AS: cf->local_asn = (uint32_t)parse_u64("--local-as", optarg, 1, 4294967295ULL); break;
+		case O_NEXT_HOP: {
+			/* only an attribute: it sends nothing anywhere, so any address */
+			struct in_addr in;
+			if (inet_pton(AF_INET, optarg, &in) != 1)
+				bb_die("--next-hop: '%s' is not an IPv4 address", optarg);
+			cf->next_hop = ntohl(in.s_addr);
+			break;
+		}
+		case O_PROP: cf->prop = true; break;
+		case O_PROP_AS:
+			cf->prop_dut_asn = (uint32_t)parse_u64("--prop-dut-as", optarg, 1, 4294967295ULL);
+			cf->prop_dut_asn_set = true;
+			break;
+		case O_PROP_IDLE: cf->prop_idle = parse_double("--prop-idle", optarg, 0.1, 1e6); break;
+		case O_PROP_PAUSE: cf->prop_pause = parse_double("--prop-pause", optarg, 0, 1e6); break;
 		case O_HELP:
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(1);
@@ -303,6 +340,16 @@ static void parse_args(struct bb_config *cf, int argc, char **argv)
 		bb_die("--hold must be 0 or at least 3");
 	if (cf->sink)
 		return;
+	if (cf->prop) {
+		if (cf->mrt_out)
+			bb_die("--propagate and --write-mrt do not mix");
+		cf->peers = 1;
+		cf->monitors = 1;
+		/* The pause after a busy round would add up to batch-us to every
+		 * latency the receiver stamps; one receiver reads little. */
+		if (!batch_set)
+			cf->batch_us = 0;
+	}
 	if (!cf->peers && !cf->monitors)
 		bb_die("nothing to do: no peers and no monitors");
 	if (cf->peers && !is_loopback(bb_peer_addr(cf, cf->peers - 1)))
@@ -339,64 +386,15 @@ static void signals_setup(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static void sleep_ms(unsigned ms)
+void bb_sleep_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
 }
 
-/* The one-line JSON summary: a flat object of numbers and words. */
-struct json {
-	char s[4096];
-	size_t n;
-};
-
-static void json_raw(struct json *j, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void json_raw(struct json *j, const char *key, const char *fmt, ...)
+bool bb_signalled(void)
 {
-	if (j->n + 64 > sizeof(j->s))
-		return;
-	j->n += (size_t)snprintf(j->s + j->n, sizeof(j->s) - j->n, "%s\"%s\":", j->n ? "," : "{", key);
-	va_list ap;
-	va_start(ap, fmt);
-	j->n += (size_t)vsnprintf(j->s + j->n, sizeof(j->s) - j->n, fmt, ap);
-	va_end(ap);
-}
-
-static void json_u64(struct json *j, const char *key, uint64_t v)
-{
-	json_raw(j, key, "%llu", (unsigned long long)v);
-}
-
-static void json_word(struct json *j, const char *key, const char *v)
-{
-	json_raw(j, key, "\"%s\"", v);
-}
-
-/* seconds, or null for a moment that never came (times are > 0) */
-static void json_time(struct json *j, const char *key, double t)
-{
-	if (t > 0)
-		json_raw(j, key, "%.6f", t);
-	else
-		json_raw(j, key, "null");
-}
-
-/* count / seconds, or null */
-static void json_rate(struct json *j, const char *key, double count, double s)
-{
-	if (s > 0)
-		json_raw(j, key, "%.0f", count / s);
-	else
-		json_raw(j, key, "null");
-}
-
-static void json_print(struct json *j)
-{
-	printf("%s}\n", j->s);
-	fflush(stdout);
+	return got_signal != 0;
 }
 
 static int run_sink(struct bb *bb)
@@ -415,7 +413,7 @@ static int run_sink(struct bb *bb)
 	const char *result = "ok";
 	double next_progress = cf->progress;
 	for (;;) {
-		sleep_ms(5);
+		bb_sleep_ms(5);
 		double now = bb_now();
 		if (got_signal)
 			break;
@@ -480,10 +478,13 @@ static void prepare(struct bb *bb, struct bb_ribs *r)
 	bb->tx = bb_alloc((cf->peers ? cf->peers : 1) * sizeof(*bb->tx));
 	bb->routes_total = 0;
 	for (unsigned p = 0; p < cf->peers; p++) {
-		enc_peer_updates(r, p, bb_peer_addr(cf, p), bb->cf.ipv6, &bb->tx[p]);
+		uint32_t nh = cf->next_hop ? cf->next_hop : bb_peer_addr(cf, p);
+		enc_peer_updates(r, p, nh, bb->cf.ipv6, &bb->tx[p]);
 		bb->routes_total += bb->tx[p].routes;
 	}
 	bb->expect = cf->expect_set ? cf->expect : r->npool;
+	if (cf->prop)
+		prop_prepare(bb, r);
 }
 
 static bool all_done(struct bb *bb, double now)
@@ -515,7 +516,7 @@ static const char *wait_run(struct bb *bb)
 	bool done = false;
 	double done_at = 0;
 	for (;;) {
-		sleep_ms(5);
+		bb_sleep_ms(5);
 		double now = bb_now();
 		if (!done && all_done(bb, now)) { /* first: a Cease right after is no error */
 			done = true;
@@ -541,13 +542,6 @@ static const char *wait_run(struct bb *bb)
 		}
 	}
 }
-
-/* What one run measured, for the summary. */
-struct run_totals {
-	const char *result;
-	uint64_t prefixes, updates, update_bytes;
-	double prep_s, cpu_user, cpu_sys;
-};
 
 static void inject_summary(struct bb *bb, const struct run_totals *rt)
 {
@@ -635,18 +629,23 @@ static int run_injector(struct bb *bb)
 		return 0;
 	signals_setup(); /* from here on a signal ends the run cleanly */
 	sess_run_injector(bb);
-	rt.result = wait_run(bb);
+	rt.result = cf->prop ? prop_wait(bb) : wait_run(bb);
 	sess_stop(bb);
 	cpu_split(&rt.cpu_user, &rt.cpu_sys);
 	rt.cpu_user -= cpu0u;
 	rt.cpu_sys -= cpu0s;
-	inject_summary(bb, &rt);
+	if (cf->prop)
+		prop_summary(bb, &rt);
+	else
+		inject_summary(bb, &rt);
 	if (!strcmp(rt.result, "ok"))
 		return 0;
 	if (!strcmp(rt.result, "timeout"))
 		return 2;
 	if (!strcmp(rt.result, "interrupted"))
 		return 130;
+	if (!strcmp(rt.result, "lost"))
+		return 3;
 	return 1;
 }
 

@@ -105,3 +105,14 @@ bool pfx_set_del(struct pfx_set *s, const struct pfx *p)
 	s->n--;
 	return true;
 }
+
+uint32_t pfx_set_get(const struct pfx_set *s, const struct pfx *p)
+{
+	uint64_t h = pfx_hash(s, p) & s->mask;
+	while (s->slot[h].k.af) {
+		if (pfx_eq(&s->slot[h].k, p))
+			return s->slot[h].val;
+		h = (h + 1) & s->mask;
+	}
+	return UINT32_MAX;
+}

@@ -15,6 +15,11 @@
  * KEEPALIVEs are answered and NOTIFICATIONs seen; peers drop UPDATEs
  * unparsed, monitors apply them to their prefix set, the sink counts NLRI.
  *
+ * Propagation mode (prop.c): the peer stamps when each message began its
+ * last write (tx->msg_t); the monitor hands its UPDATEs to prop.c with the
+ * time the read() that completed them returned.  Once main sets wd_go, the
+ * peer sends the withdrawal stream (bb->wtx) after what it is sending.
+ *
  * Threads report to main.c only through the atomics of struct bb.
  */
 #define _GNU_SOURCE
@@ -65,9 +70,12 @@ struct session {
 
 	uint8_t ctrl[CTRL_CAP];
 	size_t ctrl_len, ctrl_off;
+	struct peer_tx *cur; /* the stream being sent: bb->tx[idx] or bb->wtx */
 	const uint8_t *bulk;
 	size_t bulk_len, bulk_off, msg_start, msg_end;
-	bool bulk_on;
+	bool bulk_on, wd_started;
+	size_t stamp_end; /* cur->msg_t: messages before this offset are stamped */
+	uint32_t stamp_no;
 
 	uint8_t *rx;
 	size_t rx_len;
@@ -188,9 +196,11 @@ static void sess_queue(struct session *s, const uint8_t *m, size_t len)
 	sess_flush(s);
 }
 
-static void bulk_start(struct session *s)
+static void bulk_start_tx(struct session *s, struct peer_tx *tx)
 {
-	const struct peer_tx *tx = &s->bb->tx[s->idx];
+	s->cur = tx;
+	s->stamp_end = 0;
+	s->stamp_no = 0;
 	s->bulk = tx->buf;
 	s->bulk_len = tx->len;
 	s->bulk_off = s->msg_start = 0;
@@ -198,11 +208,37 @@ static void bulk_start(struct session *s)
 	s->bulk_on = true;
 }
 
+static void bulk_start(struct session *s)
+{
+	bulk_start_tx(s, &s->bb->tx[s->idx]);
+}
+
+/* Stamps every message that ends within what was written so far with t,
+ * the moment before the write that completed it.  First stamp wins, so a
+ * ROUTE-REFRESH resend does not move the times. */
+static void bulk_stamp(struct session *s, double t)
+{
+	struct peer_tx *tx = s->cur;
+	while (s->stamp_end < s->bulk_off) {
+		size_t len = get_u16(s->bulk + s->stamp_end + 16);
+		if (s->stamp_end + len > s->bulk_off)
+			break;
+		if (!tx->msg_t[s->stamp_no])
+			tx->msg_t[s->stamp_no] = t;
+		s->stamp_no++;
+		s->stamp_end += len;
+	}
+}
+
 static void bulk_done(struct session *s)
 {
 	struct bb *bb = s->bb;
 	s->bulk_on = false;
-	if (!s->sent_all) {
+	if (s->cur == bb->wtx) {
+		if (!bb->cf.quiet)
+			bb_event("event=sent_withdrawals peer=%u updates=%u routes=%llu", s->idx + 1,
+				 bb->wtx->updates, (unsigned long long)bb->wtx->routes);
+	} else if (!s->sent_all) {
 		s->sent_all = true;
 		double t = bb_now();
 		if (!bb->cf.quiet)
@@ -218,6 +254,17 @@ static void bulk_done(struct session *s)
 		s->refresh_pending = false;
 		bulk_start(s);
 	}
+}
+
+/* Propagation mode: the withdrawals go out once main says so, after the
+ * announcements (and any refresh resend) are all written. */
+static void sess_withdraw(struct session *s)
+{
+	if (s->role != ROLE_PEER || s->wd_started || s->bulk_on || s->state != ST_ESTABLISHED)
+		return;
+	s->wd_started = true;
+	bulk_start_tx(s, s->bb->wtx);
+	sess_flush(s);
 }
 
 static void sess_flush(struct session *s)
@@ -237,6 +284,7 @@ static void sess_flush(struct session *s)
 		}
 		if (!n)
 			return;
+		double tw = s->bulk_on && s->cur->msg_t ? bb_now() : 0;
 		ssize_t w = writev(s->fd, iov, n);
 		if (w < 0) {
 			if (errno == EINTR)
@@ -253,6 +301,8 @@ static void sess_flush(struct session *s)
 		if (!s->bulk_on)
 			continue;
 		s->bulk_off += (size_t)w - c;
+		if (tw > 0)
+			bulk_stamp(s, tw);
 		while (s->bulk_off >= s->msg_end && s->msg_end < s->bulk_len) {
 			s->msg_start = s->msg_end;
 			s->msg_end += get_u16(s->bulk + s->msg_end + 16);
@@ -394,6 +444,11 @@ static void rx_update_monitor(struct session *s, const uint8_t *b, size_t len)
 {
 	struct bb *bb = s->bb;
 	struct update_count uc;
+	if (bb->prop) {
+		if (!prop_rx_update(bb->prop, b, len, s->last_rx))
+			sess_fatal(s, "malformed UPDATE", 0);
+		return;
+	}
 	if (!mon_update(b, len, &s->set, &uc)) {
 		sess_fatal(s, "malformed UPDATE", 0);
 		return;
@@ -696,6 +751,9 @@ static void *thread_main(void *arg)
 		 * DUT writes costs several times more CPU than the data does. */
 		if (n > 0 && bb->cf.batch_us)
 			usleep(bb->cf.batch_us);
+		if (bb->wtx && atomic_load(&bb->wd_go))
+			for (unsigned i = 0; i < th->nsess; i++)
+				sess_withdraw(th->sess[i]);
 		double now = bb_now();
 		if (now - th->last_scan >= SCAN_EVERY) {
 			th->last_scan = now;
@@ -751,7 +809,7 @@ void sess_run_injector(struct bb *bb)
 		struct session *s = sess_new(bb, &threads[i % nthreads], mon ? ROLE_MONITOR : ROLE_PEER, idx);
 		s->laddr = mon ? bb_monitor_addr(cf, idx) : bb_peer_addr(cf, idx);
 		s->asn = mon ? bb_monitor_asn(cf, idx) : bb_peer_asn(cf, idx);
-		if (mon)
+		if (mon && !bb->prop) /* in propagation mode prop.c keeps the state */
 			pfx_set_init(&s->set, bb->expect, cf->seed ^ 0x6d6f6eULL ^ idx);
 	}
 	threads_start();
