@@ -143,6 +143,8 @@ def one_run(args, binary, version, threads):
                 raise RuntimeError("daemon died, see %s" % d)
             time.sleep(args.poll)
         rss, sz, vsz = proc_mem(dut.pid)
+        if args.show_memory:
+            sys.stderr.write(ctl(sock, "show memory"))
     finally:
         for p in (blast, dut):
             if p:
@@ -176,6 +178,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")
     args = ap.parse_args()
 

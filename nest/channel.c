@@ -97,6 +97,7 @@ channel_free(struct channel *c)
 }
 
 static void chan_export_run(void *data);
+static void chan_refeed_now(struct channel *c);
 
 /* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,
  * not only the best. */
@@ -133,6 +134,8 @@ channel_down(struct channel *c)
   uatomic_set(&c->state, CS_FLUSHING);
   if (c->reader.table)
     rt_reader_detach(&c->reader);
+  c->feeding = CHAN_FEED_NONE;
+  c->feed_cursor = NULL;
   chan_flush_imports(c);
   if (c->out_table)
     rt_flush_channel(c->out_table, c);
@@ -174,7 +177,7 @@ channel_reconfigure(struct channel *c, struct channel_config *cc)
   if (was && !chan_exports(c)) {
     /* The policy now rejects everything: the refeed withdraws what we
      * exported; then stop reading. */
-    chan_refeed(c);
+    chan_refeed_now(c);
     rt_reader_detach(&c->reader);
   } else if (!was && chan_exports(c)) {
     ev_init(&c->export_ev, chan_export_run, c);
@@ -466,6 +469,65 @@ chan_export_first_accepted(struct channel *c, struct net *n, struct rte *retired
     chan_export_one(c, &n->n, cand, old);
 }
 
+/* Send one net again: what of it we exported before counts as old, the
+ * current best (or every route) goes through the export policy again. */
+static void
+chan_feed_net(struct channel *c, struct net *n, int any)
+{
+  struct rte *best = net_best(n), *prev = NULL;
+  if (any) {
+    /* Every route counts on its own (pipes, ADD-PATH): each goes
+     * through the export policy again, replacing what was exported. */
+    for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
+      chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
+    return;
+  }
+  if (c->cf->secondary) {
+    chan_export_first_accepted(c, n, NULL, 1);
+    return;
+  }
+  for (struct rte *r = best; r; r = rcu_dereference(r->next))
+    if (exp_bit(c, r->id)) {
+      prev = r;
+      break;
+    }
+  if (best || prev)
+    chan_export_one(c, &n->n, best, prev);
+}
+
+/*
+ * The feed walks the table's nets in steps (rt_feed_next), pausing for
+ * backpressure and the loop's budget, so a refeed of a million nets to a
+ * slow peer neither blocks the loop nor piles up a million pending
+ * exports. The reader does not move meanwhile, which keeps the cursor
+ * valid; changes made during the feed are read from the journal after it,
+ * and a duplicate update is harmless. Returns 1 when the feed is done.
+ */
+static int
+chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
+{
+  int any = chan_exports_every_route(c);
+  struct net *n = c->feeding == CHAN_FEED_START ? rt_feed_first(c->table) : c->feed_cursor;
+  c->feeding = CHAN_FEED_RUNNING;
+  for (uint k = 0; n; k++) {
+    if (busy && !(k & 63) && busy(c->proto, c)) {
+      c->feed_cursor = n;      /* the protocol sends export_ev when it drained */
+      return 0;
+    }
+    chan_feed_net(c, n, any);   /* a dead net has no routes: nothing happens */
+    n = rt_feed_next(n);
+    if (n && loop_budget_left() <= 0) {
+      c->feed_cursor = n;
+      loop_yield();
+      ev_schedule(&c->export_ev);
+      return 0;
+    }
+  }
+  c->feeding = CHAN_FEED_NONE;
+  c->feed_cursor = NULL;
+  return 1;
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -476,6 +538,10 @@ chan_export_run(void *data)
   const struct rt_journal_item *it;
   int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
+  if (c->feeding && !chan_feed_step(c, busy)) {
+    rcu_read_unlock();
+    return;
+  }
   uint n = 0;
   while (!(busy && !(n++ & 63) && busy(c->proto, c)) && (it = rt_reader_next(&c->reader))) {
     if (any)
@@ -509,37 +575,28 @@ chan_export_reset(struct channel *c)
     chan_refeed(c);
 }
 
-/* Export the current best route of every net (initial feed, refeed). The
- * reader already sits at the journal's end, so changes during the walk are
- * seen again from the journal; a duplicate update is harmless. */
+/* Export the current best route of every net again (initial feed,
+ * refeed): in steps, from the channel's loop. A refeed asked for during a
+ * feed starts it over. */
 void
 chan_refeed(struct channel *c)
 {
-  struct cds_lfht_iter it;
+  if (!c->reader.table)
+    return;
+  c->feeding = CHAN_FEED_START;
+  c->feed_cursor = NULL;
+  ev_send(c->proto->loop, &c->export_ev);
+}
+
+/* The same at once, before the reader goes away. */
+static void
+chan_refeed_now(struct channel *c)
+{
   int any = chan_exports_every_route(c);
   rcu_read_lock();
-  for (struct net *n = rt_first_net(c->table, &it); n; n = rt_next_net(c->table, &it)) {
-    struct rte *best = net_best(n), *prev = NULL;
-    if (any) {
-      /* Every route counts on its own (pipes): each goes through the
-       * export policy again, replacing what was exported for it. */
-      for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
-        chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
-      continue;
-    }
-    if (c->cf->secondary) {
-      chan_export_first_accepted(c, n, NULL, 1);
-      continue;
-    }
-    /* Whatever of this net we exported before counts as old; the best
-     * route goes through the (possibly new) export policy again. */
-    for (struct rte *r = best; r; r = rcu_dereference(r->next))
-      if (exp_bit(c, r->id)) {
-        prev = r;
-        break;
-      }
-    if (best || prev)
-      chan_export_one(c, &n->n, best, prev);
-  }
+  for (struct net *n = rt_feed_first(c->table); n; n = rt_feed_next(n))
+    chan_feed_net(c, n, any);
   rcu_read_unlock();
+  c->feeding = CHAN_FEED_NONE;
+  c->feed_cursor = NULL;
 }

@@ -108,6 +108,8 @@ struct channel {
   int export_all_paths;       /* every route, not only the best (ADD-PATH
                                  tx); set by the protocol, then
                                  chan_export_reset() */
+  enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
+  struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */

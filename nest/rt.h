@@ -77,6 +77,10 @@ struct rte {
 struct net {
   struct cds_lfht_node node;  /* in table->nets */
   struct rte *routes;         /* RCU; best first */
+  /* All nets in creation order, for feeds that resume across RCU read
+   * sections (rt_feed_next). A dead net keeps its next pointer. */
+  struct net *feed_next;      /* RCU */
+  struct net *feed_prev;      /* under the writer lock */
   u32 hash;
   u32 dead;                   /* removed from the index; freed by the journal */
   net_addr n;                 /* variable length: allocated to n.length */
@@ -124,6 +128,7 @@ struct rtable {
   int use_count;              /* owner: main loop: channels + config */
 
   struct cds_lfht *nets;      /* net index */
+  struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
   pthread_mutex_t lock;       /* writers */
   u32 route_count;            /* atomic: routes in chains */
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
@@ -197,6 +202,16 @@ struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);
 /* Iterate nets: first/next inside one RCU read section. */
 struct net *rt_first_net(struct rtable *t, struct cds_lfht_iter *it);
 struct net *rt_next_net(struct rtable *t, struct cds_lfht_iter *it);
+
+/*
+ * Feeds: walk every net in steps, each in its own RCU read section, with
+ * a journal reader attached that does not move meanwhile. That reader
+ * keeps every net removed after the walk began from being freed, so the
+ * cursor (and whatever a dead net points to) stays valid between steps.
+ * Dead nets are returned too (their chain is empty); skip them.
+ */
+static inline struct net *rt_feed_first(struct rtable *t) { return rcu_dereference(t->feed_head); }
+static inline struct net *rt_feed_next(struct net *n) { return rcu_dereference(n->feed_next); }
 
 /* Readers. */
 /* notify == NULL: a pin that only keeps journal items (and the routes and

@@ -244,6 +244,22 @@ rt_journal_publish(struct rtable *t)
 
 /* --- Update --- */
 
+/* A walker standing on the net goes on from its next pointer, which we
+ * leave as it is. */
+static void
+rt_feed_unlink(struct rtable *t, struct net *n)
+{
+  struct net *next = n->feed_next;
+  if (n->feed_prev)
+    rcu_assign_pointer(n->feed_prev->feed_next, next);
+  else
+    rcu_assign_pointer(t->feed_head, next);
+  if (next)
+    next->feed_prev = n->feed_prev;
+  else
+    t->feed_tail = n->feed_prev;
+}
+
 /* Chain order: usable routes best first, then routes kept only because of
  * `import keep filtered` (never best, never exported). */
 static int
@@ -327,8 +343,14 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
     net_copy(&net->n, n);
     net->hash = hash;
     cds_lfht_node_init(&net->node);
+    net->feed_prev = t->feed_tail;
     rcu_tsan_publish(net);
     cds_lfht_add(t->nets, hash, &net->node);
+    if (t->feed_tail)
+      rcu_assign_pointer(t->feed_tail->feed_next, net);
+    else
+      rcu_assign_pointer(t->feed_head, net);
+    t->feed_tail = net;
     uatomic_inc(&t->net_count);
     uatomic_inc(&t->pxlen_count[n->pxlen]);
   }
@@ -366,6 +388,7 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
   struct net *dead = NULL;
   if (!net->routes) {
     cds_lfht_del(t->nets, &net->node);
+    rt_feed_unlink(t, net);
     net->dead = 1;
     dead = net;
     uatomic_dec(&t->net_count);
@@ -565,6 +588,7 @@ rt_table_destroy_data(struct rtable *t)
       rt_free_later(r, sizeof(struct rte));
     }
     cds_lfht_del(t->nets, &n->node);
+    rt_feed_unlink(t, n);
     rt_free_later(n, net_size(&n->n));
   }
   pthread_mutex_unlock(&t->lock);

@@ -188,6 +188,7 @@ bgp_shutdown(struct proto *pp)
   else
     bgp_conn_close(&p->in);
   bgp_tx_reset(p);
+  bgp_tx_cleanup(p);
   bgp_path_srcs_free(p);
   return PS_DOWN;
 }

@@ -17,9 +17,22 @@
 
 #define BGP_TX_BATCH 1024
 /* Backpressure: a channel with this many prefixes waiting stops reading the
- * table's journal until the socket took most of them. */
-#define BGP_PENDING_HIGH 16384
-#define BGP_PENDING_LOW 4096
+ * table's journal until the socket took most of them. Pending prefixes
+ * cost about 80 bytes each: the channels of all BGP sessions share a
+ * budget, so a route server with hundreds of peers does not hold a peak
+ * of hundreds of megabytes while they all converge at once; each channel
+ * keeps enough to pack full UPDATEs. */
+#define BGP_PENDING_MAX 16384
+#define BGP_PENDING_MIN 1024
+#define BGP_PENDING_BUDGET (256 * 1024)
+static u32 bgp_tx_channels;     /* atomic: channels of running BGP protocols */
+
+static u32
+bgp_pending_high(void)
+{
+  u32 n = uatomic_read(&bgp_tx_channels);
+  return MIN(BGP_PENDING_MAX, MAX(BGP_PENDING_MIN, BGP_PENDING_BUDGET / MAX(n, 1)));
+}
 #define BGP_EXPORT_CACHE_MAX 16384
 #define BGP_TX_HIGH (128 * 1024)
 
@@ -61,7 +74,16 @@ bgp_tx_init(struct bgp_proto *p)
     bc->prefix_slab = sl_new(p->p.run_pool, sizeof(struct bgp_prefix));
     hash_init(&bc->export_cache, p->p.run_pool, 8);
     bc->export_cache_slab = sl_new(p->p.run_pool, sizeof(struct bgp_export_cache_entry));
+    uatomic_inc(&bgp_tx_channels);
   }
+}
+
+void
+bgp_tx_cleanup(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->ch[af].c)
+      uatomic_dec(&bgp_tx_channels);
 }
 
 void
@@ -352,7 +374,7 @@ bgp_export_busy(struct proto *pp, struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
-  if (!p->conn || bc->pending < BGP_PENDING_HIGH)
+  if (!p->conn || bc->pending < bgp_pending_high())
     return 0;
   bc->export_paused = 1;
   ev_schedule(&p->tx_ev);
@@ -371,7 +393,7 @@ bgp_tx_hook(void *data)
   int more = 0;
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
-    if (bc->c && bc->export_paused && bc->pending < BGP_PENDING_LOW) {
+    if (bc->c && bc->export_paused && bc->pending < bgp_pending_high() / 4) {
       bc->export_paused = 0;
       ev_schedule(&bc->c->export_ev);
     }
