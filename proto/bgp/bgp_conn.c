@@ -161,7 +161,8 @@ bgp_conn_close(struct bgp_conn *c)
     c->fd = -1;
   }
   txq_clear(&c->tx);
-  free(c->rbuf);
+  if (c->rbuf)
+    mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
   c->rbuf = NULL;
   c->rlen = 0;
   tm_stop(&c->hold_timer);
@@ -445,9 +446,7 @@ bgp_conn_attach(struct bgp_conn *c, int fd)
 {
   c->fd = fd;
   c->rsize = BGP_RBUF_SIZE;
-  c->rbuf = malloc(c->rsize);
-  if (!c->rbuf)
-    die("Out of memory");
+  c->rbuf = mem_alloc_shared(MEM_PROTOCOLS, c->rsize);   /* counted in `show memory` */
   c->rlen = 0;
   c->lfd.rx = bgp_conn_rx;
   c->lfd.tx = bgp_conn_tx;
