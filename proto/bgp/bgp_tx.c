@@ -22,9 +22,9 @@
  * budget, so a route server with hundreds of peers does not hold a peak
  * of hundreds of megabytes while they all converge at once; each channel
  * keeps enough to pack full UPDATEs. */
-#define BGP_PENDING_MAX 16384
+#define BGP_PENDING_MAX 4096
 #define BGP_PENDING_MIN 1024
-#define BGP_PENDING_BUDGET (256 * 1024)
+#define BGP_PENDING_BUDGET (128 * 1024)
 static u32 bgp_tx_channels;     /* atomic: channels of running BGP protocols */
 
 static u32

@@ -60,12 +60,26 @@ static struct loop_fd sig_fd;
 static struct timer trim_timer;
 
 /* Bursts (a full feed to every peer at once) leave freed memory in
- * malloc's arenas; give it back to the system now and then. */
+ * malloc's arenas; give it back to the system once such a burst is over
+ * (what we account fell well below its peak), and every 10 s anyway. */
 static void
 trim_hook(struct timer *t)
 {
   (void) t;
-  malloc_trim(0);
+  static u64 peak;
+  static uint ticks;
+  u64 now = 0;
+  for (int i = 0; i < MEM_CLASS_MAX; i++) {
+    struct mem_usage u;
+    mem_class_usage(i, &u);
+    now += u.effective + u.overhead;
+  }
+  peak = MAX(peak, now);
+  if (++ticks >= 40 || (peak - now > (4 << 20) && now < peak / 4 * 3)) {
+    malloc_trim(0);
+    peak = now;
+    ticks = 0;
+  }
 }
 static int sig_pipe[2] = { -1, -1 };
 static const char *pid_path;
@@ -280,8 +294,8 @@ main(int argc, char **argv)
       sigaction(s2, &sa, NULL);
 
   tm_init(&trim_timer, main_loop(), trim_hook, NULL);
-  trim_timer.recurrent = 10 * S_ 1;
-  tm_start(&trim_timer, 10 * S_ 1);
+  trim_timer.recurrent = S_ 1 / 4;
+  tm_start(&trim_timer, S_ 1 / 4);
 
   config_commit(c);
   /* Worker threads exist now, with the signals blocked; take them here. */
