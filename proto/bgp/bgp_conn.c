@@ -132,10 +132,10 @@ bgp_send_open(struct bgp_conn *c)
   struct bgp_proto *p = c->p;
   struct bgp_open_msg m = {
     .version = BGP_VERSION,
-    .my_as = p->cf->local_as > 0xffff ? BGP_AS_TRANS : p->cf->local_as,
+    .my_as = p->peer.public_as > 0xffff ? BGP_AS_TRANS : p->peer.public_as,
     .hold_time = p->cf->hold_time,
     .router_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id,
-    .peer_as = p->cf->local_as,
+    .peer_as = p->peer.public_as,
     .caps = p->local_caps,
   };
   u8 buf[BGP_MAX_MSG_LEN];
@@ -238,7 +238,10 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
   }
   struct bgp_session_caps caps;
   if (bgp_caps_negotiate(&p->local_caps, &c->remote.caps, &caps, &err)) {
-    bgp_conn_error(c, &err, "Error: Capability negotiation failed");
+    /* BIRD's wording, e.g. "BGP Error: Role mismatch" */
+    char why[64];
+    bsnprintf(why, sizeof(why), "BGP Error: %s", bgp_err_text(err.code, err.subcode));
+    bgp_conn_error(c, &err, why);
     return;
   }
 
