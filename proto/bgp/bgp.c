@@ -301,6 +301,7 @@ const struct proto_class proto_bgp = {
   .start = bgp_start,
   .shutdown = bgp_shutdown,
   .reconfigure = bgp_reconfigure,
+  .preexport = bgp_preexport,
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
   .reload_routes = bgp_reload_routes,

@@ -115,6 +115,10 @@ rules_ibgp_to_ibgp(const struct bgp_peer_info *p, const struct bgp_peer_info *sr
 bool
 bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a)
 {
+  /* BIRD 2 accepts routes of other protocols here: their communities and
+   * OTC are what the operator's export filter made them. */
+  if (!src)
+    return true;
   /* RFC 1997, RFC 5065 (NO_EXPORT_SUBCONFED stays in the member AS) */
   if (p->interpret_communities &&
       (has_community(a, BGP_COMM_NO_ADVERTISE) || (!p->ibgp && has_community(a, BGP_COMM_NO_EXPORT_SUBCONFED)) ||

@@ -57,8 +57,9 @@ enum bgp_rx_verdict {
  * on accept the OTC ingress procedure may have added OTC to b. */
 enum bgp_rx_verdict bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b);
 
-/* Would session p send a route with attributes a learned from session src
- * (NULL: not from BGP)? */
+/* Would session p send a route with attributes a learned from session src?
+ * Runs before the export filter (a is the route's own); routes not from
+ * BGP (src NULL) always pass, as in BIRD 2. */
 bool bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a);
 
 /* Turn b (started from a, non-BGP attributes cleared) into what session p

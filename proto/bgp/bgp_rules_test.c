@@ -274,13 +274,15 @@ test_export_ok(void **state)
   /* NO_EXPORT stays inside the confederation, NO_EXPORT_SUBCONFED inside the AS */
   struct bgp_peer_info member = peer(false, 65002);
   member.interior = true;
+  struct bgp_peer_info other = peer(false, 65003);
   a = route(0, BGP_COMM_NO_EXPORT);
-  assert_false(bgp_rules_export_ok(&ebgp, NULL, a));
-  assert_true(bgp_rules_export_ok(&member, NULL, a));
+  assert_false(bgp_rules_export_ok(&ebgp, &ibgp, a));
+  assert_true(bgp_rules_export_ok(&member, &ibgp, a));
+  assert_true(bgp_rules_export_ok(&ebgp, NULL, a));       /* not from BGP: as BIRD 2 */
   ea_unref(a);
   a = route(0, BGP_COMM_NO_EXPORT_SUBCONFED);
-  assert_false(bgp_rules_export_ok(&member, NULL, a));
-  assert_true(bgp_rules_export_ok(&ibgp, NULL, a));
+  assert_false(bgp_rules_export_ok(&member, &other, a));
+  assert_true(bgp_rules_export_ok(&ibgp, &other, a));
   ea_unref(a);
 
   /* RFC 9234 egress: OTC routes go to customers (and peers/RS clients when we are RS) only */
@@ -289,9 +291,10 @@ test_export_ok(void **state)
   static const u8 down[] = { BGP_ROLE_PROVIDER, BGP_ROLE_RS, BGP_ROLE_NONE };
   for (uint i = 0; i < 3; i++) {
     ebgp.local_role = up[i];
-    assert_false(bgp_rules_export_ok(&ebgp, NULL, a));
+    assert_false(bgp_rules_export_ok(&ebgp, &other, a));
+    assert_true(bgp_rules_export_ok(&ebgp, NULL, a));     /* not from BGP: as BIRD 2 */
     ebgp.local_role = down[i];
-    assert_true(bgp_rules_export_ok(&ebgp, NULL, a));
+    assert_true(bgp_rules_export_ok(&ebgp, &other, a));
   }
   ea_unref(a);
 }

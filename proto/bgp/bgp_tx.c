@@ -174,6 +174,15 @@ bgp_src_peer(const struct rte *r)
   return sp->class == &proto_bgp ? &((const struct bgp_proto *) sp)->peer : NULL;
 }
 
+/* Before the export filter, as BIRD 2: the route's own attributes decide
+ * (a NO_EXPORT the export filter adds is for the receiver to honour). */
+int
+bgp_preexport(struct channel *c, const struct rte *r)
+{
+  const struct bgp_proto *p = (const struct bgp_proto *) c->proto;
+  return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs) ? 0 : -1;
+}
+
 /* The attributes this peer gets for route r, interned; NULL = do not send. */
 static struct ea_list *
 bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
@@ -181,9 +190,6 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
   const struct ea_list *a = r->attrs;
   const struct bgp_config *cf = p->cf;
   const struct bgp_peer_info *src = bgp_src_peer(r);
-
-  if (!bgp_rules_export_ok(&p->peer, src, a))
-    return NULL;
 
   struct ea_builder b;
   ea_builder_from(&b, a);
