@@ -38,6 +38,7 @@ def bgp(name, port, addr, pport, asn, opts="", channel="import all; export all;"
 def peer(addr, port, asn, our_port, our_as, statics="", opts="", channel="import all; export all;", extra=""):
     """A BIRD 2 peer with router id = its address, talking to the DUT."""
     return """router id %s;
+log stderr all;
 protocol device {}
 protocol static st { ipv4; %s }
 %s

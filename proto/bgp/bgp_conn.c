@@ -84,6 +84,11 @@ bgp_update_show(struct bgp_proto *p)
 void
 bgp_flush(struct bgp_conn *c)
 {
+  /* A send that failed inside bgp_send() closed the connection already
+   * (a NOTIFICATION to a peer that had reset it): nothing left to flush,
+   * and its loop_fd is gone. */
+  if (c->fd < 0)
+    return;
   int rv = txq_flush(&c->tx, c->fd);
   if (rv < 0) {
     if (c->state == BS_CLOSE)

@@ -3,9 +3,9 @@
  *
  * One UPDATE is one unit of work: the attributes are parsed once into a
  * builder, completed with the route fields the nest needs (source, dest,
- * gateway), checked against the session's rules (AS loop, first AS,
- * eBGP LOCAL_PREF), interned once, and then every prefix of the message is
- * imported with that one attribute list. Withdrawals need no attributes.
+ * gateway, LOCAL_PREF, the generic `from`), checked against the session's
+ * rules (bgp_rules.c: loops, first AS, OTC), interned once, and then every
+ * prefix of the message is imported with that one attribute list. Withdrawals need no attributes.
  * Prefixes are decoded in batches into a stack array, never allocated.
  */
 #include <string.h>
