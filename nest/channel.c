@@ -355,7 +355,8 @@ chan_accepts(struct channel *c, const struct rte *r, struct ea_list **out)
   if (!r)
     return 0;
   /* Never send a route back to the protocol that announced it. */
-  if (r->sender && r->sender->proto == c->proto) {
+  if ((r->sender && r->sender->proto == c->proto) ||
+      (c->proto->class->preexport && c->proto->class->preexport(c, r) < 0)) {
     uatomic_inc(&st->exp_updates_rejected);
     return 0;
   }

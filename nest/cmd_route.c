@@ -126,10 +126,14 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       if (r != best)
         continue;
       const struct filter *ef = FILTER_REJECT;
+      struct channel *ec = NULL;
       LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
-        if (ch->table == s->tables[s->cur])
+        if (ch->table == s->tables[s->cur]) {
           ef = uatomic_read(&ch->out_filter);
-      int pass = !(r->sender && r->sender->proto == s->exp_proto);
+          ec = ch;
+        }
+      int pass = !(r->sender && r->sender->proto == s->exp_proto) &&
+                 !(ec && s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0);
       if (pass) {
         struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
         pass = f_run(ef, &fr, s->flp) == F_ACCEPT;

@@ -189,6 +189,11 @@ struct proto_class {
   /* Send every route of the channel through chan_import() again (its
    * import filter changed). NULL: such a change restarts the protocol. */
   void (*reload_routes)(struct channel *);
+  /* The protocol's own export rules, before the export filter (BIRD's
+   * preexport: BGP's iBGP split horizon, well-known communities, OTC).
+   * 0: go on, -1: reject (counted as rejected). Runs in the channel's loop
+   * and, for `show route export`, in the main loop. NULL: always 0. */
+  int (*preexport)(struct channel *, const struct rte *r);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Backpressure: while this says 1 the channel stops reading the journal
    * (which keeps the changes, shared by all readers); the protocol sends

@@ -31,6 +31,7 @@ bgp_preconfig(struct proto_config *pc)
   c->gr_time = 120;
   c->default_local_pref = 100;
   c->interpret_communities = 1;
+  c->local_role = BGP_ROLE_NONE;
 }
 
 static int
@@ -56,6 +57,18 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->rs_client && ibgp) {
     bsnprintf(err, errlen, "Only external neighbor can be RS client");
+    return -1;
+  }
+  if (!c->confederation && c->confederation_member) {
+    bsnprintf(err, errlen, "Confederation ID must be set for member sessions");
+    return -1;
+  }
+  if (ibgp && c->local_role != BGP_ROLE_NONE) {
+    bsnprintf(err, errlen, "Local role cannot be set on IBGP sessions");
+    return -1;
+  }
+  if (c->require_roles && c->local_role == BGP_ROLE_NONE) {
+    bsnprintf(err, errlen, "Local role must be set if roles are required");
     return -1;
   }
   if (list_empty(&pc->channels)) {
@@ -125,16 +138,45 @@ bgp_local_caps(struct bgp_proto *p)
   k->route_refresh = cf->enable_refresh;
   k->enhanced_refresh = cf->enable_refresh;
   k->as4 = cf->enable_as4;
-  k->as4_number = cf->local_as;
+  k->as4_number = p->peer.public_as;
   k->ext_messages = cf->enable_ext_msg;
   if (cf->gr_mode) {
     k->gr = 1;
     k->gr_time = cf->gr_time;
   }
-  if (cf->rs_client)
-    k->role = BGP_ROLE_NONE;
+  k->role = cf->local_role;
+  k->role_strict = cf->require_roles;
   if (cf->hostname)
     bsnprintf(k->hostname, sizeof(k->hostname), "%s", cf->hostname);
+}
+
+/* The session identity the rules and the best path read (bgp_rules.h). */
+static void
+bgp_peer_init(struct bgp_proto *p)
+{
+  static u64 gen_counter;
+  const struct bgp_config *cf = p->cf;
+  struct bgp_peer_info *i = &p->peer;
+  memset(i, 0, sizeof(*i));
+  i->gen = __atomic_add_fetch(&gen_counter, 1, __ATOMIC_RELAXED);
+  i->remote_ip = cf->remote_ip;
+  i->remote_as = cf->remote_as;
+  i->local_as = cf->local_as;
+  i->ibgp = cf->peer_type == BGP_PT_INTERNAL || (cf->remote_as && cf->remote_as == cf->local_as);
+  i->interior = i->ibgp || cf->confederation_member;
+  i->confederation = cf->confederation;
+  /* RFC 5065 4: outside the confederation we are the confederation */
+  i->public_as = (cf->confederation && !i->interior) ? cf->confederation : cf->local_as;
+  i->local_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id;
+  /* As BIRD: only client sessions have a cluster id, our router id by default */
+  i->rr_client = cf->rr_client;
+  i->rr_cluster_id = cf->rr_client ? (cf->rr_cluster_id ? cf->rr_cluster_id : i->local_id) : 0;
+  i->rs_client = cf->rs_client;
+  i->default_local_pref = cf->default_local_pref;
+  i->allow_local_as = cf->allow_local_as;
+  i->enforce_first_as = cf->enforce_first_as;
+  i->interpret_communities = cf->interpret_communities;
+  i->local_role = (u8) cf->local_role;
 }
 
 static enum proto_state
@@ -146,11 +188,7 @@ bgp_start(struct proto *pp)
   p->conn = NULL;
   p->down_requested = 0;
   p->last_error[0] = 0;
-  memset(&p->peer, 0, sizeof(p->peer));
-  p->peer.remote_ip = p->cf->remote_ip;
-  p->peer.local_as = p->cf->local_as;
-  p->peer.ibgp = p->cf->peer_type == BGP_PT_INTERNAL || (p->cf->remote_as && p->cf->remote_as == p->cf->local_as);
-  p->peer.rs_client = p->cf->rs_client;
+  bgp_peer_init(p);
   memset(p->ch, 0, sizeof(p->ch));
   LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
     int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
@@ -264,6 +302,7 @@ const struct proto_class proto_bgp = {
   .start = bgp_start,
   .shutdown = bgp_shutdown,
   .reconfigure = bgp_reconfigure,
+  .preexport = bgp_preexport,
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
   .reload_routes = bgp_reload_routes,

@@ -21,6 +21,7 @@
 #include "lib/log.h"
 #include "lib/txq.h"
 #include "proto/bgp/bgp_wire.h"
+#include "proto/bgp/bgp_rules.h"
 
 #define BGP_PT_UNSPEC 0
 #define BGP_PT_INTERNAL 1
@@ -58,6 +59,10 @@ struct bgp_config {
   u32 error_wait_min, error_wait_max, startup_hold_time;
   int rs_client, rr_client;
   u32 rr_cluster_id;
+  u32 confederation;            /* confederation ASN (RFC 5065), 0 without */
+  int confederation_member;
+  int local_role;               /* enum bgp_role, BGP_ROLE_NONE unset (RFC 9234) */
+  int require_roles;
   int enable_refresh, enable_as4, enable_ext_msg, capabilities;
   int gr_mode;                  /* 0 off, 1 aware, 2 on */
   u32 gr_time;
@@ -90,15 +95,6 @@ struct bgp_conn {
   u32 hold_time, keepalive_time;
   ip_addr local_addr;
   uint local_port, remote_port;
-};
-
-/* Peer identity used by best-path selection from any loop. */
-struct bgp_peer_info {
-  u32 remote_id;
-  ip_addr remote_ip;
-  u32 remote_as, local_as;
-  int ibgp;
-  int rs_client;
 };
 
 /* What `show protocols all` prints; RCU-published by the instance. */
@@ -134,11 +130,13 @@ struct bgp_prefix {
   net_addr net;                 /* variable length */
 };
 
-/* Export attributes depend only on the source attributes within one
- * session, and a route server sees few distinct ones: remember them. */
+/* Export attributes depend only on the source attributes and session
+ * within one session, and a route server sees few distinct ones: remember
+ * them. */
 struct bgp_export_cache_entry {
-  struct hash_node hn;          /* by source attribute list pointer */
+  struct hash_node hn;          /* by source attribute list pointer and session */
   struct ea_list *src;          /* reference held */
+  u64 src_gen;                  /* bgp_peer_info.gen of the source session, 0: not BGP */
   struct ea_list *out;          /* reference held; NULL = not exported */
 };
 
@@ -170,7 +168,7 @@ struct bgp_proto {
   const struct bgp_config *cf;  /* the config in use (p.pcf) */
   struct bgp_conn out, in;
   struct bgp_conn *conn;        /* the established one */
-  struct bgp_peer_info peer;
+  struct bgp_peer_info peer;    /* see bgp_rules.h for who reads it */
   struct bgp_session_caps caps;
   struct bgp_caps local_caps;
   struct bgp_rx_ctx rx;
@@ -223,6 +221,7 @@ void bgp_path_srcs_free(struct bgp_proto *p);
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
+int bgp_preexport(struct channel *c, const struct rte *r);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
 int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_tx_hook(void *data);

@@ -253,11 +253,13 @@ bgp_as_path_contains(const u8 *p, uint len, u32 asn)
   return false;
 }
 
-u8 *
-bgp_as_path_prepend(linpool *lp, const u8 *p, uint len, u32 asn, uint count, uint *out_len)
+/* Prepend count times asn as segments of one sequence type (AS_SEQUENCE, or
+ * AS_CONFED_SEQUENCE inside a confederation, RFC 5065 4). */
+static u8 *
+as_path_prepend_type(linpool *lp, const u8 *p, uint len, u8 type, u32 asn, uint count, uint *out_len)
 {
-  /* Fill the leading AS_SEQUENCE up to 255, then start new segments. */
-  uint lead = (len >= 2 && p[0] == AS_PATH_SEQUENCE) ? p[1] : 0;
+  /* Fill the leading segment of that type up to 255, then start new ones. */
+  uint lead = (len >= 2 && p[0] == type) ? p[1] : 0;
   uint total = lead + count;
   uint segs = (total + AS_PATH_MAXSEG - 1) / AS_PATH_MAXSEG;
   uint rest = lead ? len - 2 - lead * 4 : len;
@@ -266,13 +268,76 @@ bgp_as_path_prepend(linpool *lp, const u8 *p, uint len, u32 asn, uint count, uin
 
   for (uint done = 0; done < total;) {
     uint n = MIN(total - done, AS_PATH_MAXSEG);
-    *w++ = AS_PATH_SEQUENCE;
+    *w++ = type;
     *w++ = n;
     for (uint i = 0; i < n; i++, done++, w += 4)
       bgp_put_host32(w, done < count ? asn : bgp_get_host32(p + 2 + (done - count) * 4));
   }
   memcpy(w, p + (len - rest), rest);
   *out_len = size;
+  return o;
+}
+
+u8 *
+bgp_as_path_prepend(linpool *lp, const u8 *p, uint len, u32 asn, uint count, uint *out_len)
+{
+  return as_path_prepend_type(lp, p, len, AS_PATH_SEQUENCE, asn, count, out_len);
+}
+
+u8 *
+bgp_as_path_prepend_confed(linpool *lp, const u8 *p, uint len, u32 asn, uint *out_len)
+{
+  return as_path_prepend_type(lp, p, len, AS_PATH_CONFED_SEQUENCE, asn, 1, out_len);
+}
+
+uint
+bgp_as_path_count(const u8 *p, uint len, u32 asn)
+{
+  uint n = 0;
+  for (uint pos = 0; pos + 2 <= len; pos += 2 + p[pos + 1] * 4)
+    for (uint i = 0; i < p[pos + 1] && pos + 6 + i * 4 <= len; i++)
+      n += bgp_get_host32(p + pos + 2 + i * 4) == asn;
+  return n;
+}
+
+u32
+bgp_as_path_first_hop(const u8 *p, uint len)
+{
+  if (len >= 6 && (p[0] == AS_PATH_SEQUENCE || p[0] == AS_PATH_CONFED_SEQUENCE) && p[1])
+    return bgp_get_host32(p + 2);
+  return 0;
+}
+
+static inline bool
+as_path_seg_confed(u8 type)
+{
+  return type == AS_PATH_CONFED_SEQUENCE || type == AS_PATH_CONFED_SET;
+}
+
+bool
+bgp_as_path_has_confed(const u8 *p, uint len)
+{
+  for (uint pos = 0; pos + 2 <= len; pos += 2 + p[pos + 1] * 4)
+    if (as_path_seg_confed(p[pos]))
+      return true;
+  return false;
+}
+
+u8 *
+bgp_as_path_strip_confed(linpool *lp, const u8 *p, uint len, uint *out_len)
+{
+  u8 *o = lp_alloc(lp, len ? len : 1), *w = o;
+  for (uint pos = 0; pos + 2 <= len;) {
+    uint seg = 2 + p[pos + 1] * 4;
+    if (seg > len - pos)
+      break;
+    if (!as_path_seg_confed(p[pos])) {
+      memcpy(w, p + pos, seg);
+      w += seg;
+    }
+    pos += seg;
+  }
+  *out_len = (uint) (w - o);
   return o;
 }
 

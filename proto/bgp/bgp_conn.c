@@ -84,6 +84,11 @@ bgp_update_show(struct bgp_proto *p)
 void
 bgp_flush(struct bgp_conn *c)
 {
+  /* A send that failed inside bgp_send() closed the connection already
+   * (a NOTIFICATION to a peer that had reset it): nothing left to flush,
+   * and its loop_fd is gone. */
+  if (c->fd < 0)
+    return;
   int rv = txq_flush(&c->tx, c->fd);
   if (rv < 0) {
     if (c->state == BS_CLOSE)
@@ -132,10 +137,10 @@ bgp_send_open(struct bgp_conn *c)
   struct bgp_proto *p = c->p;
   struct bgp_open_msg m = {
     .version = BGP_VERSION,
-    .my_as = p->cf->local_as > 0xffff ? BGP_AS_TRANS : p->cf->local_as,
+    .my_as = p->peer.public_as > 0xffff ? BGP_AS_TRANS : p->peer.public_as,
     .hold_time = p->cf->hold_time,
     .router_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id,
-    .peer_as = p->cf->local_as,
+    .peer_as = p->peer.public_as,
     .caps = p->local_caps,
   };
   u8 buf[BGP_MAX_MSG_LEN];
@@ -239,7 +244,10 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
   }
   struct bgp_session_caps caps;
   if (bgp_caps_negotiate(&p->local_caps, &c->remote.caps, &caps, &err)) {
-    bgp_conn_error(c, &err, "Error: Capability negotiation failed");
+    /* BIRD's wording, e.g. "BGP Error: Role mismatch" */
+    char why[64];
+    bsnprintf(why, sizeof(why), "BGP Error: %s", bgp_err_text(err.code, err.subcode));
+    bgp_conn_error(c, &err, why);
     return;
   }
 

@@ -3,13 +3,14 @@
  *
  * One UPDATE is one unit of work: the attributes are parsed once into a
  * builder, completed with the route fields the nest needs (source, dest,
- * gateway), checked against the session's rules (AS loop, first AS,
- * eBGP LOCAL_PREF), interned once, and then every prefix of the message is
- * imported with that one attribute list. Withdrawals need no attributes.
+ * gateway, LOCAL_PREF, the generic `from`), checked against the session's
+ * rules (bgp_rules.c: loops, first AS, OTC), interned once, and then every
+ * prefix of the message is imported with that one attribute list. Withdrawals need no attributes.
  * Prefixes are decoded in batches into a stack array, never allocated.
  */
 #include <string.h>
 #include "proto/bgp/bgp.h"
+#include "nest/ea_bgp.h"
 #include "nest/iface.h"
 #include "lib/log.h"
 
@@ -80,22 +81,25 @@ bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs
   }
 }
 
-/* Session rules on received attributes; 0 = accept, else treat as withdraw. */
+/* Session rules on received attributes (bgp_rules.c); 0 = accept, else
+ * treat as withdraw. Loops are expected in any meshed topology and are
+ * dropped silently, as BIRD does; first-AS mismatches and leaks are news. */
 static int
 bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
 {
-  const struct bgp_config *cf = p->cf;
-  for (uint i = 0; i < b->count; i++) {
-    if (b->a[i].id != BGP_EA(BA_AS_PATH))
-      continue;
-    const u8 *path = b->payload[i];
-    uint len = b->a[i].len;
-    if (!cf->allow_local_as && bgp_as_path_contains(path, len, cf->local_as))
-      return -1;
-    if (cf->enforce_first_as && !p->peer.ibgp && bgp_as_path_first_as(path, len) != p->peer.remote_as)
-      return -1;
+  switch (bgp_rules_import(&p->peer, b)) {
+  case BGP_RX_ACCEPT:
+    return 0;
+  case BGP_RX_LOOP:
+    return -1;
+  case BGP_RX_FIRST_AS:
+    log_rl(&p->rl, L_REMOTE, "%s: Invalid route - first AS in AS_PATH differs from neighbor AS", p->p.name);
+    return -1;
+  case BGP_RX_LEAK:
+    log_rl(&p->rl, L_REMOTE, "%s: Invalid route - route leak detected (OTC)", p->p.name);
+    return -1;
   }
-  return 0;
+  return -1;
 }
 
 /* Fill the nest's route fields; the next hop becomes the gateway. */
@@ -113,14 +117,16 @@ bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c
       b->iface = neigh_find(b->gw, NULL);
       rcu_read_unlock();
     }
-  /* BIRD gives eBGP routes the default LOCAL_PREF on import. */
-  if (!p->peer.ibgp) {
-    int have = 0;
-    for (uint i = 0; i < b->count; i++)
-      have |= b->a[i].id == BGP_EA(BA_LOCAL_PREF);
-    if (!have)
-      ea_set_int(b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, p->cf->default_local_pref);
-  }
+  /* BIRD gives routes without LOCAL_PREF (eBGP ones: it was dropped) the
+   * default one on import. */
+  int have = 0;
+  for (uint i = 0; i < b->count; i++)
+    have |= b->a[i].id == BGP_EA(BA_LOCAL_PREF);
+  if (!have)
+    ea_set_int(b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, p->cf->default_local_pref);
+  /* The generic `from` of filters: the same for every route of the
+   * session, so it is one more eattr of the one interned set per UPDATE. */
+  ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, &p->peer.remote_ip, sizeof(ip_addr));
 }
 
 void
@@ -187,6 +193,7 @@ bgp_session_established(struct bgp_proto *p)
   memset(&p->rx, 0, sizeof(p->rx));
   p->rx.as4 = p->caps.as4;
   p->rx.ebgp = !p->peer.ibgp;
+  p->rx.confed = p->peer.interior && !p->peer.ibgp;
   p->rx.local_as = p->cf->local_as;
   p->rx.peer_as = c->remote.peer_as;
   memset(&p->tx, 0, sizeof(p->tx));

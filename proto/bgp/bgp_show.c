@@ -43,6 +43,17 @@ bgp_err_text(u8 code, u8 subcode)
 
 /* --- show protocols all --- */
 
+/* RFC 9234 role as BIRD names it (and as `local role` takes it). */
+static const char *
+bgp_role_name(u8 role)
+{
+  static const char *const names[] = {
+    [BGP_ROLE_PROVIDER] = "provider", [BGP_ROLE_RS] = "rs_server", [BGP_ROLE_RS_CLIENT] = "rs_client",
+    [BGP_ROLE_CUSTOMER] = "customer", [BGP_ROLE_PEER] = "peer",
+  };
+  return role < ARRAY_SIZE(names) ? names[role] : "?";
+}
+
 static void
 bgp_show_caps(struct cli *c, const struct bgp_caps *k)
 {
@@ -81,6 +92,8 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
     cli_printf(c, -1006, "      Long-lived graceful restart");
   if (k->hostname[0])
     cli_printf(c, -1006, "      Hostname: %s", k->hostname);
+  if (k->role != BGP_ROLE_NONE)
+    cli_printf(c, -1006, "      Role: %s", bgp_role_name(k->role));
 }
 
 void
@@ -210,9 +223,10 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
     if (mx != my)
       return mx < my;
   }
+  /* Prefer external; confederation members count as internal (RFC 5065 5.3) */
   const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
-  if (ix->ibgp != iy->ibgp)
-    return !ix->ibgp;
+  if (ix->interior != iy->interior)
+    return !ix->interior;
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
   if (rx != ry)
     return rx < ry;
@@ -245,25 +259,29 @@ bgp_attr_name(const struct eattr *e, char *buf, size_t size)
   return buf;
 }
 
+/* BIRD's notation: "1 2 {3 4} (5 6) ({7 8})" for sequence, set,
+ * confederation sequence and confederation set. */
 static void
 bgp_format_path(const u8 *p, uint len, char *buf, size_t size)
 {
+  static const char *const open[] = { [AS_PATH_SET] = "{", [AS_PATH_SEQUENCE] = "",
+                                      [AS_PATH_CONFED_SEQUENCE] = "(", [AS_PATH_CONFED_SET] = "({" };
+  static const char *const close[] = { [AS_PATH_SET] = "}", [AS_PATH_SEQUENCE] = "",
+                                       [AS_PATH_CONFED_SEQUENCE] = ")", [AS_PATH_CONFED_SET] = "})" };
   size_t pos = 0;
   buf[0] = 0;
   for (uint i = 0; i + 2 <= len && pos < size;) {
     uint type = p[i], cnt = p[i + 1];
-    if (i + 2 + 4 * cnt > len)
+    if (i + 2 + 4 * cnt > len || type < AS_PATH_SET || type > AS_PATH_CONFED_SET)
       break;
-    int set = type == 1 || type == 4;   /* AS_SET, AS_CONFED_SET */
-    if (set)
-      pos += bsnprintf(buf + pos, size - pos, "%s{", pos ? " " : "");
+    pos += bsnprintf(buf + pos, size - pos, "%s%s", pos ? " " : "", open[type]);
     for (uint k = 0; k < cnt && pos < size; k++) {
       u32 asn;
       memcpy(&asn, p + i + 2 + 4 * k, 4);
-      pos += bsnprintf(buf + pos, size - pos, "%s%u", (pos && !(set && k == 0)) ? " " : "", asn);
+      pos += bsnprintf(buf + pos, size - pos, "%s%u", k ? " " : "", asn);
     }
-    if (set && pos < size)
-      pos += bsnprintf(buf + pos, size - pos, "}");
+    if (pos < size)
+      pos += bsnprintf(buf + pos, size - pos, "%s", close[type]);
     i += 2 + 4 * cnt;
   }
 }

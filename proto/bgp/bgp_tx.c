@@ -197,17 +197,22 @@ bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr 
 
 /* --- Export policy --- */
 
-static int
-bgp_has_community(const struct ea_list *a, u32 comm)
+/* The session a route was learned from, NULL when not from BGP. Its
+ * identity does not change while its routes exist (bgp_rules.h). */
+static const struct bgp_peer_info *
+bgp_src_peer(const struct rte *r)
 {
-  const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
-  if (!e)
-    return 0;
-  const u32 *v = ea_data(a, e);
-  for (uint i = 0; i < e->len / 4; i++)
-    if (v[i] == comm)
-      return 1;
-  return 0;
+  const struct proto *sp = r->src->proto;
+  return sp->class == &proto_bgp ? &((const struct bgp_proto *) sp)->peer : NULL;
+}
+
+/* Before the export filter, as BIRD 2: the route's own attributes decide
+ * (a NO_EXPORT the export filter adds is for the receiver to honour). */
+int
+bgp_preexport(struct channel *c, const struct rte *r)
+{
+  const struct bgp_proto *p = (const struct bgp_proto *) c->proto;
+  return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs) ? 0 : -1;
 }
 
 /* The attributes this peer gets for route r, interned; NULL = do not send. */
@@ -216,12 +221,7 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
 {
   const struct ea_list *a = r->attrs;
   const struct bgp_config *cf = p->cf;
-  int ebgp = !p->peer.ibgp;
-  int from_bgp = r->src->proto->class == &proto_bgp;
-
-  if (cf->interpret_communities &&
-      (bgp_has_community(a, BGP_COMM_NO_ADVERTISE) || (ebgp && bgp_has_community(a, BGP_COMM_NO_EXPORT))))
-    return NULL;
+  const struct bgp_peer_info *src = bgp_src_peer(r);
 
   struct ea_builder b;
   ea_builder_from(&b, a);
@@ -241,25 +241,15 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
     else
       i++;
 
-  if (!ea_find(a, BGP_EA(BA_ORIGIN)))
-    ea_set_int(&b, BGP_EA(BA_ORIGIN), EAF_INT, BAF_TRANSITIVE, from_bgp ? ORIGIN_INCOMPLETE : ORIGIN_IGP);
+  bgp_rules_export_attrs(&p->peer, src, a, &b, loop_tmp());
 
-  const struct eattr *path = ea_find(a, BGP_EA(BA_AS_PATH));
-  const u8 *pdata = path ? ea_data(a, path) : (const u8 *) "";   /* never NULL: memcpy of 0 bytes */
-  uint plen = path ? path->len : 0;
-  if (ebgp && !cf->rs_client) {
-    linpool *lp = loop_tmp();
-    uint nlen;
-    u8 *np = bgp_as_path_prepend(lp, pdata, plen, cf->local_as, 1, &nlen);
-    ea_set_data(&b, BGP_EA(BA_AS_PATH), EAF_AS_PATH, BAF_TRANSITIVE, np, nlen);
-  } else if (!path)
-    ea_set_data(&b, BGP_EA(BA_AS_PATH), EAF_AS_PATH, BAF_TRANSITIVE, "", 0);
-
-  /* Next hop: kept towards route-server clients and iBGP, ours otherwise. */
+  /* Next hop: kept towards route-server clients and inside the AS or
+   * confederation, ours otherwise. */
   /* The builder keeps a pointer to the value until ea_intern(). */
   ip_addr self;
   const struct eattr *nh = ea_find(a, BGP_EA(BA_NEXT_HOP));
-  int keep = bc->cf->next_hop_mode == BGP_NH_KEEP || ((cf->rs_client || !ebgp) && bc->cf->next_hop_mode != BGP_NH_SELF);
+  int keep = bc->cf->next_hop_mode == BGP_NH_KEEP ||
+             ((cf->rs_client || p->peer.interior) && bc->cf->next_hop_mode != BGP_NH_SELF);
   if (!nh || !keep) {
     self = ipa_nonzero(bc->cf->next_hop_addr) ? bc->cf->next_hop_addr : p->conn->local_addr;
     int want_v4 = bc->af == BGP_AF_IPV4;
@@ -267,22 +257,31 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
       return NULL;          /* no address of the family: BIRD needs `next hop address` then */
     ea_set_data(&b, BGP_EA(BA_NEXT_HOP), EAF_IP, BAF_TRANSITIVE, &self, sizeof(self));
   }
-
-  if (ebgp && !cf->rs_client && from_bgp)
-    ea_unset(&b, BGP_EA(BA_MULTI_EXIT_DISC));
-  if (ebgp) {
-    ea_unset(&b, BGP_EA(BA_LOCAL_PREF));
-    ea_unset(&b, BGP_EA(BA_ORIGINATOR_ID));
-    ea_unset(&b, BGP_EA(BA_CLUSTER_LIST));
-  } else if (!ea_find(a, BGP_EA(BA_LOCAL_PREF)))
-    ea_set_int(&b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, cf->default_local_pref);
   return ea_intern(&b);
+}
+
+/* Export attributes depend on the source attributes and, since route
+ * reflection, on the source session (ORIGINATOR_ID, split horizon): the
+ * cache key is both. The session's generation number, not its address,
+ * names it: a protocol freed and another allocated in its place must not
+ * hit old entries. */
+struct bgp_export_key {
+  const struct ea_list *src;
+  u64 gen;
+};
+
+static u32
+bgp_export_key_hash(const struct bgp_export_key *k)
+{
+  return bgp_ptr_hash(k->src) ^ hash_u32((u32) k->gen) ^ hash_u32((u32) (k->gen >> 32));
 }
 
 static int
 bgp_export_cache_eq(const struct hash_node *n, const void *key)
 {
-  return container_of(n, struct bgp_export_cache_entry, hn)->src == key;
+  const struct bgp_export_cache_entry *e = container_of(n, struct bgp_export_cache_entry, hn);
+  const struct bgp_export_key *k = key;
+  return e->src == k->src && e->src_gen == k->gen;
 }
 
 /* bgp_export_attrs() through the cache; the result is borrowed (the cache
@@ -290,15 +289,17 @@ bgp_export_cache_eq(const struct hash_node *n, const void *key)
 static struct ea_list *
 bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
 {
-  struct ea_list *src = r->attrs;
-  u32 h = bgp_ptr_hash(src);
-  struct hash_node *n = hash_find(&bc->export_cache, h, bgp_export_cache_eq, src);
+  const struct bgp_peer_info *sp = bgp_src_peer(r);
+  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0 };
+  u32 h = bgp_export_key_hash(&k);
+  struct hash_node *n = hash_find(&bc->export_cache, h, bgp_export_cache_eq, &k);
   if (n)
     return container_of(n, struct bgp_export_cache_entry, hn)->out;
   if (bc->export_cache.count >= BGP_EXPORT_CACHE_MAX)
     bgp_export_cache_flush(bc);
   struct bgp_export_cache_entry *e = sl_alloc(bc->export_cache_slab);
-  e->src = ea_ref(src);
+  e->src = ea_ref(r->attrs);
+  e->src_gen = k.gen;
   e->out = bgp_export_attrs(p, bc, r);
   hash_insert(&bc->export_cache, &e->hn, h);
   return e->out;

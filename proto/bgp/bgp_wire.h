@@ -579,6 +579,16 @@ u32 bgp_as_path_first_as(const u8 *p, uint len);
 bool bgp_as_path_contains(const u8 *p, uint len, u32 asn);
 /* New path with asn prepended into lp (count times), its length in *out_len. */
 u8 *bgp_as_path_prepend(linpool *lp, const u8 *p, uint len, u32 asn, uint count, uint *out_len);
+/* Likewise once into a leading AS_CONFED_SEQUENCE (RFC 5065 4, toward members). */
+u8 *bgp_as_path_prepend_confed(linpool *lp, const u8 *p, uint len, u32 asn, uint *out_len);
+/* How many times asn occurs in the path (`allow local as N`). */
+uint bgp_as_path_count(const u8 *p, uint len, u32 asn);
+/* Leftmost ASN when the path starts with AS_SEQUENCE or AS_CONFED_SEQUENCE,
+ * else 0: the neighbor's own AS for `enforce first as`. */
+u32 bgp_as_path_first_hop(const u8 *p, uint len);
+bool bgp_as_path_has_confed(const u8 *p, uint len);
+/* Copy without AS_CONFED_* segments into lp (RFC 5065 4.1, toward true eBGP). */
+u8 *bgp_as_path_strip_confed(linpool *lp, const u8 *p, uint len, uint *out_len);
 
 /* ---------------------------------------------------------------- */
 /* UPDATE framing and NLRI (bgp_update.c)                            */

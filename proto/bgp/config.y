@@ -8,6 +8,10 @@
 %%keywords allow enforce first bgp_local_pref bgp_med interpret communities deterministic med
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
 %%keywords mandatory secondary aigp missing lladdr lived stale sets
+%%keywords confederation member role roles require provider customer rs_server rs_client peer
+
+%%decls
+%type <i> bgp_role_name
 
 %%grammar
 proto: bgp_proto '}' { if (proto_config_end(cx) < 0) YYABORT; } ;
@@ -45,6 +49,10 @@ bgp_proto:
  | bgp_proto RS CLIENT bool ';' { bgp_cfg(cx)->rs_client = $4; }
  | bgp_proto RR CLIENT bool ';' { bgp_cfg(cx)->rr_client = $4; }
  | bgp_proto RR CLUSTER ID idval ';' { bgp_cfg(cx)->rr_cluster_id = $5; }
+ | bgp_proto CONFEDERATION expr ';' { bgp_cfg(cx)->confederation = $3; }
+ | bgp_proto CONFEDERATION MEMBER bool ';' { bgp_cfg(cx)->confederation_member = $4; }
+ | bgp_proto LOCAL ROLE bgp_role_name ';' { bgp_cfg(cx)->local_role = $4; }
+ | bgp_proto REQUIRE ROLES bool ';' { bgp_cfg(cx)->require_roles = $4; }
  | bgp_proto ENABLE ROUTE REFRESH bool ';' { bgp_cfg(cx)->enable_refresh = $5; }
  | bgp_proto ENABLE AS4 bool ';' { bgp_cfg(cx)->enable_as4 = $4; }
  | bgp_proto ENABLE EXTENDED MESSAGES bool ';' { bgp_cfg(cx)->enable_ext_msg = $5; }
@@ -70,6 +78,15 @@ bgp_proto:
  | bgp_proto IGP METRIC bool ';' { }
  | bgp_proto PATH METRIC bool ';' { }
  | bgp_proto ADVERTISE HOSTNAME bool ';' { bgp_cfg(cx)->hostname = $4 ? config_hostname(cx) : NULL; }
+ ;
+
+/* RFC 9234 3: our role toward the neighbor */
+bgp_role_name:
+   PEER { $$ = BGP_ROLE_PEER; }
+ | PROVIDER { $$ = BGP_ROLE_PROVIDER; }
+ | CUSTOMER { $$ = BGP_ROLE_CUSTOMER; }
+ | RS_SERVER { $$ = BGP_ROLE_RS; }
+ | RS_CLIENT { $$ = BGP_ROLE_RS_CLIENT; }
  ;
 
 bgp_local_opts:
