@@ -201,6 +201,13 @@ static_update_all(void *data)
   struct static_proto *sp = data;
   for (uint i = 0; i < sp->count; i++)
     static_update(sp, &sp->st[i]);
+  uatomic_set(&sp->announced, 1);
+}
+
+static int
+static_announced(struct proto *p)
+{
+  return uatomic_read(&((struct static_proto *) p)->announced);
 }
 
 static void
@@ -218,6 +225,7 @@ static_start(struct proto *p)
 {
   struct static_proto *sp = (struct static_proto *) p;
   sp->filter_tmp = lp_new(p->run_pool);
+  uatomic_set(&sp->announced, 0);
   static_build_state(sp, (struct static_config *) p->pcf);
   ev_init(&sp->iface_ev, static_update_all, sp);
   iface_subscribe(p->loop, &sp->iface_ev);
@@ -306,4 +314,5 @@ const struct proto_class proto_static = {
   .reconfigure = static_reconfigure,
   .reload_routes = static_reload_routes,
   .rte_info = static_rte_info,
+  .announced = static_announced,
 };

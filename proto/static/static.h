@@ -44,6 +44,7 @@ struct static_proto {
   uint count;
   struct event iface_ev;
   linpool *filter_tmp;        /* owner: proto loop; scratch of route statements */
+  int announced;              /* atomic: every route evaluated once (bird -T waits) */
 };
 
 extern const struct proto_class proto_static;
