@@ -22,6 +22,7 @@
 #include "filter/f_inst.h"
 #include "nest/ea_bgp.h"
 #include "nest/rt.h"
+#include "nest/rt_valid.h"
 #include "nest/proto.h"
 #include "nest/iface.h"
 #include "lib/log.h"
@@ -471,6 +472,7 @@ net_type_enum(const net_addr *n)
   case NET_IP6: return 2;
   case NET_ROA4: return 5;
   case NET_ROA6: return 6;
+  case NET_ASPA: return 11;
   }
   return 0;
 }
@@ -505,42 +507,31 @@ from_hex(linpool *lp, const char *s)
   return a;
 }
 
-/* ROA validation against a ROA table: walks the table (a trie index is the
- * RPKI work's; static ROA tables are small). */
+/* ROA validation: lookups by prefix in the ROA table (nest/rt_roa.c). The
+ * table is the one running now under the config this filter came from. */
 static uint
 roa_check(const struct rtable_config *tc, const net_addr *n, u32 asn)
 {
   struct rtable *t = tc->table;
-  if (!t || !n || !uatomic_read(&t->net_count))
-    return 0;
-  int v4 = n->type == NET_IP4;
-  if ((t->net_type == NET_ROA4) != v4)
-    return 0;
-  int anything = 0, valid = 0;
-  struct cds_lfht_iter it;
+  if (!t || !n)
+    return ROA_UNKNOWN;
   rcu_read_lock();
-  for (struct net *x = rt_first_net(t, &it); x && !valid; x = rt_next_net(t, &it)) {
-    if (!net_best(x))
-      continue;
-    const net_addr *r = &x->n;
-    u32 maxlen, rasn;
-    if (r->type == NET_ROA4) {
-      const net_addr_roa4 *q = (const net_addr_roa4 *) r;
-      maxlen = q->max_pxlen;
-      rasn = q->asn;
-    } else {
-      const net_addr_roa6 *q = (const net_addr_roa6 *) r;
-      maxlen = q->max_pxlen;
-      rasn = q->asn;
-    }
-    if (r->pxlen > n->pxlen || !net_contains_ip(r, net_prefix(n)))
-      continue;
-    anything = 1;
-    if (asn && rasn == asn && n->pxlen <= maxlen)
-      valid = 1;
-  }
+  uint r = rt_roa_check(t, n, asn);
   rcu_read_unlock();
-  return valid ? 1 : anything ? 2 : 0;
+  return r;
+}
+
+/* ASPA verification of a path (nest/rt_aspa.c). */
+static uint
+aspa_check(const struct rtable_config *tc, const struct adata *path, int upstream)
+{
+  struct rtable *t = tc->table;
+  if (!t)
+    return ASPA_UNKNOWN;
+  rcu_read_lock();
+  uint r = rt_aspa_check(t, path ? path->data : NULL, path ? path->length : 0, upstream);
+  rcu_read_unlock();
+  return r;
 }
 
 /* --- Printing --- */
@@ -1163,10 +1154,14 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       { SET_INT(stack[sp], T_ENUM_ROA, roa_check(in->p.p, r->net, asn)); sp++; };
       DISPATCH();
     }
-    L_FI_ASPA_CHECK: ;
-      sp--;
-      SET_INT(TOP, T_ENUM_ASPA, 0);
+    L_FI_ASPA_CHECK: ; {
+      const struct f_val *up = &stack[--sp];   /* no copy: stays valid */
+      struct f_val *a = &TOP;
+      ARG_TYPE(*a, 1, T_PATH);
+      ARG_TYPE(*up, 2, T_BOOL);
+      SET_INT(*a, T_ENUM_ASPA, aspa_check(in->p.p, a->val.ad, up->val.i));
       DISPATCH();
+    }
 
     L_BAD: ;
       ERROR("Unknown instruction %u", in->op);

@@ -832,6 +832,8 @@ f_new_aspa_check(struct cf_context *cx, struct symbol *table, struct f_expr *pat
 {
   if (table->class != SYM_TABLE)
     ERR("%s is not a table", table->name);
+  if (table->table->net_type != NET_ASPA)
+    ERR("ASPA table expected");
   CHECK_ARG(FI_ASPA_CHECK, 1, path, T_PATH);
   CHECK_ARG(FI_ASPA_CHECK, 2, up, T_BOOL);
   struct f_expr *e = f_new(cx, FI_ASPA_CHECK, T_ENUM_ASPA);

@@ -20,6 +20,7 @@ const char *const net_type_names[NET_MAX] = {
   [NET_IP6] = "ipv6",
   [NET_ROA4] = "roa4",
   [NET_ROA6] = "roa6",
+  [NET_ASPA] = "aspa",
 };
 
 const u16 net_addr_length[NET_MAX] = {
@@ -27,6 +28,7 @@ const u16 net_addr_length[NET_MAX] = {
   [NET_IP6] = sizeof(net_addr_ip6),
   [NET_ROA4] = sizeof(net_addr_roa4),
   [NET_ROA6] = sizeof(net_addr_roa6),
+  [NET_ASPA] = sizeof(net_addr_aspa),
 };
 
 const u8 net_max_prefix_length[NET_MAX] = {
@@ -34,11 +36,13 @@ const u8 net_max_prefix_length[NET_MAX] = {
   [NET_IP6] = IP6_MAX_PREFIX_LENGTH,
   [NET_ROA4] = IP4_MAX_PREFIX_LENGTH,
   [NET_ROA6] = IP6_MAX_PREFIX_LENGTH,
+  [NET_ASPA] = 32,
 };
 
 _Static_assert(sizeof(net_addr_roa6) <= sizeof(net_addr), "net_addr too small for roa6");
 _Static_assert(sizeof(net_addr_ip4) == 8 && sizeof(net_addr_ip6) == 20 &&
-               sizeof(net_addr_roa4) == 16 && sizeof(net_addr_roa6) == 28,
+               sizeof(net_addr_roa4) == 16 && sizeof(net_addr_roa6) == 28 &&
+               sizeof(net_addr_aspa) == 8,
                "net_addr layouts must have no padding: equality is memcmp");
 
 /* pxlen is a u8 in the struct: saturate rather than wrap, so that 256 does
@@ -86,6 +90,13 @@ net_fill_roa6(net_addr *a, ip6_addr prefix, uint pxlen, uint max_pxlen, u32 asn)
   memcpy(a, &n, sizeof(n));
 }
 
+void
+net_fill_aspa(net_addr *a, u32 customer_asn)
+{
+  net_addr_aspa n = { NET_ASPA, 32, sizeof(n), customer_asn };
+  memcpy(a, &n, sizeof(n));
+}
+
 int
 net_equal(const net_addr *a, const net_addr *b)
 {
@@ -115,6 +126,8 @@ net_compare(const net_addr *a, const net_addr *b)
   case NET_ROA6:
     r = ip6_compare(((const net_addr_ip6 *) a)->prefix, ((const net_addr_ip6 *) b)->prefix);
     break;
+  case NET_ASPA:
+    return cmp_uint(((const net_addr_aspa *) a)->asn, ((const net_addr_aspa *) b)->asn);
   default:
     /* Not a real net; any total order consistent with net_equal will do. */
     if (a->length != b->length)
@@ -396,6 +409,8 @@ net_ntop(const net_addr *a, char *buf)
   case NET_ROA6:
     p = ip6_ntop(((const net_addr_ip6 *) a)->prefix, buf);
     break;
+  case NET_ASPA:
+    return put_dec(buf, ((const net_addr_aspa *) a)->asn);
   default:
     strcpy(buf, "???");
     return buf + 3;

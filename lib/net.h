@@ -17,6 +17,7 @@ enum net_type {
   NET_IP6 = 2,
   NET_ROA4 = 3,
   NET_ROA6 = 4,
+  NET_ASPA = 5,               /* keyed by customer ASN (BIRD 3) */
   NET_MAX,
 };
 
@@ -24,6 +25,7 @@ enum net_type {
 #define NB_IP6 (1 << NET_IP6)
 #define NB_ROA4 (1 << NET_ROA4)
 #define NB_ROA6 (1 << NET_ROA6)
+#define NB_ASPA (1 << NET_ASPA)
 #define NB_IP (NB_IP4 | NB_IP6)
 
 typedef struct net_addr {
@@ -37,11 +39,13 @@ typedef struct net_addr_ip4 { u8 type, pxlen; u16 length; ip4_addr prefix; } net
 typedef struct net_addr_ip6 { u8 type, pxlen; u16 length; ip6_addr prefix; } net_addr_ip6;
 typedef struct net_addr_roa4 { u8 type, pxlen; u16 length; ip4_addr prefix; u32 max_pxlen; u32 asn; } net_addr_roa4;
 typedef struct net_addr_roa6 { u8 type, pxlen; u16 length; ip6_addr prefix; u32 max_pxlen; u32 asn; } net_addr_roa6;
+/* An ASPA record's key: the customer AS. pxlen is always 32, as in BIRD 3. */
+typedef struct net_addr_aspa { u8 type, pxlen; u16 length; u32 asn; } net_addr_aspa;
 
 /* Longest text form: an IPv6 ROA "xxxx:...:xxxx/128-128 AS4294967295". */
 #define NET_MAX_TEXT_LENGTH 64
 
-extern const char *const net_type_names[NET_MAX];  /* "ipv4", "ipv6", "roa4", "roa6" */
+extern const char *const net_type_names[NET_MAX];  /* "ipv4", "ipv6", "roa4", "roa6", "aspa" */
 extern const u16 net_addr_length[NET_MAX];
 extern const u8 net_max_prefix_length[NET_MAX];
 
@@ -51,6 +55,7 @@ void net_fill_ip6(net_addr *a, ip6_addr prefix, uint pxlen);
 void net_fill_ipa(net_addr *a, ip_addr prefix, uint pxlen);
 void net_fill_roa4(net_addr *a, ip4_addr prefix, uint pxlen, uint max_pxlen, u32 asn);
 void net_fill_roa6(net_addr *a, ip6_addr prefix, uint pxlen, uint max_pxlen, u32 asn);
+void net_fill_aspa(net_addr *a, u32 customer_asn);
 
 static inline void net_copy(net_addr *dst, const net_addr *src)
 {
@@ -77,7 +82,8 @@ int net_contains_ip(const net_addr *a, ip_addr ip);
 /* Parse "10.0.0.0/8", "2001:db8::/32"; for ROA types not supported here.
  * Returns 1 on success. Host bits must be zero. */
 int net_pton(const char *s, net_addr *a);
-/* Text of the net as BIRD prints it (ROA: "10.0.0.0/8-24 AS65000"). Returns end pointer. */
+/* Text of the net as BIRD prints it (ROA: "10.0.0.0/8-24 AS65000", ASPA: "65000").
+ * Returns end pointer. */
 char *net_ntop(const net_addr *a, char *buf);
 
 #endif

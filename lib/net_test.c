@@ -70,6 +70,18 @@ test_tables(void **state)
   assert_int_equal(net_max_prefix_length[NET_IP6], 128);
   assert_int_equal(net_max_prefix_length[NET_ROA4], 32);
   assert_int_equal(net_max_prefix_length[NET_ROA6], 128);
+
+  /* ASPA: keyed by the customer ASN, printed as the bare number (BIRD 3). */
+  assert_string_equal(net_type_names[NET_ASPA], "aspa");
+  net_addr a, b;
+  char buf[NET_MAX_TEXT_LENGTH + 1];
+  net_fill_aspa(&a, 65002);
+  net_fill_aspa(&b, 4200000000u);
+  assert_null(net_validate(&a));
+  assert_string_equal((net_ntop(&a, buf), buf), "65002");
+  assert_string_equal((net_ntop(&b, buf), buf), "4200000000");
+  assert_true(net_compare(&a, &b) < 0 && net_compare(&b, &a) > 0 && !net_compare(&a, &a));
+  assert_false(net_equal(&a, &b));
 }
 
 static void

@@ -95,9 +95,11 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
       if (!d)
         continue;
       char name[64], val[CLI_LINE_SIZE];
-      d->name(&a->a[i], name, sizeof(name));
+      const char *nm = d->name(&a->a[i], name, sizeof(name));
+      if (!nm)
+        continue;
       d->format(a, &a->a[i], val, sizeof(val));
-      cli_printf(c, -1012, "\t%s: %s", name, val);
+      cli_printf(c, -1012, "\t%s: %s", nm, val);
     }
   }
 }

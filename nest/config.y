@@ -27,6 +27,7 @@ net_type:
  | IPV6 { $$ = NET_IP6; }
  | ROA4 { $$ = NET_ROA4; }
  | ROA6 { $$ = NET_ROA6; }
+ | ASPA { $$ = NET_ASPA; }
  ;
 
 conf_item: table_def ;

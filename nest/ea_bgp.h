@@ -53,6 +53,9 @@
 #define EA_GEN_FROM EA_CODE(EAP_GENERIC, 1)        /* EAF_IP: neighbor that sent the route */
 #define EA_GEN_WEIGHT EA_CODE(EAP_GENERIC, 2)      /* EAF_INT */
 #define EA_GEN_ONLINK EA_CODE(EAP_GENERIC, 3)      /* EAF_INT (bool) */
+/* ASPA record (route in an aspa table): the customer's providers, u32[]
+ * ascending; empty for `transit` (AS0: no providers at all). */
+#define EA_GEN_ASPA_PROVIDERS EA_CODE(EAP_GENERIC, 4)   /* EAF_INT_SET */
 
 /* AS_PATH segment types. */
 #define EAB_AS_SET 1

@@ -472,6 +472,20 @@ protos_all_settled(void)
   return 1;
 }
 
+int
+protos_all_announced(uint *count)
+{
+  int done = 1;
+  *count = 0;
+  LIST_WALK_ENTRY(p, &protos, struct proto, n)
+    if (p->class->announced && !p->disabled) {
+      (*count)++;
+      if (p->state != PS_UP || !p->class->announced(p))
+        done = 0;
+    }
+  return done;
+}
+
 void
 protos_shutdown(void)
 {

@@ -209,6 +209,11 @@ struct proto_class {
   /* Lines of `show protocols all` after the generic ones; runs in the main
    * loop on RCU-safe data. */
   void (*show_info)(struct proto *, struct cli *);
+  /* Has the protocol announced everything it has on its own, with no
+   * peer involved (static: every configured route evaluated)? Read from
+   * the main loop; `bird -T` waits for it before running the tests. NULL:
+   * nothing to wait for. */
+  int (*announced)(struct proto *);
   void (*dump)(struct proto *);
 };
 
@@ -234,6 +239,9 @@ void proto_cmd_restart(struct proto *p, const char *msg);
 int protos_all_down(void);
 /* No protocol is between states (starting, stopping, restarting). */
 int protos_all_settled(void);
+/* Protocols that exist to announce (class->announced) have done so; how
+ * many exist is put in *count. Main loop. */
+int protos_all_announced(uint *count);
 void protos_shutdown(void);
 void protos_dump(void);
 

@@ -199,6 +199,10 @@ uint rt_flush_channel(struct rtable *t, struct channel *c);
 struct net *rt_find_net(struct rtable *t, const net_addr *n);
 /* Longest prefix match of an address (or the net itself and its supernets). */
 struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);
+/* ROA nets with the prefix and length of key (a ROA net; its max length
+ * and ASN are ignored), whatever their max length and ASN. */
+struct net *rt_roa_first(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it);
+struct net *rt_roa_next(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it);
 /* Iterate nets: first/next inside one RCU read section. */
 struct net *rt_first_net(struct rtable *t, struct cds_lfht_iter *it);
 struct net *rt_next_net(struct rtable *t, struct cds_lfht_iter *it);

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include "nest/rt_attr.h"
+#include "nest/ea_bgp.h"
 #include "lib/hash.h"
+#include "lib/printf.h"
 #include "lib/resource.h"
 #include "lib/log.h"
 
@@ -39,9 +41,37 @@ void ea_register_class(uint proto, const struct ea_class_desc *d) { ea_classes[p
 const struct ea_class_desc *ea_class(uint proto) { return ea_classes[proto & 0xff]; }
 static u64 ea_total;   /* atomic */
 
+/*
+ * Generic attributes in `show route all`. Only those BIRD 3 prints in the
+ * B2-style listing we keep (`from`, `weight`, ... stay hidden there, as
+ * in BIRD 2): the ASPA provider list, "aspa_providers: 65003 65004".
+ */
+static const char *
+ea_gen_name(const struct eattr *e, char *buf, size_t size)
+{
+  (void) buf, (void) size;
+  return e->id == EA_GEN_ASPA_PROVIDERS ? "aspa_providers" : NULL;
+}
+
+static void
+ea_gen_format(const struct ea_list *l, const struct eattr *e, char *buf, size_t size)
+{
+  const u8 *d = ea_data(l, e);
+  size_t used = 0;
+  buf[0] = 0;
+  for (u32 i = 0; i + 4 <= e->len && used + 12 < size; i += 4) {
+    u32 asn;
+    memcpy(&asn, d + i, 4);
+    used += bsnprintf(buf + used, size - used, "%s%u", i ? " " : "", asn);
+  }
+}
+
+static const struct ea_class_desc ea_gen_class = { .name = ea_gen_name, .format = ea_gen_format };
+
 void
 ea_init(void)
 {
+  ea_register_class(EAP_GENERIC, &ea_gen_class);
   ea_hash = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
   if (!ea_hash)
     die("Cannot allocate attribute hash");

@@ -115,7 +115,8 @@ static inline const void *ea_data(const struct ea_list *l, const struct eattr *e
 
 /* Protocol classes describe their attributes for `show route all`. */
 struct ea_class_desc {
-  /* Name as `show route all` prints it (BIRD 2 style: "BGP.as_path"). */
+  /* Name as `show route all` prints it (BIRD 2 style: "BGP.as_path");
+   * NULL: the attribute is not shown. */
   const char *(*name)(const struct eattr *e, char *buf, size_t size);
   /* Value text; may fill several lines separated by '\n'. */
   void (*format)(const struct ea_list *l, const struct eattr *e, char *buf, size_t size);

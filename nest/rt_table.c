@@ -76,9 +76,23 @@ rte_better(const struct rte *a, const struct rte *b)
 
 /* --- Nets --- */
 
+/* The part of a ROA net that roa_check looks up by: header and prefix,
+ * without max length and ASN (the layouts of net_addr_roa4/6 start with
+ * them, as net_addr_ip4/6 do). */
+static size_t
+rt_roa_key_len(const net_addr *n)
+{
+  return n->type == NET_ROA4 ? offsetof(net_addr_roa4, max_pxlen) : offsetof(net_addr_roa6, max_pxlen);
+}
+
+/* ROA nets hash by prefix only, as in BIRD: every ROA of one prefix sits
+ * in one run of equal hashes, which rt_roa_first/next walk without
+ * knowing the max lengths and ASNs. */
 static u32
 rt_net_hash(const net_addr *n)
 {
+  if (n->type == NET_ROA4 || n->type == NET_ROA6)
+    return hash_bytes(n, rt_roa_key_len(n));
   return hash_bytes(n, n->length);
 }
 
@@ -106,6 +120,29 @@ rt_find_net(struct rtable *t, const net_addr *n)
   struct cds_lfht_iter it;
   cds_lfht_lookup(t->nets, rt_net_hash(n), rt_net_match, n, &it);
   return rt_node_net(cds_lfht_iter_get_node(&it));
+}
+
+static int
+rt_roa_prefix_match(struct cds_lfht_node *node, const void *key)
+{
+  const struct net *n = caa_container_of(node, struct net, node);
+  const net_addr *k = key;
+  rcu_tsan_found(n);
+  return n->n.type == k->type && !memcmp(&n->n, k, rt_roa_key_len(k));
+}
+
+struct net *
+rt_roa_first(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it)
+{
+  cds_lfht_lookup(t->nets, rt_net_hash(key), rt_roa_prefix_match, key, it);
+  return rt_node_net(cds_lfht_iter_get_node(it));
+}
+
+struct net *
+rt_roa_next(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it)
+{
+  cds_lfht_next_duplicate(t->nets, rt_roa_prefix_match, key, it);
+  return rt_node_net(cds_lfht_iter_get_node(it));
 }
 
 struct net *

@@ -436,3 +436,55 @@ def test_arouteserver_config_loads_unmodified(ours, conf):
     p = subprocess.run([BIRD_BIN, "-p", "-c", os.path.join(HERE, "filters", "arouteserver", conf)],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 0, p.stderr
+
+
+# --- ASPA tables (BIRD 3) -------------------------------------------------------------
+
+ASPA_CONF = """\
+router id 10.0.0.1;
+protocol device {}
+aspa table at;
+protocol static aspas {
+  aspa { table at; };
+  route aspa 65002 providers 65003;
+  route aspa 65001 providers 65004, 65003;
+  route aspa 65005 transit;
+}
+"""
+
+
+def _route_blocks(reply):
+    """`show route ... all` reply -> {net: [lines]} with the time replaced by T."""
+    blocks, cur = {}, None
+    for text in strip_codes(reply)[1:]:
+        text = re.sub(r"\d\d:\d\d:\d\d\.\d{3}", "T", text)
+        if not text:
+            continue
+        if not text.startswith("\t"):
+            cur = text.split()[0]
+            blocks[cur] = []
+        blocks[cur].append(text)
+    return blocks
+
+
+def test_aspa_table_show_route(ours, start_daemon):
+    """`show route table at all` prints ASPA records as BIRD 3 does: the customer ASN as
+    the net, no destination word, and the providers as `aspa_providers: A B`."""
+    d = start_daemon(ASPA_CONF)
+    d.wait_up(["aspas"])
+    d.poll_raw("show route table at count",
+               b"1007-3 of 3 routes for 3 networks in table at\n0000 \n")
+    reply = d.raw("show route table at all")
+    assert reply.startswith(b"1007-Table at:\n"), reply
+    # the route line keeps BIRD's "%-20s %s [...]" layout with an empty dest word
+    # (a continuation line, or 1007- after another route's attribute lines: hash order)
+    assert re.search(rb"\n(?: |1007-)65002                 \[aspas \d\d:\d\d:\d\d\.\d{3}\] \* \(200\)\n", reply), reply
+    assert _route_blocks(reply) == {
+        "65001": ["65001                 [aspas T] * (200)", "\tType: static univ",
+                  "\taspa_providers: 65003 65004"],
+        "65002": ["65002                 [aspas T] * (200)", "\tType: static univ",
+                  "\taspa_providers: 65003"],
+        "65005": ["65005                 [aspas T] * (200)", "\tType: static univ",
+                  "\taspa_providers: "],
+    }
+    assert b"1012-\taspa_providers: 65003\n" in reply

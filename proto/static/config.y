@@ -3,6 +3,7 @@
 #include "proto/static/static.h"
 
 %%keywords static route via blackhole unreachable prohibit drop reject dev recursive onlink check link igp
+%%keywords providers transit
 
 %%grammar
 proto: static_proto '}' { if (proto_config_end(cx) < 0) YYABORT; } ;
@@ -23,7 +24,18 @@ static_proto:
 
 stat_route0: ROUTE net_any {
     cx->this_item = static_route_new(cx, &$2);
+  }
+ /* BIRD 3: `route aspa 65001 providers 65002, 65003;` / `route aspa 65001 transit;` */
+ | ROUTE ASPA expr {
+    net_addr n;
+    net_fill_aspa(&n, $3);
+    cx->this_item = static_route_new(cx, &n);
   } ;
+
+stat_aspa_providers:
+   expr { static_route_add_provider(cx, cx->this_item, $1); }
+ | stat_aspa_providers ',' expr { static_route_add_provider(cx, cx->this_item, $3); }
+ ;
 
 stat_route:
    stat_route0 VIA ipa { static_route_set_via(cx->this_item, $3, NULL); }
@@ -35,6 +47,8 @@ stat_route:
  | stat_route0 UNREACHABLE { static_route_set_dest(cx->this_item, RTD_UNREACHABLE); }
  | stat_route0 REJECT { static_route_set_dest(cx->this_item, RTD_UNREACHABLE); }
  | stat_route0 PROHIBIT { static_route_set_dest(cx->this_item, RTD_PROHIBIT); }
+ | stat_route0 PROVIDERS stat_aspa_providers
+ | stat_route0 TRANSIT { ((struct static_route *) cx->this_item)->aspa_set = 1; }
  ;
 
 stat_route_opts: /* empty */ | stat_route_opts ONLINK bool { static_route_set_onlink(cx->this_item, $3); } ;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "proto/static/static.h"
 #include "nest/iface.h"
+#include "nest/ea_bgp.h"
 #include "lib/log.h"
 #include "lib/printf.h"
 
@@ -32,6 +33,30 @@ void static_route_set_dev(struct static_route *r, const char *dev)
 void static_route_set_dest(struct static_route *r, enum rte_dest dest) { r->dest = dest; }
 void static_route_set_onlink(struct static_route *r, int onlink) { r->onlink = onlink; }
 
+/* Kept sorted: RTR and the ASPA profile carry providers ascending, so
+ * equal sets intern as one attribute list whatever the config order. */
+void
+static_route_add_provider(struct cf_context *cx, struct static_route *r, u32 asn)
+{
+  r->aspa_set = 1;
+  uint i = 0;
+  while (i < r->aspa_count && r->aspa[i] < asn)
+    i++;
+  if (i < r->aspa_count && r->aspa[i] == asn)
+    return;
+  if (r->aspa_count == r->aspa_size) {
+    uint size = r->aspa_size ? 2 * r->aspa_size : 4;
+    u32 *a = cf_alloc(cx, size * sizeof(u32));
+    if (r->aspa_count)
+      memcpy(a, r->aspa, r->aspa_count * sizeof(u32));
+    r->aspa = a;          /* the old array stays in config memory */
+    r->aspa_size = size;
+  }
+  memmove(r->aspa + i + 1, r->aspa + i, (r->aspa_count - i) * sizeof(u32));
+  r->aspa[i] = asn;
+  r->aspa_count++;
+}
+
 static int
 static_net_eq(const struct hash_node *n, const void *key)
 {
@@ -48,6 +73,8 @@ static_route_add(struct static_config *sc, struct static_route *r)
   if (hash_find(&sc->by_net, h, static_net_eq, &r->net))
     return "Duplicate static route";
   hash_insert(&sc->by_net, &r->hn, h);
+  if (r->net.type == NET_ASPA && !r->aspa_set)
+    return "ASPA route needs providers or transit";
   if (r->dest == RTD_UNICAST && ipa_nonzero(r->via) && r->net.type != NET_ROA4 && r->net.type != NET_ROA6 &&
       ipa_is_ip4(r->via) != (r->net.type == NET_IP4))
     return "Gateway address family does not match the route";
@@ -113,6 +140,10 @@ static_evaluate(struct static_proto *sp, const struct static_route *r)
   b.scope = SCOPE_UNIVERSE;
   b.preference = c->preference;
 
+  if (r->net.type == NET_ASPA) {
+    static const u32 none;
+    ea_set_data(&b, EA_GEN_ASPA_PROVIDERS, EAF_INT_SET, 0, r->aspa_count ? r->aspa : &none, 4 * r->aspa_count);
+  }
   if (r->dest == RTD_UNICAST) {
     struct iface *dev = r->dev ? iface_get(r->dev, 0) : NULL;
     rcu_read_lock();
@@ -170,6 +201,13 @@ static_update_all(void *data)
   struct static_proto *sp = data;
   for (uint i = 0; i < sp->count; i++)
     static_update(sp, &sp->st[i]);
+  uatomic_set(&sp->announced, 1);
+}
+
+static int
+static_announced(struct proto *p)
+{
+  return uatomic_read(&((struct static_proto *) p)->announced);
 }
 
 static void
@@ -187,6 +225,7 @@ static_start(struct proto *p)
 {
   struct static_proto *sp = (struct static_proto *) p;
   sp->filter_tmp = lp_new(p->run_pool);
+  uatomic_set(&sp->announced, 0);
   static_build_state(sp, (struct static_config *) p->pcf);
   ev_init(&sp->iface_ev, static_update_all, sp);
   iface_subscribe(p->loop, &sp->iface_ev);
@@ -263,7 +302,7 @@ const struct proto_class proto_static = {
   .class_id = 2,
   .config_size = sizeof(struct static_config),
   .proto_size = sizeof(struct static_proto),
-  .channel_mask = NB_IP | NB_ROA4 | NB_ROA6,
+  .channel_mask = NB_IP | NB_ROA4 | NB_ROA6 | NB_ASPA,
   .max_channels = 1,
   .source = RTS_STATIC,
   .default_preference = 200,
@@ -275,4 +314,5 @@ const struct proto_class proto_static = {
   .reconfigure = static_reconfigure,
   .reload_routes = static_reload_routes,
   .rte_info = static_rte_info,
+  .announced = static_announced,
 };

@@ -17,6 +17,11 @@ struct static_route {
   const char *dev;            /* interface name, or NULL */
   int onlink;
   const struct filter *cmds;  /* `{ ... }` statements setting attributes, or NULL */
+  /* ASPA record (net type NET_ASPA): providers ascending, no duplicates;
+   * aspa_set without providers is `transit` (AS0). Config memory. */
+  u32 *aspa;
+  uint aspa_count, aspa_size;
+  int aspa_set;
 };
 
 struct static_config {
@@ -39,6 +44,7 @@ struct static_proto {
   uint count;
   struct event iface_ev;
   linpool *filter_tmp;        /* owner: proto loop; scratch of route statements */
+  int announced;              /* atomic: every route evaluated once (bird -T waits) */
 };
 
 extern const struct proto_class proto_static;
@@ -51,6 +57,7 @@ void static_route_set_via(struct static_route *r, ip_addr via, const char *dev);
 void static_route_set_dev(struct static_route *r, const char *dev);
 void static_route_set_dest(struct static_route *r, enum rte_dest dest);
 void static_route_set_onlink(struct static_route *r, int onlink);
+void static_route_add_provider(struct cf_context *cx, struct static_route *r, u32 asn);
 /* Validate and add; returns an error text or NULL. */
 const char *static_route_add(struct static_config *sc, struct static_route *r);
 

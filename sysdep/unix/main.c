@@ -92,6 +92,66 @@ self_test_print(void *ctx, const char *line)
   fflush(stdout);
 }
 
+/*
+ * `bird -T` with protocols that fill tables from the config (static: ROA
+ * and ASPA records for roa_check/aspa_check suites): the config runs as
+ * the daemon would run it, without a control socket, and the tests start
+ * once every such protocol has announced its routes (polled: nothing else
+ * tells the main loop). Then the daemon shuts down as on SIGTERM.
+ */
+#define SELF_TEST_POLL (MS_ 1)
+#define SELF_TEST_PATIENCE (30 * S_ 1)
+
+struct self_test_live {
+  struct config *conf;
+  struct timer poll;
+  btime deadline;
+  int failed;
+};
+
+static int
+self_test_needs_protocols(struct config *c)
+{
+  LIST_WALK_ENTRY(pc, &c->protos, struct proto_config, n)
+    if (pc->class->announced && !pc->disabled)
+      return 1;
+  return 0;
+}
+
+static void
+self_test_poll(struct timer *t)
+{
+  struct self_test_live *st = t->data;
+  uint count;
+  int ready = protos_all_announced(&count);
+  if (!ready && loop_now() < st->deadline)
+    return;
+  tm_stop(t);
+  if (!ready) {
+    fprintf(stderr, "bird: protocols did not announce their routes in time\n");
+    st->failed = 1;
+  } else
+    st->failed = filter_run_tests(st->conf, self_test_print, NULL);
+  config_start_shutdown();
+}
+
+static int
+self_test_run_live(struct config *c)
+{
+  static struct self_test_live st;
+  st.conf = c;
+  sched_main_init();
+  config_commit(c);
+  tm_init(&st.poll, main_loop(), self_test_poll, &st);
+  st.poll.recurrent = SELF_TEST_POLL;
+  st.deadline = loop_now() + SELF_TEST_PATIENCE;
+  tm_start(&st.poll, SELF_TEST_POLL);
+  sched_main_run();
+  threads_shutdown();
+  rcu_barrier();
+  return st.failed ? 1 : 0;
+}
+
 static void
 usage(FILE *f)
 {
@@ -261,6 +321,8 @@ main(int argc, char **argv)
     fprintf(stderr, "bird: %s\n", err.msg);
     return 1;
   }
+  if (o.self_test && self_test_needs_protocols(c))
+    return self_test_run_live(c);
   if (o.self_test) {
     /* Filter self-tests: one line per suite, then "N passed, M failed". */
     int failed = filter_run_tests(c, self_test_print, NULL);
