@@ -108,6 +108,7 @@ channel_down(struct channel *c)
   uatomic_set(&c->state, CS_FLUSHING);
   if (c->reader.table)
     rt_reader_detach(&c->reader);
+  chan_refresh_stop(c);
   rt_flush_channel(c->table, c);
   uatomic_set(&c->stats.imp_routes, 0);
   uatomic_set(&c->stats.filt_routes, 0);

@@ -85,6 +85,17 @@ struct channel_stats {        /* atomic counters */
 
 enum channel_state { CS_DOWN = 0, CS_START, CS_UP, CS_FLUSHING };
 
+/* Refresh cycle of a channel's imports (nest/channel_refresh.c, rt.h DOC).
+ * Owner: the protocol's loop; gen is read by rt_update and the CLI. */
+struct chan_refresh {
+  u16 gen;                    /* atomic: generation of routes imported now */
+  int active;                 /* between chan_refresh_begin and _end */
+  int walking;                /* atomic: a chunked walk is under way */
+  struct rt_stale_op op;      /* what the walk does */
+  net_addr pos;               /* resume key of the walk */
+  struct event ev;
+};
+
 struct channel {
   struct lnode n;             /* in proto->channels; owner: proto */
   const char *name;
@@ -104,6 +115,7 @@ struct channel {
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
+  struct chan_refresh refresh;  /* owner: proto loop */
 };
 
 struct proto_status {         /* RCU-published snapshot for the CLI */
@@ -234,6 +246,22 @@ void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, stru
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);
+
+/* Refresh cycle (nest/channel_refresh.c), protocol loop. begin: every route
+ * the channel has now becomes stale; routes imported again are fresh. end:
+ * the stale ones are withdrawn in chunks (the loop stays responsive).
+ * modify_stale: replace every stale route by hook's result (NULL
+ * withdraws), in chunks; the results stay stale. stop: forget the cycle
+ * (the channel is flushed anyway). */
+void chan_refresh_begin(struct channel *c);
+void chan_refresh_end(struct channel *c);
+void chan_refresh_modify_stale(struct channel *c, struct ea_list *(*hook)(struct channel *, const struct rte *));
+void chan_refresh_stop(struct channel *c);
+/* Is r (a route of c) stale? Any loop, inside rcu_read_lock(). */
+static inline int chan_rte_stale(struct channel *c, const struct rte *r)
+{
+  return rte_gen_older(r, uatomic_read(&c->refresh.gen));
+}
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);
