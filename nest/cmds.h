@@ -39,7 +39,8 @@ struct show_proto_args {
   const char *pattern;
 };
 
-enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART };
+enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART,
+                 PROTO_CMD_RELOAD, PROTO_CMD_RELOAD_IN, PROTO_CMD_RELOAD_OUT };
 enum cfg_mode { CFG_NORMAL, CFG_SOFT, CFG_CHECK };
 enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES };
 

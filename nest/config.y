@@ -16,7 +16,7 @@
 %%keywords protocol template from disabled description import export none preference
 %%keywords protocols states routes filters interfaces events packets channels
 %%keywords show status memory symbols for in count stats primary filtered filter function
-%%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources
+%%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
 %%keywords summary limit action warn block receive
 
 %%grammar
@@ -178,6 +178,16 @@ cli_cmd: ENABLE ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_ENABLE, NU
 cli_cmd: RESTART proto_pattern opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, $2->name, NULL, $3); } ;
 cli_cmd: RESTART TEXT opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, $2, $3); } ;
 cli_cmd: RESTART ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, "*", $3); } ;
+
+cli_cmd: RELOAD proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, $2->name, NULL, NULL); } ;
+cli_cmd: RELOAD TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, NULL, $2, NULL); } ;
+cli_cmd: RELOAD ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, NULL, "*", NULL); } ;
+cli_cmd: RELOAD IN proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, $3->name, NULL, NULL); } ;
+cli_cmd: RELOAD IN TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, NULL, $3, NULL); } ;
+cli_cmd: RELOAD IN ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, NULL, "*", NULL); } ;
+cli_cmd: RELOAD OUT proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, $3->name, NULL, NULL); } ;
+cli_cmd: RELOAD OUT TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, NULL, $3, NULL); } ;
+cli_cmd: RELOAD OUT ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, NULL, "*", NULL); } ;
 
 cli_cmd: CONFIGURE cfg_name cfg_timeout END { cmd_configure(cx->cli, $2, CFG_NORMAL, $3); } ;
 cli_cmd: CONFIGURE SOFT cfg_name cfg_timeout END { cmd_configure(cx->cli, $3, CFG_SOFT, $4); } ;

@@ -155,6 +155,8 @@ struct proto {
   struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
   struct event notify_ev, reconf_done_ev, down_ev; /* sent to the main loop */
   struct event limit_ev;          /* to the main loop: a limit asks for restart/disable */
+  struct event reload_ev;         /* to the proto loop: `reload` (nest/proto_reload.c) */
+  int reload_request;             /* atomic: PROTO_RELOAD_* bits */
   int limit_request;              /* atomic: LIMIT_RESTART or LIMIT_DISABLE */
   struct proto_config *reconf_cf;  /* handed over with reconf_ev */
   struct config *reconf_config;    /* its config, referenced for the handover */
@@ -192,6 +194,9 @@ struct proto_class {
   /* Send every route of the channel through chan_import() again (its
    * import filter changed). NULL: such a change restarts the protocol. */
   void (*reload_routes)(struct channel *);
+  /* Main loop, for `reload in`: 1 can, 0 not running (nothing to do),
+   * -1 cannot (e.g. the BGP neighbor has no route refresh). NULL: 1. */
+  int (*can_reload_in)(struct proto *);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Backpressure: while this says 1 the channel stops reading the journal
    * (which keeps the changes, shared by all readers); the protocol sends
@@ -207,6 +212,8 @@ struct proto_class {
   /* Lines of `show protocols all` after the generic ones; runs in the main
    * loop on RCU-safe data. */
   void (*show_info)(struct proto *, struct cli *);
+  /* Lines of one channel after its statistics, as show_info. */
+  void (*show_channel_info)(struct proto *, struct channel *, struct cli *);
   void (*dump)(struct proto *);
 };
 
@@ -228,6 +235,10 @@ struct proto *proto_find_by_name(const char *name);
 void proto_cmd_disable(struct proto *p, const char *msg);
 void proto_cmd_enable(struct proto *p);
 void proto_cmd_restart(struct proto *p, const char *msg);
+#define PROTO_RELOAD_IN 1
+#define PROTO_RELOAD_OUT 2
+/* 1 reloading, 0 not up (nothing to reload), -1 cannot reload in. */
+int proto_cmd_reload(struct proto *p, int dir);
 /* Are all protocols down (for shutdown)? */
 int protos_all_down(void);
 /* No protocol is between states (starting, stopping, restarting). */

@@ -27,8 +27,10 @@ bgp_preconfig(struct proto_config *pc)
   c->enable_refresh = 1;
   c->enable_as4 = 1;
   c->capabilities = 1;
-  c->gr_mode = 1;
+  c->gr_mode = BGP_GR_AWARE;
   c->gr_time = 120;
+  c->llgr_mode = -1;
+  c->llgr_time = 3600;
   c->default_local_pref = 100;
   c->interpret_communities = 1;
 }
@@ -75,6 +77,9 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->multihop < 0)
     c->multihop = ibgp ? 64 : 0;
+  /* BIRD: long-lived GR follows GR unless configured */
+  if (c->llgr_mode < 0)
+    c->llgr_mode = c->gr_mode ? BGP_GR_AWARE : BGP_GR_OFF;
   return 0;
 }
 
@@ -127,10 +132,7 @@ bgp_local_caps(struct bgp_proto *p)
   k->as4 = cf->enable_as4;
   k->as4_number = cf->local_as;
   k->ext_messages = cf->enable_ext_msg;
-  if (cf->gr_mode) {
-    k->gr = 1;
-    k->gr_time = cf->gr_time;
-  }
+  bgp_gr_local_caps(p, k);
   if (cf->rs_client)
     k->role = BGP_ROLE_NONE;
   if (cf->hostname)
@@ -159,6 +161,7 @@ bgp_start(struct proto *pp)
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
   }
   bgp_tx_init(p);
+  bgp_gr_init(p);
   hash_init(&p->path_srcs, pp->run_pool, 4);
   bgp_local_caps(p);
   bgp_conn_init(p, &p->out, 1);
@@ -187,6 +190,7 @@ bgp_shutdown(struct proto *pp)
     bgp_conn_error(&p->in, &e, "Shutdown");
   else
     bgp_conn_close(&p->in);
+  bgp_gr_shutdown(p);
   bgp_tx_reset(p);
   bgp_path_srcs_free(p);
   return PS_DOWN;
@@ -236,6 +240,23 @@ bgp_reload_routes(struct channel *c)
     bgp_send_now(p->conn, buf, len);
 }
 
+/* BIRD 2: a session that is not up has nothing to reload (the protocol is
+ * in start there); without route refresh a reload in fails. */
+static int
+bgp_can_reload_in(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  int rv;
+  rcu_read_lock();
+  const struct bgp_show *s = rcu_dereference(p->show);
+  if (!s || s->state != BS_ESTABLISHED || !s->have_remote_caps)
+    rv = 0;
+  else
+    rv = s->remote_caps.route_refresh ? 1 : -1;
+  rcu_read_unlock();
+  return rv;
+}
+
 static void
 bgp_dump(struct proto *pp)
 {
@@ -266,10 +287,12 @@ const struct proto_class proto_bgp = {
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
   .reload_routes = bgp_reload_routes,
+  .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,
+  .show_channel_info = bgp_gr_show_channel,
   .dump = bgp_dump,
 };
 

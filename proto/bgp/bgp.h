@@ -26,6 +26,10 @@
 #define BGP_PT_INTERNAL 1
 #define BGP_PT_EXTERNAL 2
 
+#define BGP_GR_OFF 0
+#define BGP_GR_AWARE 1
+#define BGP_GR_ABLE 2
+
 #define BGP_NH_DEFAULT 0
 #define BGP_NH_SELF 1
 #define BGP_NH_KEEP 2
@@ -59,8 +63,10 @@ struct bgp_config {
   int rs_client, rr_client;
   u32 rr_cluster_id;
   int enable_refresh, enable_as4, enable_ext_msg, capabilities;
-  int gr_mode;                  /* 0 off, 1 aware, 2 on */
+  int gr_mode;                  /* BGP_GR_* */
   u32 gr_time;
+  int llgr_mode;                /* BGP_GR_*; -1 unset: aware with GR, else off */
+  u32 llgr_time;                /* long lived stale time */
   int allow_local_as;
   int allow_as_sets;
   int enforce_first_as;
@@ -116,6 +122,10 @@ struct bgp_show {
   u32 hold_time, keepalive_time;
   btime connect_expires;
   int outgoing;
+  int gr_active;                /* "Neighbor graceful restart active" */
+  btime gr_restart_expires;     /* 0: not running */
+  u8 gr_state[BGP_AF_MAX];      /* enum bgp_gr_state */
+  btime gr_stale_expires[BGP_AF_MAX];
 };
 
 struct bgp_prefix;
@@ -142,8 +152,15 @@ struct bgp_export_cache_entry {
   struct ea_list *out;          /* reference held; NULL = not exported */
 };
 
+/* Graceful restart of the neighbor, per family (RFC 4724, RFC 9494). */
+enum bgp_gr_state { BGP_GRS_NONE = 0, BGP_GRS_ACTIVE, BGP_GRS_LLGR };
+
 struct bgp_channel {
   struct channel *c;
+  enum bgp_gr_state gr_state;   /* the neighbor's routes are kept stale */
+  struct timer stale_timer;     /* LLGR: long lived stale time */
+  int rr_active;                /* enhanced route refresh: BoRR seen, no EoRR yet */
+  int eorr_pending;             /* send EoRR once the refeed is sent */
   struct hash_table export_cache;   /* struct bgp_export_cache_entry */
   slab *export_cache_slab;
   enum bgp_af af;
@@ -189,6 +206,9 @@ struct bgp_proto {
   struct log_rate rl;
   int down_requested;
   struct hash_table path_srcs;  /* ADD-PATH rx: struct bgp_path_src by path id */
+  int down_notified;            /* the session ended with a NOTIFICATION: no GR */
+  uint gr_active_num;           /* families with gr_state != NONE */
+  struct timer gr_timer;        /* restart time, then stale routes guard */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
 };
@@ -227,6 +247,24 @@ int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 void bgp_export_cache_flush(struct bgp_channel *bc);
+
+/* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
+void bgp_gr_init(struct bgp_proto *p);
+void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
+/* Would the neighbor's routes be kept if the session went down now? */
+int bgp_gr_ready(struct bgp_proto *p);
+/* Session down: keep (stale) or flush each family's routes; returns the
+ * number of families kept. graceful: no NOTIFICATION, no shutdown. */
+uint bgp_gr_session_down(struct bgp_proto *p, int graceful);
+void bgp_gr_session_up(struct bgp_proto *p);
+void bgp_gr_rx_eor(struct bgp_proto *p, enum bgp_af af);
+/* ROUTE-REFRESH of any subtype from the peer. */
+void bgp_gr_rx_route_refresh(struct bgp_proto *p, enum bgp_af af, u8 subtype);
+void bgp_gr_shutdown(struct bgp_proto *p);
+/* Flush a family's routes in chunks (session down without GR). */
+void bgp_flush_af(struct bgp_proto *p, enum bgp_af af);
+int bgp_llgr_stale(const struct ea_list *a);
+void bgp_gr_show_channel(struct proto *pp, struct channel *c, struct cli *cli);
 
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);

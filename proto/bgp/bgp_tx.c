@@ -190,6 +190,9 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
   if (cf->interpret_communities &&
       (bgp_has_community(a, BGP_COMM_NO_ADVERTISE) || (ebgp && bgp_has_community(a, BGP_COMM_NO_EXPORT))))
     return NULL;
+  /* RFC 9494 4.6: long-lived stale routes only to peers that know them. */
+  if (!p->caps.llgr_peer && bgp_has_community(a, BGP_COMM_LLGR_STALE))
+    return NULL;
 
   struct ea_builder b;
   ea_builder_from(&b, a);
@@ -385,6 +388,14 @@ bgp_tx_fill(struct bgp_proto *p)
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
         bc->eor_sent = 1;
+      } else if (bc->eorr_pending) {
+        /* RFC 7313 4: the refeed asked for by the peer has left. */
+        struct bgp_route_refresh rr = { .afi = bgp_af_afi(af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
+        u8 buf[64];
+        uint len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
+        if (len)
+          bgp_send(p->conn, buf, len);
+        bc->eorr_pending = 0;
       }
     }
     if (!any)
