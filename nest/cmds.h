@@ -59,6 +59,7 @@ void cmd_configure_confirm(struct cli *c);
 void cmd_configure_undo(struct cli *c);
 void cmd_configure_status(struct cli *c);
 void cmd_down(struct cli *c);
+void cmd_graceful_restart(struct cli *c);
 void cmd_restrict(struct cli *c);
 void cmd_dump(struct cli *c, enum dump_what what);
 

@@ -57,6 +57,8 @@ rtable: CF_SYM_KNOWN {
     $$ = $1->table;
   } ;
 
+global_option: GRACEFUL RESTART WAIT expr { cx->conf->gr_wait = $4; } ;
+
 /* debug protocols / debug in protocols */
 global_option: DEBUG PROTOCOLS proto_debug_mask { cx->conf->proto_default_debug = $3; } ;
 global_option: DEBUG CHANNELS proto_debug_mask { } ;
@@ -199,6 +201,7 @@ cfg_name: /* empty */ { $$ = NULL; } | TEXT ;
 cfg_timeout: /* empty */ { $$ = 0; } | TIMEOUT { $$ = 300; } | TIMEOUT expr { $$ = $2; } ;
 
 cli_cmd: DOWN END { cmd_down(cx->cli); } ;
+cli_cmd: GRACEFUL RESTART END { cmd_graceful_restart(cx->cli); } ;
 cli_cmd: RESTRICT END { cmd_restrict(cx->cli); } ;
 cli_cmd: DUMP RESOURCES END { cmd_dump(cx->cli, DUMP_RESOURCES); } ;
 cli_cmd: DUMP PROTOCOLS END { cmd_dump(cx->cli, DUMP_PROTOCOLS); } ;

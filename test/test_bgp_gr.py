@@ -221,3 +221,49 @@ def test_reload_out_and_errors(gr_pair):
     assert d.raw("reload in nonexistent").startswith(b"9001 ")
     assert d.raw('reload "zz*"') == b"8003 No protocols match\n"
     assert has(p, "10.79.100.0/24") and has(d, "10.79.1.0/24")
+
+
+def test_restarting_speaker(start_daemon, peers, ports):
+    """Our own graceful restart: `graceful restart`, then `bird -R`: the BIRD 2 helper keeps
+    our routes; we send R and F, and hold our End-of-RIB until the recovery ends (here the
+    wait timer, as a second neighbor never comes up)."""
+    def conf(statics):
+        return ("graceful restart wait 5;\n"
+                + ours_conf(ports[0], [("b2", "127.79.0.2", ports[1], 65002),
+                                       ("idle9", "127.79.0.9", ports[9], 65009)],
+                            "graceful restart on; graceful restart time 30;", statics))
+    p = peers("b2", peer_conf("127.79.0.2", ports[1], 65002, ports[0], ONE))
+    d = start_daemon(conf("route 10.79.100.0/24 blackhole; route 10.79.101.0/24 blackhole;"))
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    assert poll(lambda: has(p, "10.79.100.0/24") and has(p, "10.79.101.0/24"), timeout=10)
+    t1 = since(p, "10.79.100.0/24")
+    v = details(p, "dut")
+    assert "      Graceful restart\n        Restart time: 30\n        AF supported: ipv4\n        AF preserved:\n" \
+        in v + "\n", v
+
+    assert d.raw("graceful restart") == b"0025 Graceful restart requested\n"
+    assert d.proc.wait(10) == 0
+    assert poll(lambda: "Neighbor graceful restart active" in details(p, "dut"), timeout=10), details(p, "dut")
+    assert has(p, "10.79.100.0/24") and has(p, "10.79.101.0/24")
+
+    # back, without 10.79.101.0/24
+    d.reconfigure_file(conf("route 10.79.100.0/24 blackhole;"))
+    d.extra_args = ["-R"]
+    d.start()
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    st = strip_codes(d.raw("show status"))
+    assert "Graceful restart recovery in progress" in st, st
+    assert re.search(r"^  Wait timer is \d+\.\d{3}/5$", st, re.M), st
+    assert re.search(r"^  Waiting for [12] channels to recover$", st, re.M), st
+    v = details(p, "dut")
+    assert "        Restart recovery\n        AF supported: ipv4\n        AF preserved: ipv4\n" in v, v
+    # nothing sent yet: the helper still holds our old routes, stale
+    assert "Neighbor graceful restart active" in v
+    assert has(p, "10.79.101.0/24")
+
+    # the wait timer ends the recovery: feed, End-of-RIB, the helper flushes the rest
+    assert poll(lambda: not has(p, "10.79.101.0/24"), timeout=15), details(p, "dut")
+    assert "graceful restart active" not in details(p, "dut")
+    assert since(p, "10.79.100.0/24") == t1
+    assert "recovery" not in strip_codes(d.raw("show status"))
+    assert has(d, "10.79.1.0/24")

@@ -98,7 +98,10 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   p->incoming_fd = -1;
   p->listen_port = cf->local_port ? cf->local_port : BGP_PORT;
   p->listen_addr = cf->strict_bind ? cf->local_ip : IPA_NONE;
-  return bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+  int rv = bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+  if (!rv)
+    bgp_gr_recovery_init(p);
+  return rv;
 }
 
 static void
@@ -109,12 +112,13 @@ bgp_cleanup(struct proto *pp)
   if (fd >= 0)
     close(fd);
   bgp_listen_close(p->listen_addr, p->listen_port);
+  bgp_gr_recovery_cleanup(p);
   struct bgp_show *s = rcu_xchg_pointer(&p->show, NULL);
   if (s)
     call_rcu(&s->rcu, (void (*)(struct rcu_head *)) free);
 }
 
-static void
+void
 bgp_local_caps(struct bgp_proto *p)
 {
   const struct bgp_config *cf = p->cf;
@@ -162,6 +166,7 @@ bgp_start(struct proto *pp)
   }
   bgp_tx_init(p);
   bgp_gr_init(p);
+  bgp_gr_recovery_start(p);
   hash_init(&p->path_srcs, pp->run_pool, 4);
   bgp_local_caps(p);
   bgp_conn_init(p, &p->out, 1);
@@ -182,11 +187,13 @@ bgp_shutdown(struct proto *pp)
   tm_stop(&p->connect_timer);
   struct bgp_error e;
   bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_ADMIN_SHUTDOWN, NULL, 0, "Administrative shutdown");
-  if (p->out.state >= BS_OPENSENT)
+  /* `graceful restart`: no NOTIFICATION, so the neighbor keeps our routes */
+  int notify = !gr_shutdown_requested();
+  if (notify && p->out.state >= BS_OPENSENT)
     bgp_conn_error(&p->out, &e, "Shutdown");
   else
     bgp_conn_close(&p->out);
-  if (p->in.state >= BS_OPENSENT)
+  if (notify && p->in.state >= BS_OPENSENT)
     bgp_conn_error(&p->in, &e, "Shutdown");
   else
     bgp_conn_close(&p->in);

@@ -16,6 +16,7 @@
 #define PROTO_BGP_BGP_H
 
 #include "nest/proto.h"
+#include "nest/gr_recovery.h"
 #include "conf/cf_context.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -208,6 +209,13 @@ struct bgp_proto {
   struct hash_table path_srcs;  /* ADD-PATH rx: struct bgp_path_src by path id */
   int down_notified;            /* the session ended with a NOTIFICATION: no GR */
   uint gr_active_num;           /* families with gr_state != NONE */
+  /* Our own restart (`bird -R`, graceful restart on): the recovery locks we
+   * hold (taken by the main loop before start, then the loop's), and
+   * whether our exports wait for the end of the recovery. */
+  u8 gr_recovery_lock[BGP_AF_MAX];
+  int gr_deferred;
+  struct gr_waiter gr_waiter;
+  struct event gr_recovery_ev;
   struct timer gr_timer;        /* restart time, then stale routes guard */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
@@ -265,6 +273,11 @@ void bgp_gr_shutdown(struct bgp_proto *p);
 void bgp_flush_af(struct bgp_proto *p, enum bgp_af af);
 int bgp_llgr_stale(const struct ea_list *a);
 void bgp_gr_show_channel(struct proto *pp, struct channel *c, struct cli *cli);
+/* Restarting speaker: locks before start (main), waiting (loop), release. */
+void bgp_gr_recovery_init(struct bgp_proto *p);
+void bgp_gr_recovery_start(struct bgp_proto *p);
+void bgp_gr_recovery_cleanup(struct bgp_proto *p);
+void bgp_local_caps(struct bgp_proto *p);
 
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);

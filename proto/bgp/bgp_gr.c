@@ -67,6 +67,83 @@ bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k)
         k->llgr_af[af] = BGP_LLGR_AF_PRESENT;
         k->llgr_time[af] = cf->llgr_time;
       }
+  /* After our own restart (bird -R) as BIRD: R flag, and the forwarding
+   * state of every family counts as kept (F bits). */
+  if (p->gr_deferred && cf->gr_mode == BGP_GR_ABLE) {
+    k->gr_flags |= BGP_GRF_RESTART;
+    for (int af = 0; af < BGP_AF_MAX; af++) {
+      if (k->gr_af[af])
+        k->gr_af[af] |= BGP_GR_AF_FORWARDING;
+      if (k->llgr_af[af])
+        k->llgr_af[af] |= BGP_LLGR_AF_FORWARDING;
+    }
+  }
+}
+
+/* --- Our own restart: the recovery (nest/gr_recovery.c) --- */
+
+static void
+bgp_gr_recovery_release(struct bgp_proto *p, enum bgp_af af)
+{
+  if (!p->gr_recovery_lock[af])
+    return;
+  p->gr_recovery_lock[af] = 0;
+  gr_recovery_unlock();
+}
+
+/* Main loop, before the protocol starts: one lock per channel, taken
+ * before any loop can release one, so the recovery cannot end early. */
+void
+bgp_gr_recovery_init(struct bgp_proto *p)
+{
+  const struct bgp_config *cf = (const struct bgp_config *) p->p.cf;
+  p->gr_deferred = 0;
+  if (!gr_recovery_active() || cf->gr_mode != BGP_GR_ABLE)
+    return;
+  LIST_WALK_ENTRY(cc, &cf->c.channels, struct channel_config, n) {
+    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    if (!p->gr_recovery_lock[af]) {
+      p->gr_recovery_lock[af] = 1;
+      gr_recovery_lock();
+    }
+  }
+  p->gr_deferred = 1;
+}
+
+/* The recovery is over: feed the neighbor, End-of-RIB follows. */
+static void
+bgp_gr_recovery_done(void *data)
+{
+  struct bgp_proto *p = data;
+  if (!p->gr_deferred)
+    return;
+  p->gr_deferred = 0;
+  bgp_local_caps(p);        /* no R flag in later sessions */
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->conn && p->ch[af].c && p->caps.af[af])
+      bgp_refeed(p, af);
+  bgp_update_show(p);
+}
+
+/* Protocol loop, at start. */
+void
+bgp_gr_recovery_start(struct bgp_proto *p)
+{
+  ev_init(&p->gr_recovery_ev, bgp_gr_recovery_done, p);
+  p->gr_waiter.loop = p->p.loop;
+  p->gr_waiter.ev = &p->gr_recovery_ev;
+  if (p->gr_deferred && !gr_recovery_wait(&p->gr_waiter))
+    p->gr_deferred = 0;
+}
+
+/* Main loop, after the run: whatever we still hold. */
+void
+bgp_gr_recovery_cleanup(struct bgp_proto *p)
+{
+  gr_recovery_cancel(&p->gr_waiter);
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    bgp_gr_recovery_release(p, af);
+  p->gr_deferred = 0;
 }
 
 /* --- The neighbor's routes --- */
@@ -215,6 +292,9 @@ bgp_gr_session_up(struct bgp_proto *p)
   int regular = 0;
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
+    /* Our recovery waits for the neighbor's End-of-RIB, if it sends one. */
+    if (!p->caps.af[af] || !p->conn->remote.caps.gr)
+      bgp_gr_recovery_release(p, af);
     bc->rr_active = 0;
     bc->eorr_pending = 0;
     if (bc->gr_state == BGP_GRS_NONE)
@@ -240,6 +320,7 @@ bgp_gr_session_up(struct bgp_proto *p)
 void
 bgp_gr_rx_eor(struct bgp_proto *p, enum bgp_af af)
 {
+  bgp_gr_recovery_release(p, af);
   bgp_gr_done(p, af);
   bgp_update_show(p);
 }

@@ -279,7 +279,10 @@ void
 bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  if (!p->conn)
+  /* During our recovery nothing goes out: the feed follows its end. Once
+   * `graceful restart` was ordered neither: the other protocols stopping
+   * would withdraw what the neighbor is to keep. */
+  if (!p->conn || p->gr_deferred || gr_shutdown_requested())
     return;
   int af = n->type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
   struct bgp_channel *bc = &p->ch[af];
@@ -384,7 +387,7 @@ bgp_tx_fill(struct bgp_proto *p)
         any = 1;
         if (bgp_tx_bucket(p, bc, container_of(first, struct bgp_bucket, n)) < 0)
           return;
-      } else if (!bc->eor_sent) {
+      } else if (!bc->eor_sent && !p->gr_deferred) {
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
         bc->eor_sent = 1;
