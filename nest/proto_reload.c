@@ -31,7 +31,8 @@ proto_cmd_reload(struct proto *p, int dir)
   ASSERT_INSIDE(main_loop());
   if (p->state != PS_UP || !p->loop)
     return 0;
-  if ((dir & PROTO_RELOAD_IN) &&
+  /* BIRD 2: every channel must be able to reload (none: nothing to do) */
+  if ((dir & PROTO_RELOAD_IN) && !list_empty(&p->cf->channels) &&
       (!p->class->reload_routes || (p->class->can_reload_in && p->class->can_reload_in(p) < 0)))
     return -1;
   if (p->class->can_reload_in && !p->class->can_reload_in(p))

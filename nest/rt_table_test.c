@@ -545,10 +545,17 @@ test_concurrent(void **state)
       rt_update(t, &n, w[i].src, NULL, NULL, 0);
     }
   assert_int_equal(uatomic_read(&t->route_count), base_routes);
+  struct proto *ps[WRITERS];
   for (int i = 0; i < WRITERS; i++) {
     for (int k = 0; k < 3; k++)
       ea_unref(w[i].attrs[k]);
+    ps[i] = w[i].src->proto;
     rt_unlock_source(w[i].src);
+  }
+  rcu_barrier();
+  for (int i = 0; i < WRITERS; i++) {
+    free((char *) ps[i]->name);
+    free(ps[i]);
   }
 }
 

@@ -218,6 +218,7 @@ def test_reload_out_and_errors(gr_pair):
     assert d.raw("reload out b2") == b"0015-b2: reloading\n0000 \n"
     assert d.raw("reload b2") == b"0015-b2: reloading\n0000 \n"
     assert d.raw('reload "b*"') == b"0015-b2: reloading\n0000 \n"
+    assert d.raw("reload in all") == b"0015-device1: reloading\n local4: reloading\n b2: reloading\n0000 \n"
     assert d.raw("reload in nonexistent").startswith(b"9001 ")
     assert d.raw('reload "zz*"') == b"8003 No protocols match\n"
     assert has(p, "10.79.100.0/24") and has(d, "10.79.1.0/24")
