@@ -82,6 +82,7 @@ struct config {
 
   u32 router_id;
   const char *hostname;
+  u32 gr_wait;                /* `graceful restart wait`, seconds; 0: default */
   struct lnode logfiles;      /* struct log_config */
   struct timeformat tf_route, tf_proto, tf_base, tf_log;
   u32 proto_default_debug;

@@ -134,6 +134,7 @@ channel_down(struct channel *c)
   uatomic_set(&c->state, CS_FLUSHING);
   if (c->reader.table)
     rt_reader_detach(&c->reader);
+  chan_refresh_stop(c);
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
   chan_flush_imports(c);

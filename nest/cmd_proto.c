@@ -83,6 +83,8 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
   cli_printf(c, -1006, "      Export withdraws:   %10llu        ---        ---        --- %10llu",
              R(exp_withdraws_received), R(exp_withdraws_accepted));
 #undef R
+  if (p->class->show_channel_info)
+    p->class->show_channel_info(p, ch, c);
 }
 
 static void
@@ -176,6 +178,23 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
         cli_printf(c, -12, "%s: restarted", p->name);
       }
       break;
+    case PROTO_CMD_RELOAD:
+    case PROTO_CMD_RELOAD_IN:
+    case PROTO_CMD_RELOAD_OUT: {
+      /* BIRD 2: nothing printed for a protocol that is not up */
+      int dir = what == PROTO_CMD_RELOAD_IN ? PROTO_RELOAD_IN
+              : what == PROTO_CMD_RELOAD_OUT ? PROTO_RELOAD_OUT : PROTO_RELOAD_IN | PROTO_RELOAD_OUT;
+      if (p->disabled) {
+        cli_printf(c, -8, "%s: already disabled", p->name);
+        break;
+      }
+      int rv = proto_cmd_reload(p, dir);
+      if (rv < 0)
+        cli_printf(c, -8006, "%s: reload failed", p->name);
+      else if (rv > 0)
+        cli_printf(c, -15, "%s: reloading", p->name);
+      break;
+    }
     }
   }
   if (!any)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nest/cmds.h"
+#include "nest/gr_recovery.h"
 #include "nest/cli.h"
 #include "nest/iface.h"
 #include "nest/proto.h"
@@ -55,6 +56,7 @@ cmd_show_status(struct cli *c)
   cli_printf(c, -1011, "Current server time is %s", r.now);
   cli_printf(c, -1011, "Last reboot on %s", r.boot);
   cli_printf(c, -1011, "Last reconfiguration on %s", r.reconf);
+  gr_recovery_show(c);
   if (r.shutting_down)
     cli_printf(c, 6, "Shutdown in progress");
   else if (r.reconfiguring)
@@ -371,6 +373,17 @@ cmd_down(struct cli *c)
   if (cli_access_restricted(c))
     return;
   cli_printf(c, 7, "Shutdown requested");
+  config_start_shutdown();
+}
+
+/* BIRD: shut down so that neighbors keep our routes until we are back. */
+void
+cmd_graceful_restart(struct cli *c)
+{
+  if (cli_access_restricted(c))
+    return;
+  cli_printf(c, 25, "Graceful restart requested");
+  gr_shutdown_request();
   config_start_shutdown();
 }
 

@@ -47,7 +47,8 @@ struct show_proto_args {
   const char *pattern;
 };
 
-enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART };
+enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART,
+                 PROTO_CMD_RELOAD, PROTO_CMD_RELOAD_IN, PROTO_CMD_RELOAD_OUT };
 enum cfg_mode { CFG_NORMAL, CFG_SOFT, CFG_CHECK };
 enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES };
 
@@ -66,6 +67,7 @@ void cmd_configure_confirm(struct cli *c);
 void cmd_configure_undo(struct cli *c);
 void cmd_configure_status(struct cli *c);
 void cmd_down(struct cli *c);
+void cmd_graceful_restart(struct cli *c);
 void cmd_restrict(struct cli *c);
 void cmd_dump(struct cli *c, enum dump_what what);
 

@@ -16,7 +16,7 @@
 %%keywords protocol template from disabled description import export none preference
 %%keywords protocols states routes filters interfaces events packets channels
 %%keywords show status memory symbols for in count stats primary filtered filter function
-%%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources
+%%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
 %%keywords summary limit action warn block receive
 
 %%grammar
@@ -57,6 +57,8 @@ rtable: CF_SYM_KNOWN {
     if ($1->class != SYM_TABLE) cf_error("Table name expected");
     $$ = $1->table;
   } ;
+
+global_option: GRACEFUL RESTART WAIT expr { cx->conf->gr_wait = $4; } ;
 
 /* debug protocols / debug in protocols */
 global_option: DEBUG PROTOCOLS proto_debug_mask { cx->conf->proto_default_debug = $3; } ;
@@ -180,6 +182,16 @@ cli_cmd: RESTART proto_pattern opttext END { cmd_proto_action(cx->cli, PROTO_CMD
 cli_cmd: RESTART TEXT opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, $2, $3); } ;
 cli_cmd: RESTART ALL opttext END { cmd_proto_action(cx->cli, PROTO_CMD_RESTART, NULL, "*", $3); } ;
 
+cli_cmd: RELOAD proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, $2->name, NULL, NULL); } ;
+cli_cmd: RELOAD TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, NULL, $2, NULL); } ;
+cli_cmd: RELOAD ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD, NULL, "*", NULL); } ;
+cli_cmd: RELOAD IN proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, $3->name, NULL, NULL); } ;
+cli_cmd: RELOAD IN TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, NULL, $3, NULL); } ;
+cli_cmd: RELOAD IN ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_IN, NULL, "*", NULL); } ;
+cli_cmd: RELOAD OUT proto_pattern END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, $3->name, NULL, NULL); } ;
+cli_cmd: RELOAD OUT TEXT END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, NULL, $3, NULL); } ;
+cli_cmd: RELOAD OUT ALL END { cmd_proto_action(cx->cli, PROTO_CMD_RELOAD_OUT, NULL, "*", NULL); } ;
+
 cli_cmd: CONFIGURE cfg_name cfg_timeout END { cmd_configure(cx->cli, $2, CFG_NORMAL, $3); } ;
 cli_cmd: CONFIGURE SOFT cfg_name cfg_timeout END { cmd_configure(cx->cli, $3, CFG_SOFT, $4); } ;
 cli_cmd: CONFIGURE CHECK cfg_name END { cmd_configure(cx->cli, $3, CFG_CHECK, 0); } ;
@@ -190,6 +202,7 @@ cfg_name: /* empty */ { $$ = NULL; } | TEXT ;
 cfg_timeout: /* empty */ { $$ = 0; } | TIMEOUT { $$ = 300; } | TIMEOUT expr { $$ = $2; } ;
 
 cli_cmd: DOWN END { cmd_down(cx->cli); } ;
+cli_cmd: GRACEFUL RESTART END { cmd_graceful_restart(cx->cli); } ;
 cli_cmd: RESTRICT END { cmd_restrict(cx->cli); } ;
 cli_cmd: DUMP RESOURCES END { cmd_dump(cx->cli, DUMP_RESOURCES); } ;
 cli_cmd: DUMP PROTOCOLS END { cmd_dump(cx->cli, DUMP_PROTOCOLS); } ;

@@ -87,6 +87,18 @@ struct channel_stats {        /* atomic counters */
 
 enum channel_state { CS_DOWN = 0, CS_START, CS_UP, CS_FLUSHING };
 
+/* Refresh cycle of a channel's imports (nest/channel_refresh.c, rt.h DOC).
+ * Owner: the protocol's loop; gen is read by rt_update and the CLI. */
+struct chan_refresh {
+  u16 gen;                    /* atomic: generation of routes imported now */
+  int active;                 /* between chan_refresh_begin and _end */
+  int walking;                /* atomic: a chunked walk is under way */
+  struct rt_stale_op op;      /* what the walk does */
+  net_addr pos;               /* resume key of the walk */
+  int in_table_phase;         /* the walk is in the channel's import table */
+  struct event ev;
+};
+
 struct channel {
   struct lnode n;             /* in proto->channels; owner: proto */
   const char *name;
@@ -113,6 +125,7 @@ struct channel {
   u32 *export_map;            /* bit per route id: currently exported */
   u32 export_map_size;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
+  struct chan_refresh refresh;  /* owner: proto loop */
 };
 
 struct proto_status {         /* RCU-published snapshot for the CLI */
@@ -152,6 +165,8 @@ struct proto {
   struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
   struct event notify_ev, reconf_done_ev, down_ev; /* sent to the main loop */
   struct event limit_ev;          /* to the main loop: a limit asks for restart/disable */
+  struct event reload_ev;         /* to the proto loop: `reload` (nest/proto_reload.c) */
+  int reload_request;             /* atomic: PROTO_RELOAD_* bits */
   int limit_request;              /* atomic: LIMIT_RESTART or LIMIT_DISABLE */
   struct proto_config *reconf_cf;  /* handed over with reconf_ev */
   struct config *reconf_config;    /* its config, referenced for the handover */
@@ -194,6 +209,9 @@ struct proto_class {
    * 0: go on, -1: reject (counted as rejected). Runs in the channel's loop
    * and, for `show route export`, in the main loop. NULL: always 0. */
   int (*preexport)(struct channel *, const struct rte *r);
+  /* Main loop, for `reload in`: 1 can, 0 not running (nothing to do),
+   * -1 cannot (e.g. the BGP neighbor has no route refresh). NULL: 1. */
+  int (*can_reload_in)(struct proto *);
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
   /* Backpressure: while this says 1 the channel stops reading the journal
    * (which keeps the changes, shared by all readers); the protocol sends
@@ -214,6 +232,8 @@ struct proto_class {
    * the main loop; `bird -T` waits for it before running the tests. NULL:
    * nothing to wait for. */
   int (*announced)(struct proto *);
+  /* Lines of one channel after its statistics, as show_info. */
+  void (*show_channel_info)(struct proto *, struct channel *, struct cli *);
   void (*dump)(struct proto *);
 };
 
@@ -235,6 +255,10 @@ struct proto *proto_find_by_name(const char *name);
 void proto_cmd_disable(struct proto *p, const char *msg);
 void proto_cmd_enable(struct proto *p);
 void proto_cmd_restart(struct proto *p, const char *msg);
+#define PROTO_RELOAD_IN 1
+#define PROTO_RELOAD_OUT 2
+/* 1 reloading, 0 not up (nothing to reload), -1 cannot reload in. */
+int proto_cmd_reload(struct proto *p, int dir);
 /* Are all protocols down (for shutdown)? */
 int protos_all_down(void);
 /* No protocol is between states (starting, stopping, restarting). */
@@ -262,6 +286,22 @@ void chan_flush_imports(struct channel *c);
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);
+
+/* Refresh cycle (nest/channel_refresh.c), protocol loop. begin: every route
+ * the channel has now becomes stale; routes imported again are fresh. end:
+ * the stale ones are withdrawn in chunks (the loop stays responsive).
+ * modify_stale: replace every stale route by hook's result (NULL
+ * withdraws), in chunks; the results stay stale. stop: forget the cycle
+ * (the channel is flushed anyway). */
+void chan_refresh_begin(struct channel *c);
+void chan_refresh_end(struct channel *c);
+void chan_refresh_modify_stale(struct channel *c, struct ea_list *(*hook)(struct channel *, const struct rte *));
+void chan_refresh_stop(struct channel *c);
+/* Is r (a route of c) stale? Any loop, inside rcu_read_lock(). */
+static inline int chan_rte_stale(struct channel *c, const struct rte *r)
+{
+  return rte_gen_older(r, uatomic_read(&c->refresh.gen));
+}
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);

@@ -18,7 +18,17 @@
  *    journal and counters by the writer lock / atomics; maintenance state
  *    by the table's loop.
  *  - struct rte and struct net: immutable after publication except rte->next
- *    and net->routes, which change only under the writer lock.
+ *    and net->routes, which change only under the writer lock, and
+ *    rte->refresh_gen (see below).
+ *
+ * Refresh cycles (route refresh, graceful restart): every route carries the
+ * refresh generation of its sender channel at its last announcement. A cycle
+ * begins by bumping the channel's generation, which makes all its routes
+ * stale at once (no walk); a route announced again gets the new generation,
+ * in place if nothing else changed (an atomic store under the writer lock;
+ * nothing orders routes by it). The cycle ends with rt_flush_stale(), which
+ * withdraws in bounded chunks whatever is still older. Stale routes stay in
+ * the table and are exported as usual meanwhile.
  */
 #ifndef NEST_RT_H
 #define NEST_RT_H
@@ -70,7 +80,8 @@ struct rte {
   btime lastmod;              /* real time of import */
   u32 id;                     /* per-table, for export maps */
   u16 flags;
-  u16 pflags;                 /* protocol-private */
+  u16 refresh_gen;            /* atomic: the sender's refresh generation when
+                                 last announced; written under the writer lock */
 };
 #define REF_FILTERED 1        /* kept but rejected by the import filter */
 
@@ -194,6 +205,29 @@ uint rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
               struct channel *sender, struct ea_list *attrs, u16 flags);
 /* Remove every route sent by this channel (flush on channel down). */
 uint rt_flush_channel(struct rtable *t, struct channel *c);
+/*
+ * Refresh cycle walk over the routes sent by one channel (any loop; locks
+ * like rt_update): withdraw those older than flush_gen (when flush is set),
+ * and replace those older than modify_gen by what modify returns (one
+ * reference, NULL withdraws), keeping their generation, so they stay stale.
+ * Visits at most max nets, starting at the net whose key is *pos
+ * (pos->type == NET_INVALID: from the first). Returns 1 when the walk is
+ * complete, else 0 with *pos the first net not visited (the resume key).
+ * Adds the routes withdrawn and replaced to *removed and *modified.
+ */
+struct rt_stale_op {
+  struct channel *c;
+  int flush;
+  u16 flush_gen, modify_gen;
+  struct ea_list *(*modify)(struct channel *c, const struct rte *r);
+};
+int rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
+                  uint *removed, uint *modified);
+/* Is route r older than generation gen (wrap-around safe)? */
+static inline int rte_gen_older(const struct rte *r, u16 gen)
+{
+  return (s16) (u16) (uatomic_read(&r->refresh_gen) - gen) < 0;
+}
 
 /* Lookups: call inside rcu_read_lock(); results valid until unlock. */
 struct net *rt_find_net(struct rtable *t, const net_addr *n);

@@ -336,7 +336,7 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 
 
 static struct rte *
-rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags)
+rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
 {
   struct rte *r = mem_alloc_shared(MEM_TABLES, sizeof(struct rte));
   memset(r, 0, sizeof(*r));
@@ -346,6 +346,8 @@ rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 
   r->sender = sender;
   r->lastmod = time_real_now();
   r->flags = flags;
+  /* The sender's loop is the one importing: its generation is stable here. */
+  r->refresh_gen = gen >= 0 ? gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
   return r;
 }
 
@@ -357,11 +359,12 @@ rte_drop_unpublished(struct rte *r)
   mem_free_shared(MEM_TABLES, r, sizeof(struct rte));
 }
 
-uint
-rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
-          struct channel *sender, struct ea_list *attrs, u16 flags)
+/* gen: the refresh generation the route gets, -1 for the sender's current. */
+static uint
+rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
+              struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
 {
-  struct rte *new = attrs ? rte_new(src, sender, attrs, flags) : NULL;
+  struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
   u32 hash = rt_net_hash(n);
 
   rcu_read_lock();
@@ -402,8 +405,13 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
       break;
     }
 
-  if (old && new && old->attrs == new->attrs && old->flags == new->flags)
+  if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
+    /* Announced again unchanged: only a refresh cycle cares (the route is
+     * fresh now); no journal item, nothing to export. */
+    if (old->refresh_gen != new->refresh_gen)
+      uatomic_set(&old->refresh_gen, new->refresh_gen);
     goto nochange;
+  }
   if (!old && !new)
     goto nochange;
 
@@ -465,6 +473,13 @@ nochange:
 }
 
 uint
+rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
+          struct channel *sender, struct ea_list *attrs, u16 flags)
+{
+  return rt_update_gen(t, n, src, sender, attrs, flags, -1);
+}
+
+uint
 rt_flush_channel(struct rtable *t, struct channel *c)
 {
   uint count = 0;
@@ -480,6 +495,84 @@ rt_flush_channel(struct rtable *t, struct channel *c)
         count += rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE;
   rcu_read_unlock();
   return count;
+}
+
+/* What the op does to route r of its channel: 0 nothing, 1 withdraw, 2 modify. */
+static int
+rt_stale_action(const struct rt_stale_op *op, const struct rte *r)
+{
+  if (r->sender != op->c)
+    return 0;
+  if (op->flush && rte_gen_older(r, op->flush_gen))
+    return 1;
+  if (op->modify && rte_gen_older(r, op->modify_gen))
+    return 2;
+  return 0;
+}
+
+/* One net. Inside rcu_read_lock(). Only the channel's own loop imports
+ * through it, and that is where walks run: the routes we pick here cannot
+ * change before rt_update_gen re-finds them by source. */
+static void
+rt_stale_net(struct rtable *t, struct net *n, const struct rt_stale_op *op, uint *removed, uint *modified)
+{
+  struct rt_stale_change { struct rte_src *src; struct ea_list *attrs; u16 gen, flags; } buf[8], *ch = buf;
+  uint cnt = 0;
+  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+    cnt += !!rt_stale_action(op, r);
+  if (!cnt)
+    return;
+  if (cnt > ARRAY_SIZE(buf) && !(ch = malloc(cnt * sizeof(*ch))))
+    die("Out of memory");
+  uint k = 0;
+  for (struct rte *r = rcu_dereference(n->routes); r && k < cnt; r = rcu_dereference(r->next)) {
+    int act = rt_stale_action(op, r);
+    if (act)
+      ch[k++] = (struct rt_stale_change){ r->src, act == 2 ? op->modify(op->c, r) : NULL,
+                                          uatomic_read(&r->refresh_gen), r->flags };
+  }
+  for (uint i = 0; i < k; i++) {
+    /* a route kept with REF_FILTERED stays so when modified */
+    uint res = rt_update_gen(t, &n->n, ch[i].src, op->c, ch[i].attrs, ch[i].flags, ch[i].gen);
+    *removed += (res & RT_UPD_USABLE) == RT_UPD_REMOVE;
+    *modified += (res & RT_UPD_USABLE) == RT_UPD_REPLACE;
+    if (res & RT_UPD_FILTERED_REMOVE)
+      uatomic_dec(&op->c->stats.filt_routes);
+    if (ch[i].attrs)
+      ea_unref(ch[i].attrs);
+  }
+  if (ch != buf)
+    free(ch);
+}
+
+int
+rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
+              uint *removed, uint *modified)
+{
+  struct cds_lfht_iter it;
+  struct net *n = NULL;
+  rcu_read_lock();
+  if (pos->type != NET_INVALID) {
+    /* Resume by key: a fresh lookup gives a valid iterator. If the net is
+     * gone (its last route withdrawn meanwhile), start over: the part
+     * already walked is done, so only the scan repeats. */
+    cds_lfht_lookup(t->nets, rt_net_hash(pos), rt_net_match, pos, &it);
+    n = rt_node_net(cds_lfht_iter_get_node(&it));
+  }
+  if (!n)
+    n = rt_first_net(t, &it);
+  for (uint done = 0; n && done < max; done++) {
+    /* Step first: a withdrawal may remove cur from the index. */
+    struct net *cur = n;
+    n = rt_next_net(t, &it);
+    rt_stale_net(t, cur, op, removed, modified);
+  }
+  if (n)
+    net_copy(pos, &n->n);
+  else
+    pos->type = NET_INVALID;
+  rcu_read_unlock();
+  return !n;
 }
 
 /* --- Readers --- */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "conf/conf.h"
@@ -176,6 +177,281 @@ test_filtered_routes(void **state)
   free(p2);
 }
 
+/* --- Refresh cycles --- */
+
+static struct channel *
+fake_channel(struct rtable *t, const char *name)
+{
+  struct channel *c = calloc(1, sizeof(*c));
+  c->proto = fake_proto(name);
+  c->table = t;
+  c->name = "ipv4";
+  return c;
+}
+
+static void
+fake_channel_free(struct channel *c)
+{
+  rcu_barrier();
+  free(c->proto);
+  free(c);
+}
+
+/* Routes of c in nets [0, count): how many, and how many are stale. */
+static void
+chan_count(struct rtable *t, struct channel *c, u32 base, u32 count, u32 *routes, u32 *stale)
+{
+  *routes = *stale = 0;
+  rcu_read_lock();
+  for (u32 k = 0; k < count; k++) {
+    net_addr n;
+    net4(&n, base + k);
+    struct net *net = rt_find_net(t, &n);
+    for (struct rte *r = net ? net_best(net) : NULL; r; r = rcu_dereference(r->next))
+      if (r->sender == c) {
+        (*routes)++;
+        *stale += chan_rte_stale(c, r);
+      }
+  }
+  rcu_read_unlock();
+}
+
+#define RF_BASE 20000
+#define RF_NETS 1000
+
+/* Begin marks everything stale at once; routes announced again are fresh
+ * (an unchanged one without a journal item); end withdraws the rest in
+ * chunks, leaving other senders' routes on the same nets alone, even when
+ * the resume key vanishes between chunks. */
+static void
+test_refresh_cycle(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *c = fake_channel(t, "rf"), *o = fake_channel(t, "other");
+  struct rte_src *s = rt_get_source(c->proto, 0), *so = rt_get_source(o->proto, 0);
+  struct ea_list *a1 = attrs_pref(100, 1), *a2 = attrs_pref(100, 2), *ao = attrs_pref(50, 3);
+  u32 routes, stale;
+  net_addr n;
+
+  for (u32 k = 0; k < RF_NETS; k++) {
+    net4(&n, RF_BASE + k);
+    assert_int_equal(rt_update(t, &n, s, c, a1, 0), RT_UPD_ADD);
+    if (k % 2)
+      rt_update(t, &n, so, o, ao, 0);
+  }
+  chan_count(t, c, RF_BASE, RF_NETS, &routes, &stale);
+  assert_int_equal(routes, RF_NETS);
+  assert_int_equal(stale, 0);
+
+  chan_refresh_begin(c);
+  chan_count(t, c, RF_BASE, RF_NETS, &routes, &stale);
+  assert_int_equal(stale, RF_NETS);
+
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+  /* nets 0..299 unchanged, 300..599 changed: fresh; the rest stays stale */
+  for (u32 k = 0; k < 600; k++) {
+    net4(&n, RF_BASE + k);
+    assert_int_equal(rt_update(t, &n, s, c, k < 300 ? a1 : a2, 0), k < 300 ? RT_UPD_NONE : RT_UPD_REPLACE);
+  }
+  u32 items = 0;
+  rcu_read_lock();
+  while (rt_reader_next(&r))
+    items++;
+  rcu_read_unlock();
+  assert_int_equal(items, 300);       /* unchanged routes made no journal items */
+  chan_count(t, c, RF_BASE, RF_NETS, &routes, &stale);
+  assert_int_equal(routes, RF_NETS);
+  assert_int_equal(stale, RF_NETS - 600);
+
+  /* Stale routes are still there for everybody: best of their nets. */
+  rcu_read_lock();
+  net4(&n, RF_BASE + 999);
+  assert_ptr_equal(net_best(rt_find_net(t, &n))->src, s);
+  rcu_read_unlock();
+
+  struct rt_stale_op op = { .c = c, .flush = 1, .flush_gen = c->refresh.gen };
+  net_addr pos = { .type = NET_INVALID };
+  uint removed = 0, modified = 0, calls = 0;
+  while (!rt_stale_walk(t, &op, &pos, 7, &removed, &modified)) {
+    calls++;
+    if (calls == 20) {
+      /* The resume key vanishes (its net loses every route): start over. */
+      rt_update(t, &pos, s, c, NULL, 0);
+      rt_update(t, &pos, so, o, NULL, 0);
+    }
+  }
+  assert_true(calls > 100);
+  chan_count(t, c, RF_BASE, RF_NETS, &routes, &stale);
+  assert_int_equal(stale, 0);
+  assert_int_equal(routes + removed + 1, RF_NETS);    /* one withdrawn by hand */
+  assert_int_equal(modified, 0);
+  chan_count(t, o, RF_BASE, RF_NETS, &routes, &stale);
+  assert_true(routes >= RF_NETS / 2 - 1);
+  assert_int_equal(stale, 0);
+
+  for (u32 k = 0; k < RF_NETS; k++) {
+    net4(&n, RF_BASE + k);
+    rt_update(t, &n, s, c, NULL, 0);
+    rt_update(t, &n, so, o, NULL, 0);
+  }
+  rt_reader_detach(&r);
+  ea_unref(a1);
+  ea_unref(a2);
+  ea_unref(ao);
+  rt_unlock_source(s);
+  rt_unlock_source(so);
+  fake_channel_free(c);
+  fake_channel_free(o);
+}
+
+static struct ea_list *
+modify_tag(struct channel *c, const struct rte *r)
+{
+  (void) c;
+  const struct eattr *e = ea_find(r->attrs, EA_CODE(1, 1));
+  if (e && e->val == 13)
+    return NULL;                  /* "NO_LLGR": withdraw instead */
+  struct ea_builder b;
+  ea_builder_from(&b, r->attrs);
+  b.preference = 10;
+  ea_set_int(&b, EA_CODE(1, 1), EAF_INT, 0, 99);
+  return ea_intern(&b);
+}
+
+/* Modify (long-lived GR): stale routes get new attributes and stay stale;
+ * the hook may withdraw; fresh routes are left alone. */
+static void
+test_refresh_modify(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *c = fake_channel(t, "mod");
+  struct rte_src *s = rt_get_source(c->proto, 0);
+  struct ea_list *a1 = attrs_pref(100, 1), *a13 = attrs_pref(100, 13);
+  net_addr n;
+  for (u32 k = 0; k < 100; k++) {
+    net4(&n, RF_BASE + k);
+    rt_update(t, &n, s, c, k < 10 ? a13 : a1, 0);
+  }
+  chan_refresh_begin(c);
+  for (u32 k = 90; k < 100; k++) {     /* fresh again */
+    net4(&n, RF_BASE + k);
+    rt_update(t, &n, s, c, a1, 0);
+  }
+  struct rt_stale_op op = { .c = c, .modify = modify_tag, .modify_gen = c->refresh.gen };
+  net_addr pos = { .type = NET_INVALID };
+  uint removed = 0, modified = 0;
+  while (!rt_stale_walk(t, &op, &pos, 16, &removed, &modified))
+    ;
+  assert_int_equal(removed, 10);
+  assert_int_equal(modified, 80);
+  u32 routes, stale;
+  chan_count(t, c, RF_BASE, 100, &routes, &stale);
+  assert_int_equal(routes, 90);
+  assert_int_equal(stale, 80);
+  rcu_read_lock();
+  net4(&n, RF_BASE + 50);
+  const struct rte *r = net_best(rt_find_net(t, &n));
+  assert_int_equal(r->attrs->preference, 10);
+  assert_int_equal(ea_find(r->attrs, EA_CODE(1, 1))->val, 99);
+  net4(&n, RF_BASE + 95);
+  assert_int_equal(net_best(rt_find_net(t, &n))->attrs->preference, 100);
+  rcu_read_unlock();
+
+  /* A second modify pass finds nothing new to do. */
+  removed = modified = 0;
+  while (!rt_stale_walk(t, &op, &pos, 16, &removed, &modified))
+    ;
+  assert_int_equal(removed + modified, 0);
+
+  op = (struct rt_stale_op){ .c = c, .flush = 1, .flush_gen = c->refresh.gen };
+  while (!rt_stale_walk(t, &op, &pos, 16, &removed, &modified))
+    ;
+  assert_int_equal(removed, 80);
+  chan_count(t, c, RF_BASE, 100, &routes, &stale);
+  assert_int_equal(routes, 10);
+  for (u32 k = 90; k < 100; k++) {
+    net4(&n, RF_BASE + k);
+    rt_update(t, &n, s, c, NULL, 0);
+  }
+  ea_unref(a1);
+  ea_unref(a13);
+  rt_unlock_source(s);
+  fake_channel_free(c);
+}
+
+/* The channel's chunked flush in its loop (here the main loop), with a
+ * concurrent lock-free walker: TSan checks the in-place refresh_gen store. */
+static struct channel *loop_chan;
+static int refresh_step;
+
+static void
+refresh_in_loop(void *data)
+{
+  (void) data;
+  if (uatomic_read(&refresh_step) == 0)
+    chan_refresh_begin(loop_chan);
+  else
+    chan_refresh_end(loop_chan);
+  uatomic_set(&refresh_step, uatomic_read(&refresh_step) + 10);
+}
+
+static int stop_readers;
+static void *walker_main(void *arg);
+
+static void
+test_refresh_in_loop(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *c = loop_chan = fake_channel(t, "loop");
+  struct rte_src *s = rt_get_source(c->proto, 0);
+  struct ea_list *a1 = attrs_pref(100, 1);
+  net_addr n;
+  const u32 nets = 20000;
+  for (u32 k = 0; k < nets; k++) {
+    net4(&n, 100000 + k);
+    rt_update(t, &n, s, c, a1, 0);
+  }
+  uatomic_set(&c->stats.imp_routes, nets);
+  pthread_t walker;
+  uatomic_set(&stop_readers, 0);
+  pthread_create(&walker, NULL, walker_main, t);
+
+  struct event ev;
+  ev_init(&ev, refresh_in_loop, NULL);
+  uatomic_set(&refresh_step, 0);
+  ev_send(main_loop(), &ev);
+  while (uatomic_read(&refresh_step) != 10)
+    usleep(1000);
+  for (u32 k = 0; k < nets; k += 2) {     /* even nets: announced again */
+    net4(&n, 100000 + k);
+    rt_update(t, &n, s, c, a1, 0);
+  }
+  ev_send(main_loop(), &ev);
+  while (uatomic_read(&refresh_step) != 20 || uatomic_read(&c->refresh.walking))
+    usleep(1000);
+  uatomic_set(&stop_readers, 1);
+  void *bad;
+  pthread_join(walker, &bad);
+  assert_int_equal((long) bad, 0);
+
+  u32 routes, stale;
+  chan_count(t, c, 100000, nets, &routes, &stale);
+  assert_int_equal(routes, nets / 2);
+  assert_int_equal(stale, 0);
+  assert_int_equal(uatomic_read(&c->stats.imp_routes), nets / 2);
+  for (u32 k = 0; k < nets; k += 2) {
+    net4(&n, 100000 + k);
+    rt_update(t, &n, s, c, NULL, 0);
+  }
+  ea_unref(a1);
+  rt_unlock_source(s);
+  fake_channel_free(c);
+}
+
 /* --- Concurrency --- */
 
 #define WRITERS 4
@@ -210,8 +486,6 @@ writer_main(void *arg)
   rcu_thread_unregister();
   return NULL;
 }
-
-static int stop_readers;
 
 /* Walk chains lock-free and check they are always in best-first order. */
 static void *
@@ -364,10 +638,17 @@ test_concurrent(void **state)
       rt_update(t, &n, w[i].src, NULL, NULL, 0);
     }
   assert_int_equal(uatomic_read(&t->route_count), base_routes);
+  struct proto *ps[WRITERS];
   for (int i = 0; i < WRITERS; i++) {
     for (int k = 0; k < 3; k++)
       ea_unref(w[i].attrs[k]);
+    ps[i] = w[i].src->proto;
     rt_unlock_source(w[i].src);
+  }
+  rcu_barrier();
+  for (int i = 0; i < WRITERS; i++) {
+    free((char *) ps[i]->name);
+    free(ps[i]);
   }
 }
 
@@ -384,6 +665,9 @@ test_thread(void *arg)
     cmocka_unit_test(test_best_order),
     cmocka_unit_test(test_filtered_routes),
     cmocka_unit_test(test_concurrent),
+    cmocka_unit_test(test_refresh_cycle),
+    cmocka_unit_test(test_refresh_modify),
+    cmocka_unit_test(test_refresh_in_loop),
   };
   test_result = cmocka_run_group_tests(tests, NULL, NULL);
   rcu_thread_unregister();

@@ -139,6 +139,7 @@ class Daemon:
         self.logfile = os.path.join(self.dir, "bird.log")
         self.proc = None
         self._log = None
+        self.extra_args = []    # more daemon options, e.g. ["-R"] (graceful restart recovery)
         self.write_file(name, conf_text)
 
     # --- files ---------------------------------------------------------------
@@ -167,7 +168,7 @@ class Daemon:
     def start(self):
         self._log = open(self.logfile, "wb")
         self.proc = subprocess.Popen(
-            [BIRD_BIN, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
+            [BIRD_BIN, *self.extra_args, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             cwd=self.dir)
         greeting = poll(self._try_greeting, timeout=START_TIMEOUT)

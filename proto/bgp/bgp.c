@@ -27,8 +27,10 @@ bgp_preconfig(struct proto_config *pc)
   c->enable_refresh = 1;
   c->enable_as4 = 1;
   c->capabilities = 1;
-  c->gr_mode = 1;
+  c->gr_mode = BGP_GR_AWARE;
   c->gr_time = 120;
+  c->llgr_mode = -1;
+  c->llgr_time = 3600;
   c->default_local_pref = 100;
   c->interpret_communities = 1;
   c->local_role = BGP_ROLE_NONE;
@@ -88,6 +90,9 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->multihop < 0)
     c->multihop = ibgp ? 64 : 0;
+  /* BIRD: long-lived GR follows GR unless configured */
+  if (c->llgr_mode < 0)
+    c->llgr_mode = c->gr_mode ? BGP_GR_AWARE : BGP_GR_OFF;
   return 0;
 }
 
@@ -106,7 +111,10 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   p->incoming_fd = -1;
   p->listen_port = cf->local_port ? cf->local_port : BGP_PORT;
   p->listen_addr = cf->strict_bind ? cf->local_ip : IPA_NONE;
-  return bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+  int rv = bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+  if (!rv)
+    bgp_gr_recovery_init(p);
+  return rv;
 }
 
 static void
@@ -117,12 +125,13 @@ bgp_cleanup(struct proto *pp)
   if (fd >= 0)
     close(fd);
   bgp_listen_close(p->listen_addr, p->listen_port);
+  bgp_gr_recovery_cleanup(p);
   struct bgp_show *s = rcu_xchg_pointer(&p->show, NULL);
   if (s)
     call_rcu(&s->rcu, (void (*)(struct rcu_head *)) free);
 }
 
-static void
+void
 bgp_local_caps(struct bgp_proto *p)
 {
   const struct bgp_config *cf = p->cf;
@@ -140,10 +149,7 @@ bgp_local_caps(struct bgp_proto *p)
   k->as4 = cf->enable_as4;
   k->as4_number = p->peer.public_as;
   k->ext_messages = cf->enable_ext_msg;
-  if (cf->gr_mode) {
-    k->gr = 1;
-    k->gr_time = cf->gr_time;
-  }
+  bgp_gr_local_caps(p, k);
   k->role = cf->local_role;
   k->role_strict = cf->require_roles;
   if (cf->hostname)
@@ -197,6 +203,8 @@ bgp_start(struct proto *pp)
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
   }
   bgp_tx_init(p);
+  bgp_gr_init(p);
+  bgp_gr_recovery_start(p);
   hash_init(&p->path_srcs, pp->run_pool, 4);
   bgp_local_caps(p);
   bgp_conn_init(p, &p->out, 1);
@@ -217,14 +225,17 @@ bgp_shutdown(struct proto *pp)
   tm_stop(&p->connect_timer);
   struct bgp_error e;
   bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_ADMIN_SHUTDOWN, NULL, 0, "Administrative shutdown");
-  if (p->out.state >= BS_OPENSENT)
+  /* `graceful restart`: no NOTIFICATION, so the neighbor keeps our routes */
+  int notify = !gr_shutdown_requested();
+  if (notify && p->out.state >= BS_OPENSENT)
     bgp_conn_error(&p->out, &e, "Shutdown");
   else
     bgp_conn_close(&p->out);
-  if (p->in.state >= BS_OPENSENT)
+  if (notify && p->in.state >= BS_OPENSENT)
     bgp_conn_error(&p->in, &e, "Shutdown");
   else
     bgp_conn_close(&p->in);
+  bgp_gr_shutdown(p);
   bgp_tx_reset(p);
   bgp_tx_cleanup(p);
   bgp_path_srcs_free(p);
@@ -275,6 +286,23 @@ bgp_reload_routes(struct channel *c)
     bgp_send_now(p->conn, buf, len);
 }
 
+/* BIRD 2: a session that is not up has nothing to reload (the protocol is
+ * in start there); without route refresh a reload in fails. */
+static int
+bgp_can_reload_in(struct proto *pp)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  int rv;
+  rcu_read_lock();
+  const struct bgp_show *s = rcu_dereference(p->show);
+  if (!s || s->state != BS_ESTABLISHED || !s->have_remote_caps)
+    rv = 0;
+  else
+    rv = s->remote_caps.route_refresh ? 1 : -1;
+  rcu_read_unlock();
+  return rv;
+}
+
 static void
 bgp_dump(struct proto *pp)
 {
@@ -306,10 +334,12 @@ const struct proto_class proto_bgp = {
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
   .reload_routes = bgp_reload_routes,
+  .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,
+  .show_channel_info = bgp_gr_show_channel,
   .dump = bgp_dump,
 };
 

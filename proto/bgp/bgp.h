@@ -16,6 +16,7 @@
 #define PROTO_BGP_BGP_H
 
 #include "nest/proto.h"
+#include "nest/gr_recovery.h"
 #include "conf/cf_context.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -26,6 +27,10 @@
 #define BGP_PT_UNSPEC 0
 #define BGP_PT_INTERNAL 1
 #define BGP_PT_EXTERNAL 2
+
+#define BGP_GR_OFF 0
+#define BGP_GR_AWARE 1
+#define BGP_GR_ABLE 2
 
 #define BGP_NH_DEFAULT 0
 #define BGP_NH_SELF 1
@@ -64,8 +69,10 @@ struct bgp_config {
   int local_role;               /* enum bgp_role, BGP_ROLE_NONE unset (RFC 9234) */
   int require_roles;
   int enable_refresh, enable_as4, enable_ext_msg, capabilities;
-  int gr_mode;                  /* 0 off, 1 aware, 2 on */
+  int gr_mode;                  /* BGP_GR_* */
   u32 gr_time;
+  int llgr_mode;                /* BGP_GR_*; -1 unset: aware with GR, else off */
+  u32 llgr_time;                /* long lived stale time */
   int allow_local_as;
   int allow_as_sets;
   int enforce_first_as;
@@ -112,6 +119,10 @@ struct bgp_show {
   u32 hold_time, keepalive_time;
   btime connect_expires;
   int outgoing;
+  int gr_active;                /* "Neighbor graceful restart active" */
+  btime gr_restart_expires;     /* 0: not running */
+  u8 gr_state[BGP_AF_MAX];      /* enum bgp_gr_state */
+  btime gr_stale_expires[BGP_AF_MAX];
 };
 
 struct bgp_prefix;
@@ -140,8 +151,15 @@ struct bgp_export_cache_entry {
   struct ea_list *out;          /* reference held; NULL = not exported */
 };
 
+/* Graceful restart of the neighbor, per family (RFC 4724, RFC 9494). */
+enum bgp_gr_state { BGP_GRS_NONE = 0, BGP_GRS_ACTIVE, BGP_GRS_LLGR };
+
 struct bgp_channel {
   struct channel *c;
+  enum bgp_gr_state gr_state;   /* the neighbor's routes are kept stale */
+  struct timer stale_timer;     /* LLGR: long lived stale time */
+  int rr_active;                /* enhanced route refresh: BoRR seen, no EoRR yet */
+  int eorr_pending;             /* send EoRR once the refeed is sent */
   struct hash_table export_cache;   /* struct bgp_export_cache_entry */
   slab *export_cache_slab;
   enum bgp_af af;
@@ -187,6 +205,16 @@ struct bgp_proto {
   struct log_rate rl;
   int down_requested;
   struct hash_table path_srcs;  /* ADD-PATH rx: struct bgp_path_src by path id */
+  int down_notified;            /* the session ended with a NOTIFICATION: no GR */
+  uint gr_active_num;           /* families with gr_state != NONE */
+  /* Our own restart (`bird -R`, graceful restart on): the recovery locks we
+   * hold (taken by the main loop before start, then the loop's), and
+   * whether our exports wait for the end of the recovery. */
+  u8 gr_recovery_lock[BGP_AF_MAX];
+  int gr_deferred;
+  struct gr_waiter gr_waiter;
+  struct event gr_recovery_ev;
+  struct timer gr_timer;        /* restart time, then stale routes guard */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
 };
@@ -227,6 +255,29 @@ int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 void bgp_export_cache_flush(struct bgp_channel *bc);
+
+/* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
+void bgp_gr_init(struct bgp_proto *p);
+void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
+/* Would the neighbor's routes be kept if the session went down now? */
+int bgp_gr_ready(struct bgp_proto *p);
+/* Session down: keep (stale) or flush each family's routes; returns the
+ * number of families kept. graceful: no NOTIFICATION, no shutdown. */
+uint bgp_gr_session_down(struct bgp_proto *p, int graceful);
+void bgp_gr_session_up(struct bgp_proto *p);
+void bgp_gr_rx_eor(struct bgp_proto *p, enum bgp_af af);
+/* ROUTE-REFRESH of any subtype from the peer. */
+void bgp_gr_rx_route_refresh(struct bgp_proto *p, enum bgp_af af, u8 subtype);
+void bgp_gr_shutdown(struct bgp_proto *p);
+/* Flush a family's routes in chunks (session down without GR). */
+void bgp_flush_af(struct bgp_proto *p, enum bgp_af af);
+int bgp_llgr_stale(const struct ea_list *a);
+void bgp_gr_show_channel(struct proto *pp, struct channel *c, struct cli *cli);
+/* Restarting speaker: locks before start (main), waiting (loop), release. */
+void bgp_gr_recovery_init(struct bgp_proto *p);
+void bgp_gr_recovery_start(struct bgp_proto *p);
+void bgp_gr_recovery_cleanup(struct bgp_proto *p);
+void bgp_local_caps(struct bgp_proto *p);
 
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);

@@ -67,6 +67,12 @@ bgp_update_show(struct bgp_proto *p)
   s->ibgp = p->peer.ibgp;
   s->as4 = p->caps.as4;
   s->connect_expires = p->connect_timer.expires;
+  s->gr_active = p->gr_active_num > 0;
+  s->gr_restart_expires = p->conn ? 0 : p->gr_timer.expires;
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    s->gr_state[af] = p->ch[af].gr_state;
+    s->gr_stale_expires[af] = p->ch[af].stale_timer.expires;
+  }
   struct bgp_show *old = rcu_xchg_pointer(&p->show, s);
   if (old)
     call_rcu(&old->rcu, bgp_show_free_rcu);
@@ -193,6 +199,8 @@ bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why)
   struct bgp_proto *p = c->p;
   u8 buf[BGP_MAX_EXT_MSG_LEN];
   uint len = bgp_notification_encode(buf, sizeof(buf), BGP_MAX_MSG_LEN, e);
+  if (c == p->conn)
+    p->down_notified = 1;     /* RFC 4724 4: a NOTIFICATION ends GR too */
   if (len && c->fd >= 0) {
     bgp_send(c, buf, len);
     bgp_flush(c);
@@ -304,6 +312,8 @@ bgp_rx_notification(struct bgp_conn *c, const u8 *body, uint len)
   bgp_notification_shutdown_msg(&e, msg, sizeof(msg));
   bsnprintf(p->last_error, sizeof(p->last_error), "Received: %s%s%s", bgp_err_text(e.code, e.subcode), *msg ? ": " : "", msg);
   log_rl(&p->rl, L_REMOTE, "%s: %s", p->p.name, p->last_error);
+  if (c == p->conn)
+    p->down_notified = 1;
   bgp_conn_close(c);
 }
 
@@ -320,8 +330,8 @@ bgp_rx_route_refresh(struct bgp_conn *c, const u8 *msg, uint len)
     return;
   }
   int af = bgp_af_index(rr.afi, rr.safi);
-  if (af >= 0 && rr.subtype == BGP_RR_NORMAL && p->caps.af[af])
-    bgp_refeed(p, af);
+  if (af >= 0)
+    bgp_gr_rx_route_refresh(p, af, rr.subtype);
 }
 
 /* One complete message; returns 0 to go on, -1 if the connection is gone. */
@@ -495,6 +505,15 @@ static void
 bgp_hold_expired(struct timer *t)
 {
   struct bgp_conn *c = t->data;
+  struct bgp_proto *p = c->p;
+  if (c == p->conn && bgp_gr_ready(p)) {
+    /* As BIRD: a silent peer that can restart gracefully gets the chance;
+     * a NOTIFICATION would make it flush what it has from us. */
+    bsnprintf(p->last_error, sizeof(p->last_error), "Error: Hold timer expired");
+    log_rl(&p->rl, L_REMOTE, "%s: Hold timer expired", p->p.name);
+    bgp_conn_close(c);
+    return;
+  }
   bgp_conn_error_code(c, BGP_ERR_HOLD_TIMER, 0, "Error: Hold timer expired");
 }
 

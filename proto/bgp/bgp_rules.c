@@ -98,8 +98,8 @@ bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b)
 
 /* --- Export --- */
 
-static bool
-has_community(const struct ea_list *a, u32 comm)
+bool
+bgp_has_community(const struct ea_list *a, u32 comm)
 {
   const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
   return e && u32_set_contains(ea_data(a, e), e->len, comm);
@@ -121,8 +121,8 @@ bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *s
     return true;
   /* RFC 1997, RFC 5065 (NO_EXPORT_SUBCONFED stays in the member AS) */
   if (p->interpret_communities &&
-      (has_community(a, BGP_COMM_NO_ADVERTISE) || (!p->ibgp && has_community(a, BGP_COMM_NO_EXPORT_SUBCONFED)) ||
-       (!p->interior && has_community(a, BGP_COMM_NO_EXPORT))))
+      (bgp_has_community(a, BGP_COMM_NO_ADVERTISE) || (!p->ibgp && bgp_has_community(a, BGP_COMM_NO_EXPORT_SUBCONFED)) ||
+       (!p->interior && bgp_has_community(a, BGP_COMM_NO_EXPORT))))
     return false;
 
   /* RFC 4456: iBGP routes go to iBGP peers only through a reflector, from

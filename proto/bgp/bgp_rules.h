@@ -61,6 +61,8 @@ enum bgp_rx_verdict bgp_rules_import(const struct bgp_peer_info *p, struct ea_bu
  * Runs before the export filter (a is the route's own); routes not from
  * BGP (src NULL) always pass, as in BIRD 2. */
 bool bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a);
+/* Does the COMMUNITIES attribute hold comm? */
+bool bgp_has_community(const struct ea_list *a, u32 comm);
 
 /* Turn b (started from a, non-BGP attributes cleared) into what session p
  * sends, all but NEXT_HOP. Payloads come from lp and must live until

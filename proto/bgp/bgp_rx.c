@@ -144,8 +144,10 @@ bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
     return;
   }
   if (u.eor >= 0) {
-    if (u.eor < BGP_AF_MAX)
+    if (u.eor < BGP_AF_MAX) {
       p->ch[u.eor].eor_received = 1;
+      bgp_gr_rx_eor(p, u.eor);
+    }
     return;
   }
 
@@ -188,8 +190,13 @@ void
 bgp_session_established(struct bgp_proto *p)
 {
   struct bgp_conn *c = p->conn;
-  p->peer.remote_id = c->remote.router_id;
-  p->peer.remote_as = c->remote.peer_as;
+  /* Stale routes of the last session may be compared in other loops right
+   * now: store only what changed (normally nothing). */
+  if (p->peer.remote_id != c->remote.router_id)
+    uatomic_set(&p->peer.remote_id, c->remote.router_id);
+  if (p->peer.remote_as != c->remote.peer_as)
+    uatomic_set(&p->peer.remote_as, c->remote.peer_as);
+  p->down_notified = 0;
   memset(&p->rx, 0, sizeof(p->rx));
   p->rx.as4 = p->caps.as4;
   p->rx.ebgp = !p->peer.ibgp;
@@ -208,6 +215,7 @@ bgp_session_established(struct bgp_proto *p)
     p->ch[af].eor_sent = p->ch[af].eor_received = 0;
   }
   log_msg(L_TRACE, "%s: BGP session established", p->p.name);
+  bgp_gr_session_up(p);
   /* Send everything we have: a feed per channel, then End-of-RIB. */
   for (int af = 0; af < BGP_AF_MAX; af++)
     if (p->ch[af].c && p->caps.af[af])
@@ -218,13 +226,10 @@ bgp_session_established(struct bgp_proto *p)
 void
 bgp_session_down(struct bgp_proto *p)
 {
-  /* Without graceful restart the peer's routes go at once. */
-  for (int af = 0; af < BGP_AF_MAX; af++) {
-    struct channel *c = p->ch[af].c;
-    if (!c)
-      continue;
-    chan_flush_imports(c);
-  }
-  bgp_path_srcs_free(p);
+  /* Without graceful restart the peer's routes go (in chunks); with it they
+   * stay, and so do the ADD-PATH sources, so that the restarted peer's
+   * routes replace them. */
+  if (!bgp_gr_session_down(p, !p->down_notified && !p->down_requested))
+    bgp_path_srcs_free(p);
   bgp_tx_reset(p);
 }

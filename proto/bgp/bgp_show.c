@@ -54,6 +54,50 @@ bgp_role_name(u8 role)
   return role < ARRAY_SIZE(names) ? names[role] : "?";
 }
 
+/* "        AF supported: ipv4 ipv6" of the families whose byte has the bits. */
+static void
+bgp_show_afs(struct cli *c, const char *what, const u8 *flags, u8 bits)
+{
+  char afs[32] = "";
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if ((flags[af] & bits) == bits)
+      bsnprintf(afs + strlen(afs), sizeof(afs) - strlen(afs), " %s", af == BGP_AF_IPV4 ? "ipv4" : "ipv6");
+  cli_printf(c, -1006, "        AF %s:%s", what, afs);
+}
+
+/* BIRD shows the details only of a speaker that can restart itself (it
+ * lists families), not of one that is merely aware. */
+static void
+bgp_show_gr_cap(struct cli *c, const struct bgp_caps *k)
+{
+  cli_printf(c, -1006, "      Graceful restart");
+  int able = 0;
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    able |= k->gr_af[af];
+  if (!able)
+    return;
+  cli_printf(c, -1006, "        Restart time: %u", k->gr_time);
+  if (k->gr_flags & BGP_GRF_RESTART)
+    cli_printf(c, -1006, "        Restart recovery");
+  bgp_show_afs(c, "supported", k->gr_af, BGP_GR_AF_PRESENT);
+  bgp_show_afs(c, "preserved", k->gr_af, BGP_GR_AF_PRESENT | BGP_GR_AF_FORWARDING);
+}
+
+static void
+bgp_show_llgr_cap(struct cli *c, const struct bgp_caps *k)
+{
+  cli_printf(c, -1006, "      Long-lived graceful restart");
+  int af0 = -1;
+  for (int af = BGP_AF_MAX - 1; af >= 0; af--)
+    if (k->llgr_af[af])
+      af0 = af;
+  if (af0 < 0)
+    return;
+  cli_printf(c, -1006, "        LL stale time: %u", k->llgr_time[af0]);
+  bgp_show_afs(c, "supported", k->llgr_af, BGP_LLGR_AF_PRESENT);
+  bgp_show_afs(c, "preserved", k->llgr_af, BGP_LLGR_AF_PRESENT | BGP_LLGR_AF_FORWARDING);
+}
+
 static void
 bgp_show_caps(struct cli *c, const struct bgp_caps *k)
 {
@@ -78,7 +122,7 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
   if (k->ext_messages)
     cli_printf(c, -1006, "      Extended message");
   if (k->gr)
-    cli_printf(c, -1006, "      Graceful restart");
+    bgp_show_gr_cap(c, k);
   if (k->as4)
     cli_printf(c, -1006, "      4-octet AS numbers");
   for (int af = 0; af < BGP_AF_MAX; af++)
@@ -89,7 +133,7 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
   if (k->enhanced_refresh)
     cli_printf(c, -1006, "      Enhanced refresh");
   if (k->llgr)
-    cli_printf(c, -1006, "      Long-lived graceful restart");
+    bgp_show_llgr_cap(c, k);
   if (k->hostname[0])
     cli_printf(c, -1006, "      Hostname: %s", k->hostname);
   if (k->role != BGP_ROLE_NONE)
@@ -110,6 +154,8 @@ bgp_show_info(struct proto *pp, struct cli *c)
   cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
   cli_printf(c, -1006, "    Neighbor AS:      %u", cf->remote_as);
   cli_printf(c, -1006, "    Local AS:         %u", cf->local_as);
+  if (s && s->gr_active)
+    cli_printf(c, -1006, "    Neighbor graceful restart active");
   if (s && s->have_remote_caps) {
     btime now = time_mono_now();
     if (s->outgoing && s->remote_port != BGP_PORT)
@@ -131,6 +177,8 @@ bgp_show_info(struct proto *pp, struct cli *c)
     btime now = time_mono_now();
     if (s->connect_expires && s->state != BS_ESTABLISHED)
       cli_printf(c, -1006, "    Connect delay:    %t/%u", MAX(s->connect_expires - now, 0), cf->connect_delay_time);
+    if (s->gr_active && s->gr_restart_expires)
+      cli_printf(c, -1006, "    Restart timer:    %t/-", MAX(s->gr_restart_expires - now, 0));
     if (s->last_error[0])
       cli_printf(c, -1006, "    Last error:       %s", s->last_error);
   }
@@ -181,10 +229,12 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   static const char origin_ch[] = "ie?";
   u32 o = bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE);
   char oc = o < 3 ? origin_ch[o] : '?';
+  /* BIRD marks long-lived stale routes with "s" after the preference. */
+  const char *st = bgp_llgr_stale(a) ? "s" : "";
   if (origin_as)
-    bsnprintf(buf, size, " (%u) [AS%u%c]", a->preference, origin_as, oc);
+    bsnprintf(buf, size, " (%u%s) [AS%u%c]", a->preference, st, origin_as, oc);
   else
-    bsnprintf(buf, size, " (%u) [%c]", a->preference, oc);
+    bsnprintf(buf, size, " (%u%s) [%c]", a->preference, st, oc);
 }
 
 static const struct bgp_peer_info *
@@ -204,6 +254,10 @@ int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
+  /* RFC 9494 4.3: long-lived stale routes lose against all others. */
+  int sx = bgp_llgr_stale(x), sy = bgp_llgr_stale(y);
+  if (sx != sy)
+    return sy;
   u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, 100), ly = bgp_attr_u32(y, BA_LOCAL_PREF, 100);
   if (lx != ly)
     return lx > ly;

@@ -212,6 +212,9 @@ int
 bgp_preexport(struct channel *c, const struct rte *r)
 {
   const struct bgp_proto *p = (const struct bgp_proto *) c->proto;
+  /* RFC 9494 4.6: long-lived stale routes only to peers that know them */
+  if (!p->caps.llgr_peer && bgp_has_community(r->attrs, BGP_COMM_LLGR_STALE))
+    return -1;
   return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs) ? 0 : -1;
 }
 
@@ -309,7 +312,10 @@ void
 bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  if (!p->conn)
+  /* During our recovery nothing goes out: the feed follows its end. Once
+   * `graceful restart` was ordered neither: the other protocols stopping
+   * would withdraw what the neighbor is to keep. */
+  if (!p->conn || p->gr_deferred || gr_shutdown_requested())
     return;
   int af = n->type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
   struct bgp_channel *bc = &p->ch[af];
@@ -422,10 +428,18 @@ bgp_tx_fill(struct bgp_proto *p)
         any = 1;
         if (bgp_tx_bucket(p, bc, container_of(first, struct bgp_bucket, n)) < 0)
           return;
-      } else if (!bc->eor_sent) {
+      } else if (!bc->eor_sent && !p->gr_deferred) {
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
         bc->eor_sent = 1;
+      } else if (bc->eorr_pending) {
+        /* RFC 7313 4: the refeed asked for by the peer has left. */
+        struct bgp_route_refresh rr = { .afi = bgp_af_afi(af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
+        u8 buf[64];
+        uint len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
+        if (len)
+          bgp_send(p->conn, buf, len);
+        bc->eorr_pending = 0;
       }
     }
     if (!any)

@@ -57,11 +57,18 @@ bgp_proto:
  | bgp_proto ENABLE AS4 bool ';' { bgp_cfg(cx)->enable_as4 = $4; }
  | bgp_proto ENABLE EXTENDED MESSAGES bool ';' { bgp_cfg(cx)->enable_ext_msg = $5; }
  | bgp_proto CAPABILITIES bool ';' { bgp_cfg(cx)->capabilities = $3; }
- | bgp_proto GRACEFUL RESTART bool ';' { bgp_cfg(cx)->gr_mode = $4 ? 2 : 0; }
- | bgp_proto GRACEFUL RESTART AWARE ';' { bgp_cfg(cx)->gr_mode = 1; }
- | bgp_proto GRACEFUL RESTART TIME expr ';' { bgp_cfg(cx)->gr_time = $5; }
- | bgp_proto LONG LIVED GRACEFUL RESTART bool ';' { }
- | bgp_proto LONG LIVED STALE TIME expr ';' { }
+ | bgp_proto GRACEFUL RESTART bool ';' { bgp_cfg(cx)->gr_mode = $4 ? BGP_GR_ABLE : BGP_GR_OFF; }
+ | bgp_proto GRACEFUL RESTART AWARE ';' { bgp_cfg(cx)->gr_mode = BGP_GR_AWARE; }
+ | bgp_proto GRACEFUL RESTART TIME expr ';' {
+     if ($5 > 4095) cf_error("Graceful restart time must be in range 0-4095");
+     bgp_cfg(cx)->gr_time = $5;
+   }
+ | bgp_proto LONG LIVED GRACEFUL RESTART bool ';' { bgp_cfg(cx)->llgr_mode = $6 ? BGP_GR_ABLE : BGP_GR_OFF; }
+ | bgp_proto LONG LIVED GRACEFUL RESTART AWARE ';' { bgp_cfg(cx)->llgr_mode = BGP_GR_AWARE; }
+ | bgp_proto LONG LIVED STALE TIME expr ';' {
+     if ($6 > 16777215) cf_error("Long-lived stale time must be in range 0-16777215");
+     bgp_cfg(cx)->llgr_time = $6;
+   }
  | bgp_proto PASSWORD text ';' { bgp_cfg(cx)->password = $3; }
  | bgp_proto TTL SECURITY bool ';' { bgp_cfg(cx)->ttl_security = $4; }
  | bgp_proto INTERFACE text ';' { bgp_cfg(cx)->iface = $3; }

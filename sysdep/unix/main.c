@@ -33,6 +33,7 @@
 #include "nest/iface.h"
 #include "nest/proto.h"
 #include "nest/reconf.h"
+#include "nest/gr_recovery.h"
 #include "nest/rt.h"
 #include "proto/device/device.h"
 #include "proto/static/static.h"
@@ -54,6 +55,7 @@ struct options {
   int debug;
   int parse_only;
   int self_test;              /* -T: run the config's bt_test_suite functions */
+  int gr_recovery;            /* -R: graceful restart recovery */
 };
 
 static struct loop_fd sig_fd;
@@ -192,7 +194,8 @@ parse_args(int argc, char **argv, struct options *o)
     case 'T': o->self_test = 1; break;
     case 'P': o->pidfile = optarg; break;
     case 's': o->socket = optarg; break;
-    case 'R': case 'g': case 'u': break;   /* accepted for compatibility */
+    case 'R': o->gr_recovery = 1; break;
+    case 'g': case 'u': break;   /* accepted for compatibility */
     case 'V': printf("BIRD version %s\n", PACKAGE_VERSION); exit(0);
     case 'h': usage(stdout); exit(0);
     default: usage(stderr); exit(1);
@@ -359,7 +362,11 @@ main(int argc, char **argv)
   trim_timer.recurrent = S_ 1 / 4;
   tm_start(&trim_timer, S_ 1 / 4);
 
+  if (o.gr_recovery)
+    gr_recovery_start(c->gr_wait);
   config_commit(c);
+  if (o.gr_recovery)
+    gr_recovery_check();
   /* Worker threads exist now, with the signals blocked; take them here. */
   pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
   log_msg(L_INFO, "Started");

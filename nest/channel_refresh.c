@@ -1,0 +1,116 @@
+/*
+ * DOC: Refresh cycles of a channel's imports.
+ *
+ * Route refresh (RFC 2918/7313), graceful restart (RFC 4724) and its
+ * long-lived variant (RFC 9494) all say "what you have from this peer may
+ * be outdated; the peer sends it again; what it does not send again goes".
+ * The table side is generic (rt.h DOC): a refresh generation per channel
+ * and per route. Here is the channel's side, in the protocol's loop:
+ * beginning a cycle bumps the generation (O(1), whatever the table size),
+ * ending it starts a walk that withdraws what is still older. The walk
+ * does a bounded batch of nets per event and yields when the loop's time
+ * budget runs out, resuming by key, so a million-route flush never stalls
+ * the session that runs beside it.
+ *
+ * Ownership: struct chan_refresh belongs to the protocol's loop; only gen
+ * and walking are read from elsewhere (atomics).
+ */
+#include "nest/proto.h"
+#include "lib/log.h"
+
+#define CHAN_REFRESH_BATCH 256      /* nets per rt_stale_walk call */
+
+static void
+chan_refresh_run(void *data)
+{
+  struct channel *c = data;
+  struct chan_refresh *rf = &c->refresh;
+  if (!uatomic_read(&rf->walking))
+    return;           /* stopped while queued */
+  for (;;) {
+    uint removed = 0, modified = 0;
+    /* the table first, then the channel's import table (Adj-RIB-In): what
+     * the peer did not send again goes from both */
+    struct rtable *t = rf->in_table_phase ? c->in_table : c->table;
+    int done = rt_stale_walk(t, &rf->op, &rf->pos, CHAN_REFRESH_BATCH, &removed, &modified);
+    if (removed && !rf->in_table_phase)
+      (void) uatomic_sub_return(&c->stats.imp_routes, removed);
+    if (modified && !rf->in_table_phase)
+      (void) uatomic_add_return(&c->stats.imp_updates_accepted, modified);
+    if (done && !rf->in_table_phase && c->in_table) {
+      rf->in_table_phase = 1;
+      rf->pos.type = NET_INVALID;
+      done = 0;
+    }
+    if (done) {
+      rf->op.flush = 0;
+      rf->op.modify = NULL;
+      uatomic_set(&rf->walking, 0);
+      return;
+    }
+    if (loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&rf->ev);
+      return;
+    }
+  }
+}
+
+/* (Re)start the walk from the first net with the op as it is now: the
+ * part walked before may need the new op too. */
+static void
+chan_refresh_walk(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  if (!rf->ev.hook)
+    ev_init(&rf->ev, chan_refresh_run, c);
+  rf->op.c = c;
+  rf->pos.type = NET_INVALID;
+  rf->in_table_phase = 0;
+  uatomic_set(&rf->walking, 1);
+  ev_schedule(&rf->ev);
+}
+
+void
+chan_refresh_begin(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  /* A cycle that begins again (BoRR twice, a second restart) keeps the
+   * routes stale that already were. */
+  rf->active = 1;
+  uatomic_set(&rf->gen, (u16) (rf->gen + 1));
+}
+
+void
+chan_refresh_end(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  if (!rf->active)
+    return;
+  rf->active = 0;
+  rf->op.flush = 1;
+  rf->op.flush_gen = rf->gen;
+  rf->op.modify = NULL;   /* whatever it would modify is flushed */
+  chan_refresh_walk(c);
+}
+
+void
+chan_refresh_modify_stale(struct channel *c, struct ea_list *(*hook)(struct channel *, const struct rte *))
+{
+  struct chan_refresh *rf = &c->refresh;
+  if (!rf->active)
+    return;
+  rf->op.modify = hook;
+  rf->op.modify_gen = rf->gen;
+  chan_refresh_walk(c);
+}
+
+void
+chan_refresh_stop(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  rf->active = 0;
+  rf->op.flush = 0;
+  rf->op.modify = NULL;
+  uatomic_set(&rf->walking, 0);
+}
