@@ -268,3 +268,25 @@ def test_restarting_speaker(start_daemon, peers, ports):
     assert since(p, "10.79.100.0/24") == t1
     assert "recovery" not in strip_codes(d.raw("show status"))
     assert has(d, "10.79.1.0/24")
+
+
+def test_gr_helper_with_import_table(start_daemon, peers, ports, is_reference):
+    """With `import table on` the stale routes are kept in the import table
+    too, and what the restarted peer no longer sends goes from both."""
+    opts = "graceful restart on; graceful restart time 30;"
+    p = peers("b2", peer_conf("127.79.0.2", ports[1], 65002, ports[0], TWO, opts))
+    d = start_daemon(ours_conf(ports[0], [("b2", "127.79.0.2", ports[1], 65002)]).replace(
+        "ipv4 { import all; export all; };", "ipv4 { import all; export all; import table on; };"))
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    in_table = lambda: re.findall(r"^(10\.79\.\d+\.0/24)", strip_codes(d.raw("show route import table b2.ipv4")), re.M)
+    assert poll(lambda: sorted(in_table()) == ["10.79.1.0/24", "10.79.2.0/24"], timeout=10), in_table()
+    crash(p)
+    assert poll(lambda: "Neighbor graceful restart active" in details(d, "b2"), timeout=35), details(d, "b2")
+    if not is_reference:    # BIRD 2 shows no import table while its channel waits
+        assert sorted(in_table()) == ["10.79.1.0/24", "10.79.2.0/24"]
+    assert has(d, "10.79.2.0/24")
+    restart(p, peer_conf("127.79.0.2", ports[1], 65002, ports[0], ONE, opts))
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), strip_codes(d.raw("show route"))
+    assert poll(lambda: in_table() == ["10.79.1.0/24"], timeout=10), in_table()
+    assert has(d, "10.79.1.0/24")
