@@ -45,6 +45,8 @@ proto_render_line(struct cli *c, const struct proto_rec *r)
   cli_printf(c, -1002, "%-10s %-10s %-10s %-6s %-12s  %s", r->name, r->proto, r->table, r->state, r->since, r->info);
 }
 
+static void channel_render_stats(struct cli *c, const struct channel *ch);
+
 static void
 channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct channel *ch)
 {
@@ -63,8 +65,19 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
       cli_printf(c, -1006, "    %s  %u%s", ln[i], lims[i]->max, hits[i] && uatomic_read(hits[i]) ? " [HIT]" : "");
       cli_printf(c, -1006, "      Action:       %s", limit_action_names[lims[i]->action]);
     }
-  if (!ch || p->state != PS_UP)
+  if (!ch)
     return;
+  if (p->state == PS_UP)
+    channel_render_stats(c, ch);
+  /* the protocol's lines (BGP: GR state, next hop, IGP table), even while
+   * the channel is down, as BIRD prints them */
+  if (p->class->show_channel_info)
+    p->class->show_channel_info(p, ch, c);
+}
+
+static void
+channel_render_stats(struct cli *c, const struct channel *ch)
+{
   const struct channel_stats *s = &ch->stats;
 #define R(x) ((unsigned long long) uatomic_read(&s->x))
   if (ch->in_keep_filtered)
@@ -83,8 +96,6 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
   cli_printf(c, -1006, "      Export withdraws:   %10llu        ---        ---        --- %10llu",
              R(exp_withdraws_received), R(exp_withdraws_accepted));
 #undef R
-  if (p->class->show_channel_info)
-    p->class->show_channel_info(p, ch, c);
 }
 
 static void

@@ -116,6 +116,10 @@ def test_session_routes_both_ways(start_daemon, peers, ports):
     peer_view = route_all(p, "10.10.0.0/16")
     assert "BGP.as_path: 65001" in peer_view      # our AS prepended toward eBGP
     assert "BGP.next_hop: %s" % OURS in peer_view   # next hop self toward eBGP
+    # the channel block of `show protocols all` ends with the next hop we
+    # announce and the IGP table, as BIRD 2 prints them
+    v = strip_codes(d.raw("show protocols all b2"))
+    assert "\n    BGP Next hop:   %s\n    IGP IPv4 table: master4\n" % OURS in v, v
 
     # Withdrawals arrive.
     assert p.raw("disable st").startswith(b"0009-")

@@ -339,7 +339,7 @@ const struct proto_class proto_bgp = {
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,
-  .show_channel_info = bgp_gr_show_channel,
+  .show_channel_info = bgp_show_channel,
   .dump = bgp_dump,
 };
 

@@ -273,6 +273,7 @@ void bgp_gr_shutdown(struct bgp_proto *p);
 void bgp_flush_af(struct bgp_proto *p, enum bgp_af af);
 int bgp_llgr_stale(const struct ea_list *a);
 void bgp_gr_show_channel(struct proto *pp, struct channel *c, struct cli *cli);
+void bgp_show_channel(struct proto *pp, struct channel *c, struct cli *cli);   /* bgp_show.c */
 /* Restarting speaker: locks before start (main), waiting (loop), release. */
 void bgp_gr_recovery_init(struct bgp_proto *p);
 void bgp_gr_recovery_start(struct bgp_proto *p);

@@ -185,6 +185,24 @@ bgp_show_info(struct proto *pp, struct cli *c)
   rcu_read_unlock();
 }
 
+/* A channel's lines after its statistics: GR state (bgp_gr.c), then the
+ * next hop we announce while the session is up, and the IGP table. */
+void
+bgp_show_channel(struct proto *pp, struct channel *c, struct cli *cli)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  bgp_gr_show_channel(pp, c, cli);
+  rcu_read_lock();
+  const struct bgp_show *s = pp->loop ? rcu_dereference(p->show) : NULL;
+  if (s && s->state == BS_ESTABLISHED && p->ch[af].cf) {
+    ip_addr nh = p->ch[af].cf->next_hop_addr;
+    cli_printf(cli, -1006, "    BGP Next hop:   %I", ipa_nonzero(nh) ? nh : s->source_addr);
+  }
+  rcu_read_unlock();
+  cli_printf(cli, -1006, "    IGP %s table: %s", af == BGP_AF_IPV4 ? "IPv4" : "IPv6", c->table->name);
+}
+
 /* --- Routes --- */
 
 static u32
