@@ -8,8 +8,9 @@
  * `import table on` keeps every route the protocol announces, before the
  * import policy, in a table of the channel's own (Adj-RIB-In): a changed
  * import filter re-runs over it instead of asking the peer again.
- * `export table on` mirrors what the channel exported, after the export
- * policy (Adj-RIB-Out). `import keep filtered` keeps rejected routes in the
+ * `export table on` (Adj-RIB-Out) needs no copy: the export map says which
+ * route of each net went out, and the export policy, deterministic, says
+ * with which attributes (nest/channel_export_map.c). `import keep filtered` keeps rejected routes in the
  * main table, flagged, for `show route filtered`.
  *
  * Export (protocol loop): when the channel goes up with an export policy
@@ -24,34 +25,6 @@
 #include <string.h>
 #include "nest/proto.h"
 #include "lib/log.h"
-
-/* --- Export map --- */
-
-static int
-exp_bit(struct channel *c, u32 id)
-{
-  return id < c->export_map_size && (c->export_map[id / 32] & (1U << (id % 32)));
-}
-
-static void
-exp_set(struct channel *c, u32 id, int on)
-{
-  if (id >= c->export_map_size) {
-    if (!on)
-      return;
-    u32 nsize = MAX(c->export_map_size * 2, ALIGN_UP(id + 1, 1024));
-    c->export_map = realloc(c->export_map, nsize / 8);
-    if (!c->export_map)
-      die("Out of memory");
-    memset((u8 *) c->export_map + c->export_map_size / 8, 0, (nsize - c->export_map_size) / 8);
-    mem_account(MEM_PROTOCOLS, (nsize - c->export_map_size) / 8, 0);
-    c->export_map_size = nsize;
-  }
-  if (on)
-    c->export_map[id / 32] |= 1U << (id % 32);
-  else
-    c->export_map[id / 32] &= ~(1U << (id % 32));
-}
 
 /* --- Lifecycle (channel_new/free: main loop while the proto loop is idle) --- */
 
@@ -71,10 +44,6 @@ channel_new(struct proto *p, struct channel_config *cc)
   c->filter_tmp = lp_new(p->run_pool);
   if (cc->import_table)
     c->in_table = rt_aux_table_new("import", c->net_type);
-  if (cc->export_table) {
-    c->out_table = rt_aux_table_new("export", c->net_type);
-    c->out_table->key_sender = !p->class->export_any;   /* see chan_export_reset() */
-  }
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;
@@ -87,12 +56,7 @@ channel_free(struct channel *c)
   rt_unlock_table(c->table);
   if (c->in_table)
     rt_aux_table_free(c->in_table);
-  if (c->out_table)
-    rt_aux_table_free(c->out_table);
-  if (c->export_map) {
-    mem_account(MEM_PROTOCOLS, -(s64) c->export_map_size / 8, 0);
-    free(c->export_map);
-  }
+  chan_exp_free(c);
   mb_free(c);
 }
 
@@ -138,8 +102,6 @@ channel_down(struct channel *c)
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
   chan_flush_imports(c);
-  if (c->out_table)
-    rt_flush_channel(c->out_table, c);
   uatomic_set(&c->stats.exp_routes, 0);
   uatomic_set(&c->state, CS_DOWN);
 }
@@ -159,7 +121,7 @@ chan_flush_imports(struct channel *c)
 int
 channel_reconfigure(struct channel *c, struct channel_config *cc)
 {
-  if (!cc->import_table != !c->in_table || !cc->export_table != !c->out_table)
+  if (!cc->import_table != !c->in_table)
     return -1;
   int refeed = !filter_same(cc->out_filter, c->out_filter);
   int reimport = !filter_same(cc->in_filter, c->in_filter);
@@ -384,12 +346,12 @@ static void
 chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
 {
   struct channel_stats *st = &c->stats;
-  struct rte *old_exp = (old && exp_bit(c, old->id)) ? old : NULL;
+  struct rte *old_exp = (old && chan_exp_bit(c, old->id)) ? old : NULL;
   struct rte *new_exp = NULL;
   /* With `secondary` the exported route of a net may be retired by a
    * journal item not read yet; then we export its successor before we see
    * it go, and the map briefly holds both. Count routes, not bits twice. */
-  int new_was_set = new && new != old_exp && exp_bit(c, new->id);
+  int new_was_set = new && new != old_exp && chan_exp_bit(c, new->id);
   struct ea_list *mod = NULL;
   struct rte tmp;
 
@@ -419,9 +381,9 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   if (!new_exp && !old_exp)
     return;
   if (old_exp)
-    exp_set(c, old_exp->id, 0);
+    chan_exp_set(c, old_exp->id, 0);
   if (new_exp)
-    exp_set(c, new->id, 1);
+    chan_exp_set(c, new->id, 1);
 
   if (new_exp)
     uatomic_inc(&st->exp_updates_accepted);
@@ -432,14 +394,6 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   else if (!new_exp && old_exp)
     uatomic_dec(&st->exp_routes);
 
-  if (c->out_table) {
-    /* Adj-RIB-Out: one route per net (key_sender) unless every route
-     * counts on its own (pipes) */
-    if (new_exp)
-      rt_update(c->out_table, n, new_exp->src, c, new_exp->attrs, 0);
-    else
-      rt_update(c->out_table, n, old_exp->src, c, NULL, 0);
-  }
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
   if (mod)
     ea_unref(mod);
@@ -451,9 +405,9 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 static void
 chan_export_first_accepted(struct channel *c, struct net *n, struct rte *retired, int refeed)
 {
-  struct rte *old = retired && exp_bit(c, retired->id) ? retired : NULL, *cand = NULL;
+  struct rte *old = retired && chan_exp_bit(c, retired->id) ? retired : NULL, *cand = NULL;
   for (struct rte *r = net_best(n); rte_usable(r); r = rcu_dereference(r->next)) {
-    if (!old && exp_bit(c, r->id))
+    if (!old && chan_exp_bit(c, r->id))
       old = r;
     if (!cand) {
       struct ea_list *mod;
@@ -481,7 +435,7 @@ chan_feed_net(struct channel *c, struct net *n, int any)
     /* Every route counts on its own (pipes, ADD-PATH): each goes
      * through the export policy again, replacing what was exported. */
     for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
-      chan_export_one(c, &n->n, r, exp_bit(c, r->id) ? r : NULL);
+      chan_export_one(c, &n->n, r, chan_exp_bit(c, r->id) ? r : NULL);
     return;
   }
   if (c->cf->secondary) {
@@ -489,7 +443,7 @@ chan_feed_net(struct channel *c, struct net *n, int any)
     return;
   }
   for (struct rte *r = best; r; r = rcu_dereference(r->next))
-    if (exp_bit(c, r->id)) {
+    if (chan_exp_bit(c, r->id)) {
       prev = r;
       break;
     }
@@ -566,13 +520,8 @@ chan_export_run(void *data)
 void
 chan_export_reset(struct channel *c)
 {
-  if (c->export_map)
-    memset(c->export_map, 0, c->export_map_size / 8);
+  chan_exp_clear(c);
   uatomic_set(&c->stats.exp_routes, 0);
-  if (c->out_table) {
-    rt_flush_channel(c->out_table, c);
-    c->out_table->key_sender = !chan_exports_every_route(c);
-  }
   if (c->reader.table)
     chan_refeed(c);
 }

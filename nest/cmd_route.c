@@ -27,6 +27,9 @@ struct sr_counts { u64 shown, examined, nets; };
 struct sr_state {
   struct show_route_args *a;
   struct rtable *tables[SRA_MAX_TABLES * 2];
+  /* `export table P.C`: the channel's table seen through its export map;
+   * the channel is found again by name at each step (it may go away) */
+  const struct sra_table *view[SRA_MAX_TABLES * 2];
   uint table_count, cur;
   struct sr_counts cnt, total;
   struct rt_reader pin;
@@ -104,16 +107,50 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
   }
 }
 
+static const char *
+sr_table_name(const struct sr_state *s)
+{
+  return s->view[s->cur] ? "export" : s->tables[s->cur]->name;
+}
+
+static struct channel *sr_channel(const struct sra_table *st);
+
+/* The attributes the export filter gave r, when they differ from the
+ * route's own: into *tmp, one reference in *mod. */
+static void
+sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, const struct filter *ef,
+              struct rte *tmp, struct ea_list **mod)
+{
+  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+  int pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
+  lp_flush(s->flp);
+  if (fr.out && (!pass || fr.out == r->attrs)) {
+    ea_unref(fr.out);
+    fr.out = NULL;
+  }
+  if (fr.out) {
+    *tmp = *r;
+    tmp->attrs = *mod = fr.out;
+  }
+}
+
 /* Show (or count) one net; returns 1 if anything of it was shown. */
 static int
 sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
 {
   int first = 1, shown = 0, examined_any = 0;
   const struct rte *best = rcu_dereference(n->routes);
+  /* the export view: the routes the channel exported (one per net, all
+   * with ADD-PATH), as its export filter made them */
+  struct channel *view = s->view[s->cur] ? sr_channel(s->view[s->cur]) : NULL;
+  if (s->view[s->cur] && !view)
+    return 0;     /* the channel went away meanwhile */
   for (const struct rte *r = best; r; r = rcu_dereference(r->next)) {
     if (s->a->primary_only && r != best)
       break;
     if (!!(r->flags & REF_FILTERED) != !!s->a->filtered)
+      continue;
+    if (view && !chan_route_exported(view, r))
       continue;
     s->cnt.examined++;
     examined_any = 1;
@@ -122,6 +159,8 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     /* `filter`/`where`: show what passes, as the filter left it. */
     struct rte tmp;
     struct ea_list *mod = NULL;
+    if (view)
+      sr_view_attrs(s, n, r, uatomic_read(&view->out_filter), &tmp, &mod);
     if (s->exp_proto) {
       /* `export P`: what P's channel would send (best route, its export
        * filter applied); `noexport P`: what the filter keeps from it. */
@@ -177,7 +216,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       if (!s->table_started) {
         if (s->found_any)
           cli_printf(c, -1007, "");
-        cli_printf(c, -1007, "Table %s:", s->tables[s->cur]->name);
+        cli_printf(c, -1007, "Table %s:", sr_table_name(s));
         s->table_started = 1;
       }
       sr_render_route(c, s, n, mod ? &tmp : r, first, r == best);
@@ -197,25 +236,32 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
 
 #define SR_ERROR ((struct rtable *) 1)
 
-/* `table T` (NULL when gone meanwhile), or a channel's import/export table
- * (SR_ERROR after replying with BIRD's error when it has none). */
-static struct rtable *
-sr_named_table(struct cli *c, const struct sra_table *st)
+static struct channel *
+sr_channel(const struct sra_table *st)
 {
-  if (st->kind == SRA_TABLE)
-    return rt_find_table(st->name);
-  const char *cname = st->channel_type == NET_IP4 ? "ipv4" : "ipv6";
   struct proto *p = proto_find_by_name(st->name);
   struct channel *ch = NULL;
   if (p)
     LIST_WALK_ENTRY(x, &p->channels, struct channel, n)
       if (x->net_type == st->channel_type)
         ch = x;
+  return ch;
+}
+
+/* `table T` (NULL when gone meanwhile), or a channel's import table or
+ * export view (SR_ERROR after replying with BIRD's error when it has none). */
+static struct rtable *
+sr_named_table(struct cli *c, const struct sra_table *st)
+{
+  if (st->kind == SRA_TABLE)
+    return rt_find_table(st->name);
+  const char *cname = st->channel_type == NET_IP4 ? "ipv4" : "ipv6";
+  struct channel *ch = sr_channel(st);
   if (!ch) {
     cli_printf(c, 9001, "Channel %s.%s not found", st->name, cname);
     return SR_ERROR;
   }
-  struct rtable *t = st->kind == SRA_IMPORT_TABLE ? ch->in_table : ch->out_table;
+  struct rtable *t = st->kind == SRA_IMPORT_TABLE ? ch->in_table : ch->cf->export_table ? ch->table : NULL;
   if (!t)
     cli_printf(c, 9001, "No %s table in channel %s.%s", st->kind == SRA_IMPORT_TABLE ? "import" : "export",
                st->name, cname);
@@ -238,6 +284,7 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
         cli_printf(c, 9001, "Incompatible type of prefix/ip for table %s", t->name);
         return -1;
       }
+      s->view[s->table_count] = a->tables[i].kind == SRA_EXPORT_TABLE ? &a->tables[i] : NULL;
       s->tables[s->table_count++] = t;
     }
     return 0;
@@ -280,7 +327,7 @@ sr_count_line(struct cli *c, struct sr_state *s)
 {
   cli_printf(c, -1007, "%llu of %llu routes for %llu networks in table %s",
              (unsigned long long) s->cnt.shown, (unsigned long long) s->cnt.examined,
-             (unsigned long long) s->cnt.nets, s->tables[s->cur]->name);
+             (unsigned long long) s->cnt.nets, sr_table_name(s));
 }
 
 static void
@@ -482,7 +529,10 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     return;
   }
   sr_lock_tables(s);
-  if (a->filter || a->export_mode) {
+  int views = 0;
+  for (uint i = 0; i < s->table_count; i++)
+    views |= !!s->view[i];
+  if (a->filter || a->export_mode || views) {
     s->conf = config_running();
     config_ref(s->conf);
     s->flp = lp_new(c->pool);

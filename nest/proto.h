@@ -111,8 +111,8 @@ struct channel {
   int in_keep_filtered;
   linpool *filter_tmp;        /* owner: proto; scratch of filter runs */
   int state;                  /* atomic: enum channel_state */
-  /* Adj-RIB-In/Out or NULL; written in the proto loop, read by the CLI */
-  struct rtable *in_table, *out_table;
+  /* Adj-RIB-In or NULL; written in the proto loop, read by the CLI */
+  struct rtable *in_table;
   struct channel_stats stats;
   /* Export side, owner: proto loop. */
   struct rt_reader reader;
@@ -122,8 +122,7 @@ struct channel {
                                  chan_export_reset() */
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
-  u32 *export_map;            /* bit per route id: currently exported */
-  u32 export_map_size;
+  struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
 };
@@ -302,6 +301,17 @@ static inline int chan_rte_stale(struct channel *c, const struct rte *r)
 {
   return rte_gen_older(r, uatomic_read(&c->refresh.gen));
 }
+
+/* Export map (nest/channel_export_map.c): bit per route id, exported or
+ * not. Written in the channel's loop; chan_exported_route() may run in any
+ * loop inside rcu_read_lock(). */
+struct chan_export_map;
+int chan_exp_bit(const struct channel *c, u32 id);
+void chan_exp_set(struct channel *c, u32 id, int on);
+void chan_exp_clear(struct channel *c);
+void chan_exp_free(struct channel *c);
+/* Did the channel export route r (of its table)? */
+int chan_route_exported(struct channel *c, const struct rte *r);
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);

@@ -146,11 +146,8 @@ struct rtable {
   u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup */
   u32 net_count;              /* atomic: nets in index */
   u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
-  int aux;                    /* a channel's import or export table: not in
+  int aux;                    /* a channel's import table: not in
                                  the table list, counts no preferred routes */
-  int key_sender;             /* one route per net and sender (export table
-                                 without ADD-PATH): a route replaces the
-                                 sender's route whatever its source */
   btime last_change;
 
   /* Journal: appended under lock; end published with release semantics. */
@@ -179,7 +176,7 @@ void rt_lock_table(struct rtable *t);     /* use count (main loop) */
 void rt_shutdown(void);
 int rt_all_gone(void);
 void rt_unlock_table(struct rtable *t);
-/* A channel's import or export table (Adj-RIB-In/Out): a table of its own,
+/* A channel's import table (Adj-RIB-In): a table of its own,
  * not in the table list and not in any config; main loop. */
 struct rtable *rt_aux_table_new(const char *name, uint net_type);
 void rt_aux_table_free(struct rtable *t);

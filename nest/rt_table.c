@@ -395,12 +395,10 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
     uatomic_inc(&t->pxlen_count[n->pxlen]);
   }
 
-  /* Find and unlink the old route of this source (or of this sender, in
-   * an export table: there a new best from another source replaces the
-   * previous export in place). */
+  /* Find and unlink the old route of this source. */
   struct rte **pp = &net->routes, *old = NULL;
   for (struct rte *r = *pp; r; pp = &r->next, r = r->next)
-    if (r->src == src || (t->key_sender && r->sender == sender)) {
+    if (r->src == src) {
       old = r;
       break;
     }

@@ -1,0 +1,84 @@
+/*
+ * DOC: Which routes a channel exported: a bit per table route id.
+ *
+ * Written only by the channel's loop (the export path); read there and by
+ * the CLI in the main loop (`show route export table P.C` lists the routes
+ * whose bit is set, as the export filter made them: the Adj-RIB-Out without
+ * a copy of every route). So the map grows by copy and RCU publication,
+ * never realloc in place, and bits are single-word atomic stores (plain
+ * moves on x86, only one writer).
+ */
+#include <string.h>
+#include "nest/proto.h"
+
+struct chan_export_map {
+  struct rcu_head rcu;
+  u32 size;                   /* in bits, a multiple of 1024 */
+  u32 bits[];
+};
+
+static size_t map_bytes(u32 size) { return sizeof(struct chan_export_map) + size / 8; }
+
+static void
+chan_exp_map_free_rcu(struct rcu_head *h)
+{
+  struct chan_export_map *m = caa_container_of(h, struct chan_export_map, rcu);
+  mem_free_shared(MEM_PROTOCOLS, m, map_bytes(m->size));
+}
+
+static int
+map_bit(const struct chan_export_map *m, u32 id)
+{
+  return m && id < m->size && (__atomic_load_n(&m->bits[id / 32], __ATOMIC_RELAXED) & (1U << (id % 32)));
+}
+
+int
+chan_exp_bit(const struct channel *c, u32 id)
+{
+  return map_bit(c->export_map, id);
+}
+
+void
+chan_exp_set(struct channel *c, u32 id, int on)
+{
+  struct chan_export_map *m = c->export_map;
+  if (!m || id >= m->size) {
+    if (!on)
+      return;
+    u32 old = m ? m->size : 0, size = MAX(old * 2, ALIGN_UP(id + 1, 1024));
+    struct chan_export_map *n = mem_alloc_shared(MEM_PROTOCOLS, map_bytes(size));
+    n->size = size;
+    memset(n->bits, 0, size / 8);
+    if (m)
+      memcpy(n->bits, m->bits, old / 8);
+    rcu_assign_pointer(c->export_map, n);
+    if (m)
+      call_rcu(&m->rcu, chan_exp_map_free_rcu);
+    m = n;
+  }
+  u32 *w = &m->bits[id / 32], b = 1U << (id % 32);
+  u32 v = __atomic_load_n(w, __ATOMIC_RELAXED);
+  __atomic_store_n(w, on ? v | b : v & ~b, __ATOMIC_RELAXED);
+}
+
+void
+chan_exp_clear(struct channel *c)
+{
+  struct chan_export_map *m = c->export_map;
+  for (u32 i = 0; m && i < m->size / 32; i++)
+    __atomic_store_n(&m->bits[i], 0, __ATOMIC_RELAXED);
+}
+
+void
+chan_exp_free(struct channel *c)
+{
+  if (c->export_map)
+    call_rcu(&c->export_map->rcu, chan_exp_map_free_rcu);
+  c->export_map = NULL;
+}
+
+int
+chan_route_exported(struct channel *c, const struct rte *r)
+{
+  return map_bit(rcu_dereference(c->export_map), r->id);
+}
