@@ -25,7 +25,7 @@
 %type <x> term cmd cmds cmds_nonempty block var_list var_list_ne function_call symbol_value
 %type <x> constructor static_attr_get dynamic_attr_get lvalue function_vars function_body decl
 %type <x> bgp_path_expr for_var
-%type <i> type ftype sa_name ec_kind cnum print_verb
+%type <i> type ftype sa_name ec_kind cnum print_verb r_export_mode
 %type <fa> dynamic_attr
 %type <fv> constant fipa set_atom switch_atom
 %type <fl> filter where_filter filter_inline
@@ -46,7 +46,7 @@
 %%keywords bt_assert bt_test_suite bt_check_assign bt_test_same
 %%keywords bgp_path bgp_origin bgp_next_hop bgp_med bgp_local_pref bgp_atomic_aggr bgp_aggregator
 %%keywords bgp_community bgp_ext_community bgp_large_community bgp_originator_id bgp_cluster_list bgp_otc
-%%keywords keep aspa mask noexport
+%%keywords keep aspa mask noexport preexport exported
 
 %%grammar
 /* --- Definitions --- */
@@ -144,14 +144,15 @@ r_args: r_args EXPORT CF_SYM_KNOWN {
     $$ = $1;
     if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
     if ($$->export_mode) cf_error("Export specified twice");
-    $$->export_mode = 1; $$->export_proto = $3->name;
+    $$->export_mode = SRA_EXPORT; $$->export_proto = $3->name;
   } ;
-r_args: r_args NOEXPORT CF_SYM_KNOWN {
+r_args: r_args r_export_mode CF_SYM_KNOWN {
     $$ = $1;
     if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
     if ($$->export_mode) cf_error("Export specified twice");
-    $$->export_mode = 2; $$->export_proto = $3->name;
+    $$->export_mode = $2; $$->export_proto = $3->name;
   } ;
+r_export_mode: NOEXPORT { $$ = SRA_NOEXPORT; } | PREEXPORT { $$ = SRA_PREEXPORT; } | EXPORTED { $$ = SRA_EXPORTED; } ;
 r_args: r_args where_filter {
     $$ = $1;
     if ($$->filter) cf_error("Filter specified twice");

@@ -163,9 +163,10 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       sr_view_attrs(s, n, r, uatomic_read(&view->out_filter), &tmp, &mod);
     if (s->exp_proto) {
       /* `export P`: what P's channel would send (best route, its export
-       * filter applied); `noexport P`: what the filter keeps from it. */
-      if (r != best)
-        continue;
+       * filter applied); `noexport P`: what the filter rejects of it;
+       * `preexport P`: the best route if P's own rules take it;
+       * `exported P`: whatever P's channel did export, as it went out. */
+      int mode = s->a->export_mode, pass;
       const struct filter *ef = FILTER_REJECT;
       struct channel *ec = NULL;
       LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
@@ -173,20 +174,32 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
           ef = uatomic_read(&ch->out_filter);
           ec = ch;
         }
-      int pass = !(r->sender && r->sender->proto == s->exp_proto) &&
-                 !(ec && s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0);
-      if (pass) {
-        struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
-        pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
-        lp_flush(s->flp);
-        if (fr.out && (!pass || s->a->export_mode != 1))
-          ea_unref(fr.out);
-        else if (fr.out) {
-          tmp = *r;
-          tmp.attrs = mod = fr.out;
+      if (mode == SRA_EXPORTED) {
+        pass = ec && chan_route_exported(ec, r);
+        if (pass)
+          sr_view_attrs(s, n, r, ef, &tmp, &mod);
+      } else {
+        if (r != best)
+          continue;
+        /* what P's own rules refuse (its own routes, BGP's rules) is
+         * neither exported nor "noexported": BIRD skips it */
+        if ((r->sender && r->sender->proto == s->exp_proto) ||
+            (ec && s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0))
+          continue;
+        pass = 1;
+        if (mode != SRA_PREEXPORT) {
+          struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+          pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
+          lp_flush(s->flp);
+          if (fr.out && (!pass || mode != SRA_EXPORT))
+            ea_unref(fr.out);
+          else if (fr.out) {
+            tmp = *r;
+            tmp.attrs = mod = fr.out;
+          }
         }
       }
-      if (pass != (s->a->export_mode == 1)) {
+      if (pass == (mode == SRA_NOEXPORT)) {
         if (mod)
           ea_unref(mod);
         continue;
@@ -294,7 +307,7 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     /* `export P`: the tables of P's channels that export now (BIRD 2). */
     if (s->exp_proto->loop)
       LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
-        if (uatomic_read(&ch->state) == CS_UP && uatomic_read(&ch->out_filter) != FILTER_REJECT &&
+        if (uatomic_read(&ch->state) == CS_UP &&
             (!want_type || ch->table->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
           s->tables[s->table_count++] = ch->table;
     return 0;

@@ -16,6 +16,11 @@ struct symbol;
 #define SRA_MAX_TABLES 16
 enum sra_mode { SRA_ALL = 0, SRA_EXACT, SRA_FOR, SRA_IN };
 
+/* `export P`: what P's export filter accepts now; `noexport P`: what it
+ * rejects; `preexport P`: what P is offered (before the filter);
+ * `exported P`: what P's channel did export. */
+enum sra_export_mode { SRA_EXPORT = 1, SRA_NOEXPORT, SRA_PREEXPORT, SRA_EXPORTED };
+
 /* `table T`, `import table P.C` or `export table P.C`, in the order given */
 enum sra_table_kind { SRA_TABLE = 0, SRA_IMPORT_TABLE, SRA_EXPORT_TABLE };
 struct sra_table {
@@ -37,7 +42,7 @@ struct show_route_args {
   int stats;                  /* 1 = stats, 2 = count */
   const char *proto_name;
   const struct filter *filter;  /* `filter NAME|{...}` or `where EXPR` */
-  int export_mode;              /* 1 export, 2 noexport (through a protocol's export filter) */
+  int export_mode;              /* SRA_EXPORT ... : through a protocol's export side */
   const char *export_proto;
 };
 

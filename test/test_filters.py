@@ -203,6 +203,8 @@ protocol static s5 {
   route 10.6.0.0/24 blackhole;
   route 10.7.0.0/16 blackhole;
 }
+ipv4 table t3;
+protocol pipe p3 { table master4; peer table t3; export filter f_out; import none; }
 """
 
 SHOW_CMDS = [
@@ -211,6 +213,9 @@ SHOW_CMDS = [
     "show route filter f_out", "show route where dest = RTD_PROHIBIT",
     "show route where preference = 150", "show route where is_long(net)",
     "show route all", "show route where bgp_med = 5 all", "show route where (1, 2) ~ bgp_community",
+    "show route export p3", "show route noexport p3", "show route preexport p3", "show route exported p3",
+    "show route exported p3 count", "show route preexport p3 count", "show route export p3 count",
+    "show route table t3",
 ]
 
 
@@ -227,9 +232,12 @@ def _normalize(reply):
 def test_channel_filters_match_bird2(both):
     ours, ref = both(CHANNEL_CONF)
     for d in (ours, ref):
-        d.wait_up(["s4", "s5", "s6"])
+        d.wait_up(["s4", "s5", "s6", "p3"])
     want_count = ref.poll_raw("show route count", lambda r: b"Total:" in r)
     ours.poll_raw("show route count", want_count)
+    # the pipe fills t3 after it came up
+    want_t3 = ref.poll_raw("show route table t3 count", b"1007-3 of 3 routes for 3 networks in table t3\n0000 \n")
+    ours.poll_raw("show route table t3 count", want_t3)
     for cmd in SHOW_CMDS:
         assert _normalize(ours.raw(cmd)) == _normalize(ref.raw(cmd)), cmd
     stats = [l for l in strip_codes(ours.raw("show protocols all s4")) if "filter" in l or "Import" in l]
@@ -242,7 +250,7 @@ def test_reconfigure_filter_change(both):
     through it without restarting the protocol."""
     ours, ref = both(CHANNEL_CONF)
     for d in (ours, ref):
-        d.wait_up(["s4", "s5", "s6"])
+        d.wait_up(["s4", "s5", "s6", "p3"])
     before = ours.protocols()
     edited = CHANNEL_CONF.replace("if net.len > 24 then reject;", "if net.len > 16 then reject;")
     for d in (ours, ref):
