@@ -67,4 +67,7 @@ const char *filter_name(const struct filter *f);
  */
 int filter_run_tests(struct config *c, void (*print)(void *ctx, const char *line), void *ctx);
 
+/* `show route all` prints config-declared attributes (start-up). */
+void f_user_attr_init(void);
+
 #endif

@@ -87,17 +87,11 @@ st_ea_find(struct f_state *st, u16 id, const void **data)
 
 /* Attribute payloads stay valid for the whole run (the input list is
  * held by the caller; builder payloads live in the run's linpool). */
-static struct adata *
-st_adata(struct f_state *st, const void *data, uint len)
+/* An attribute's value as the filter type a says it is; payloads are
+ * viewed (or copied, for nets) in lp. */
+struct f_val
+f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
 {
-  return adata_view(st->lp, data ? data : empty_bytes, len);
-}
-
-static struct f_val
-ea_value(struct f_state *st, const struct f_attr *a)
-{
-  const void *data = NULL;
-  const struct eattr *e = st_ea_find(st, a->id, &data);
   if (!e)
     return f_val_empty(a->type);
   struct f_val v = { .type = a->type };
@@ -110,7 +104,7 @@ ea_value(struct f_state *st, const struct f_attr *a)
       memcpy(&v.val.ip, data, sizeof(ip_addr));
     return v;
   case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    v.val.ad = st_adata(st, data, e->len);
+    v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
     return v;
   case EAF_OPAQUE:
     switch (a->type) {
@@ -120,18 +114,26 @@ ea_value(struct f_state *st, const struct f_attr *a)
     case T_RD: if (e->len == 8) memcpy(&v.val.ec, data, 8); return v;
     case T_LC: if (e->len == 12) memcpy(&v.val.lc, data, 12); return v;
     case T_NET: {
-      net_addr *n = lp_allocz(st->lp, sizeof(net_addr));
+      net_addr *n = lp_allocz(lp, sizeof(net_addr));
       memcpy(n, data, MIN(e->len, sizeof(net_addr)));
       v.val.net = n;
       return v;
     }
     default:
       v.type = T_BYTESTRING;
-      v.val.ad = st_adata(st, data, e->len);
+      v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
       return v;
     }
   }
   return F_VAL_VOID;
+}
+
+static struct f_val
+ea_value(struct f_state *st, const struct f_attr *a)
+{
+  const void *data = NULL;
+  const struct eattr *e = st_ea_find(st, a->id, &data);
+  return f_ea_to_val(a, e, data, st->lp);
 }
 
 /* Would storing v leave the attribute as it is? (Common in route-server

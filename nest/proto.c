@@ -117,8 +117,9 @@ proto_reconf_hook(void *data)
   u32 reload = 0, i = 0;
   int restart = 0;
   LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
+    /* by name too: a pipe has two channels of one net type */
     LIST_WALK_ENTRY(cc, &nc->channels, struct channel_config, n)
-      if (cc->net_type == c->net_type) {
+      if (cc->net_type == c->net_type && !strcmp(cc->name, c->name)) {
         int r = channel_reconfigure(c, cc);
         if (r < 0)
           restart = 1;

@@ -172,6 +172,9 @@ router id 10.0.0.1;
 protocol device {}
 ipv4 table t2;
 define bogons = [10.0.0.0/8+, 192.168.0.0/16+];
+attribute int foo;
+attribute lclist lcs;
+attribute ip myip;
 filter f_in {
   if net ~ [10.2.0.0/16+] then reject;
   if net.len > 24 then reject;
@@ -191,7 +194,8 @@ protocol static s4 {
   route 10.4.0.0/25 blackhole;
   route 10.5.0.0/20 blackhole;
   route 172.16.0.0/12 unreachable;
-  route 10.8.0.0/16 blackhole { bgp_med = 5; bgp_community.add((1, 2)); bgp_path.prepend(65000); preference = 77; };
+  route 10.8.0.0/16 blackhole { bgp_med = 5; bgp_community.add((1, 2)); bgp_path.prepend(65000); preference = 77;
+                                foo = 5; lcs = add(lcs, (1, 2, 3)); myip = 192.0.2.1; };
 }
 protocol static s6 {
   ipv6 { import where net.len = 48 && source = RTS_STATIC; };

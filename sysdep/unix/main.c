@@ -313,6 +313,7 @@ main(int argc, char **argv)
   log_init("bird");
   hash_seed_init();
   ea_init();
+  f_user_attr_init();
   proto_build(&proto_device);
   proto_build(&proto_static);
   bgp_build();
