@@ -389,6 +389,15 @@ sr_finish(struct cli *c, struct sr_state *s)
     cli_done(c);
 }
 
+/* Does `count` on the current table count every route (no selection)? */
+static int
+sr_count_plain(const struct sr_state *s)
+{
+  const struct show_route_args *a = s->a;
+  return !a->filter && !s->proto && !s->exp_proto && !a->primary_only && !a->filtered && !s->view[s->cur] &&
+         !uatomic_read(&s->tables[s->cur]->filtered_count);
+}
+
 /* --- Single net (prefix, for, in) --- */
 
 static void
@@ -560,8 +569,15 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     for (s->cur = 0; s->cur < s->table_count; s->cur++) {
       struct cds_lfht_iter it;
       struct rtable *t = s->tables[s->cur];
-      for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
-        sr_net(c, s, n, 0);
+      if (sr_count_plain(s))
+        /* Operators poll this in scripts: the table's own counters answer
+         * it without a walk (every route shown and examined, every net
+         * holds one when none is kept filtered). */
+        s->cnt = (struct sr_counts){ uatomic_read(&t->route_count), uatomic_read(&t->route_count),
+                                     uatomic_read(&t->net_count) };
+      else
+        for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
+          sr_net(c, s, n, 0);
       sr_count_line(c, s);
       sr_table_done(s);
     }

@@ -69,6 +69,10 @@ def test_layout(start_daemon, peers, ports, layout):
         assert poll(lambda: count(ms[name]) == 6 + (1 if i == 2 else 0), timeout=15), \
             strip_codes(ms[name].raw("show route"))
         assert "Network not found" in route_all(ms[name], "10.99.0.0/16") or i == 2
+    # the plain count (answered from the table's counters) agrees with a
+    # count that walks the table
+    walk = d.raw("show route where true count").replace(b"where true ", b"")
+    assert d.raw("show route count") == walk, (d.raw("show route count"), walk)
     v = route_all(ms["m4"], "10.3.2.0/24")
     assert "BGP.as_path: 65003 65103" in v and "BGP.next_hop: 127.84.0.3" in v, v
     if layout in ("imex", "mulimex"):
