@@ -171,9 +171,16 @@ EXABGP = shutil.which("exabgp")
 
 
 class GoBGP:
-    def __init__(self, tmp, addr, port, asn, our_port, api_port):
+    def __init__(self, tmp, addr, port, asn, our_port, api_port, gr=False):
         self.addr, self.api = addr, "%d" % api_port
-        conf = tmp / "gobgpd.toml"
+        self.conf = conf = tmp / "gobgpd.toml"
+        # graceful restart (RFC 4724), helper and restarting speaker
+        gr_conf = """  [neighbors.graceful-restart.config]
+    enabled = true
+    restart-time = 30
+    [neighbors.afi-safis.mp-graceful-restart.config]
+      enabled = true
+""" if gr else ""
         conf.write_text("""[global.config]
   as = %d
   router-id = "%s"
@@ -192,11 +199,18 @@ class GoBGP:
   [[neighbors.afi-safis]]
     [neighbors.afi-safis.config]
       afi-safi-name = "ipv4-unicast"
-""" % (asn, addr, port, addr, OURS, our_port, addr))
+""" % (asn, addr, port, addr, OURS, our_port, addr) + gr_conf)
         self.log = open(tmp / "gobgpd.log", "wb")
-        self.proc = subprocess.Popen([GOBGPD, "-f", str(conf), "--api-hosts", "127.0.0.1:" + self.api, "-l", "warn"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.start()
+
+    def start(self, restarting=False):
+        self.proc = subprocess.Popen([GOBGPD, "-f", str(self.conf), "--api-hosts", "127.0.0.1:" + self.api, "-l", "warn"]
+                                     + (["-r"] if restarting else []), stdout=self.log, stderr=subprocess.STDOUT)
         assert poll(lambda: self.cli("global").returncode == 0, timeout=10)
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait(timeout=5)
 
     def cli(self, *args):
         return subprocess.run(["gobgp", "-u", "127.0.0.1", "-p", self.api] + list(args),
@@ -269,10 +283,10 @@ neighbor %s {
 def tools(tmp_path):
     made = []
 
-    def make(cls, name, *args):
+    def make(cls, name, *args, **kw):
         d = tmp_path / name
         d.mkdir()
-        t = cls(d, *args)
+        t = cls(d, *args, **kw)
         made.append(t)
         return t
 
@@ -338,6 +352,67 @@ def test_exabgp_peer(start_daemon, tools, ports):
     # withdrawal toward ExaBGP
     assert d.raw("disable local4").startswith(b"0009-")
     assert poll(lambda: "10.10.0.0/16" not in x.announced(), timeout=10)
+
+
+def _since(d, proto):
+    m = re.search(r"^%s\s+BGP\s+\S+\s+up\s+(\S+)" % proto, strip_codes(d.raw("show protocols %s" % proto)), re.M)
+    return m and m.group(1)
+
+
+@pytest.mark.skipif(not (GOBGPD and EXABGP), reason="needs gobgpd and exabgp")
+@pytest.mark.parametrize("kind", ["gobgp", "exabgp"])
+def test_route_refresh_other_kinds(start_daemon, tools, ports, kind):
+    """A changed import filter: we ask GoBGP / ExaBGP for a route refresh,
+    the routes the old filter dropped arrive, the session stays."""
+    addr, asn, prefix = ("127.77.0.3", 65003, "10.30.0.0/16") if kind == "gobgp" else ("127.77.0.4", 65004, "10.40.0.0/16")
+    if kind == "gobgp":
+        g = tools(GoBGP, "gobgp", addr, ports[2], asn, ports[0], ports[9])
+        pport = ports[2]
+    else:
+        tools(ExaBGP, "exabgp", addr, ports[3], asn, ports[0], ["%s next-hop 192.0.2.4" % prefix])
+        pport = ports[3]
+    base = "router id 10.77.0.1;\nprotocol device {}\n"
+    block = ours_peer_block("pr", addr, pport, asn, rs=False, nh="192.0.2.1") % {"port": ports[0]}
+    d = start_daemon(base + block.replace("import all;", "import where net != %s;" % prefix))
+    assert poll(established(d, "pr"), timeout=15), d.raw("show protocols all pr")
+    if kind == "gobgp":
+        assert g.cli("global", "rib", "add", prefix, "nexthop", "192.0.2.3", "-a", "ipv4").returncode == 0
+
+    def filtered_once():
+        for line in strip_codes(d.raw("show protocols all pr")).split("\n"):
+            w = line.split()
+            if w[:2] == ["Import", "updates:"]:
+                return w[2] == "1" and w[4] == "1"
+        return False
+    assert poll(filtered_once, timeout=10), d.raw("show protocols all pr")
+    before = _since(d, "pr")
+    time.sleep(1.1)          # a restarted session would show a later time
+    d.reconfigure_file(base + block)
+    r = d.raw("configure")        # BIRD 2 may answer before the refresh is done
+    assert r.endswith(b"0003 Reconfigured\n") or r.endswith(b"0004 Reconfiguration in progress\n"), r
+    assert poll(lambda: prefix in route_all(d, prefix), timeout=10), d.raw("show protocols all pr")
+    assert _since(d, "pr") == before
+
+
+@pytest.mark.skipif(not GOBGPD, reason="needs gobgpd")
+def test_graceful_restart_gobgp(start_daemon, tools, ports):
+    """GoBGP restarts (killed, then `gobgpd -r`): we keep its routes stale
+    meanwhile and drop what it did not announce again at its End-of-RIB."""
+    g = tools(GoBGP, "gobgp", "127.77.0.3", ports[2], 65003, ports[0], ports[9], gr=True)
+    conf = "router id 10.77.0.1;\nprotocol device {}\n"
+    conf += ours_peer_block("gb", "127.77.0.3", ports[2], 65003, rs=False, nh="192.0.2.1") % {"port": ports[0]}
+    d = start_daemon(conf.replace("multihop;", "multihop; graceful restart on; graceful restart time 30;"))
+    assert poll(established(d, "gb"), timeout=15), d.raw("show protocols all gb")
+    assert g.cli("global", "rib", "add", "10.30.0.0/16", "nexthop", "192.0.2.3", "-a", "ipv4").returncode == 0
+    assert poll(lambda: "10.30.0.0/16" in route_all(d, "10.30.0.0/16"), timeout=10)
+    g.kill()
+    assert poll(lambda: "Neighbor graceful restart active" in strip_codes(d.raw("show protocols all gb")),
+                timeout=35), d.raw("show protocols all gb")
+    assert "10.30.0.0/16" in route_all(d, "10.30.0.0/16")       # kept, stale
+    g.start(restarting=True)
+    assert poll(established(d, "gb"), timeout=20), d.raw("show protocols all gb")
+    # nothing announced again: gone at GoBGP's End-of-RIB (or the stale timer)
+    assert poll(lambda: "Network not found" in route_all(d, "10.30.0.0/16"), timeout=35), route_all(d, "10.30.0.0/16")
 
 
 @pytest.mark.skipif(not (GOBGPD and EXABGP), reason="needs gobgpd and exabgp")
