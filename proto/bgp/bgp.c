@@ -210,6 +210,7 @@ bgp_start(struct proto *pp)
   bgp_conn_init(p, &p->out, 1);
   bgp_conn_init(p, &p->in, 0);
   ev_init(&p->tx_ev, bgp_tx_hook, p);
+  tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
   ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   bgp_start_connect(p);
   /* The protocol is up; the session comes and goes within it, as in BIRD
@@ -223,6 +224,7 @@ bgp_shutdown(struct proto *pp)
   struct bgp_proto *p = (struct bgp_proto *) pp;
   p->down_requested = 1;
   tm_stop(&p->connect_timer);
+  tm_stop(&p->tx_settle);
   struct bgp_error e;
   bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_ADMIN_SHUTDOWN, NULL, 0, "Administrative shutdown");
   /* `graceful restart`: no NOTIFICATION, so the neighbor keeps our routes */

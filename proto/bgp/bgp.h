@@ -198,6 +198,7 @@ struct bgp_proto {
   char last_error[128];
   int start_state;              /* BS_IDLE/BS_CONNECT/BS_ACTIVE when not established */
   struct event tx_ev;
+  struct timer tx_settle;       /* sends tx_ev when a few changes waited long enough */
   struct event incoming_ev;
   int incoming_fd;              /* atomic: fd handed over by the listener, -1 none */
   struct bgp_show *show;        /* RCU */
@@ -248,7 +249,8 @@ void bgp_path_srcs_free(struct bgp_proto *p);
 /* bgp_tx.c: export */
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
-void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
+void bgp_tx_cleanup(struct bgp_proto *p);
+void bgp_tx_settle_hook(struct timer *t);   /* the protocol stops: leave the pending budget */
 int bgp_preexport(struct channel *c, const struct rte *r);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
 int bgp_export_busy(struct proto *pp, struct channel *c);

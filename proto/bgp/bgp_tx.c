@@ -35,6 +35,8 @@ bgp_pending_high(void)
 }
 #define BGP_EXPORT_CACHE_MAX 16384
 #define BGP_TX_HIGH (128 * 1024)
+#define BGP_TX_SETTLE (MS_ 1)
+#define BGP_TX_SETTLE_PREFIXES 512
 
 /* A pending prefix is a net and, with ADD-PATH transmit, a path id. */
 struct bgp_prefix_key {
@@ -328,6 +330,19 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
    * and old of one source; the source is the path (as in BIRD). */
   u32 path_id = p->tx.add_path[af] ? (new ? new : old)->src->global_id : 0;
   bgp_schedule_prefix(p, bc, n, path_id, a);
+  /* Settle: a few changes wait up to BGP_TX_SETTLE for more to join them
+   * (an import runs beside us on another thread and hands over changes a
+   * few dozen at a time); a full UPDATE's worth goes at once. */
+  if (bc->pending >= BGP_TX_SETTLE_PREFIXES)
+    ev_schedule(&p->tx_ev);
+  else if (!tm_active(&p->tx_settle))
+    tm_start(&p->tx_settle, BGP_TX_SETTLE);
+}
+
+void
+bgp_tx_settle_hook(struct timer *t)
+{
+  struct bgp_proto *p = t->data;
   ev_schedule(&p->tx_ev);
 }
 
