@@ -61,13 +61,41 @@ net4(net_addr *n, u32 i)
   net_fill_ip4(n, ip4_from_u32(0x0a000000 | (i << 8)), 24);
 }
 
+/* Two sources of fake protocols, a low and a high preference attribute
+ * set: what the single-net tests start from. */
+struct two_srcs {
+  struct rte_src *s1, *s2;
+  struct ea_list *lo, *hi;
+};
+
+static struct two_srcs
+two_srcs_new(void)
+{
+  return (struct two_srcs){ rt_get_source(fake_proto("a"), 0), rt_get_source(fake_proto("b"), 0),
+                            attrs_pref(100, 1), attrs_pref(200, 2) };
+}
+
+static void
+two_srcs_free(struct two_srcs *x)
+{
+  ea_unref(x->lo);
+  ea_unref(x->hi);
+  struct proto *p1 = x->s1->proto, *p2 = x->s2->proto;
+  rt_unlock_source(x->s1);
+  rt_unlock_source(x->s2);
+  rcu_barrier();      /* the sources go through RCU: then their protocols */
+  free(p1);
+  free(p2);
+}
+
 static void
 test_best_order(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct rte_src *s1 = rt_get_source(fake_proto("a"), 0), *s2 = rt_get_source(fake_proto("b"), 0);
-  struct ea_list *lo = attrs_pref(100, 1), *hi = attrs_pref(200, 2);
+  struct two_srcs x = two_srcs_new();
+  struct rte_src *s1 = x.s1, *s2 = x.s2;
+  struct ea_list *lo = x.lo, *hi = x.hi;
   net_addr n;
   net4(&n, 7777);
 
@@ -111,14 +139,7 @@ test_best_order(void **state)
   assert_non_null(it->dead_net);
   rcu_read_unlock();
   rt_reader_detach(&r);
-  ea_unref(lo);
-  ea_unref(hi);
-  struct proto *p1 = s1->proto, *p2 = s2->proto;
-  rt_unlock_source(s1);
-  rt_unlock_source(s2);
-  rcu_barrier();
-  free(p1);
-  free(p2);
+  two_srcs_free(&x);
 }
 
 /* `import keep filtered`: a flagged route is kept after the usable ones,
@@ -129,8 +150,9 @@ test_filtered_routes(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct rte_src *s1 = rt_get_source(fake_proto("a"), 0), *s2 = rt_get_source(fake_proto("b"), 0);
-  struct ea_list *lo = attrs_pref(100, 1), *hi = attrs_pref(200, 2);
+  struct two_srcs x = two_srcs_new();
+  struct rte_src *s1 = x.s1, *s2 = x.s2;
+  struct ea_list *lo = x.lo, *hi = x.hi;
   net_addr n;
   net4(&n, 7778);
   u32 routes = uatomic_read(&t->route_count), filtered = uatomic_read(&t->filtered_count);
@@ -167,14 +189,7 @@ test_filtered_routes(void **state)
   assert_int_equal(uatomic_read(&t->filtered_count), filtered);
 
   rt_reader_detach(&r);
-  ea_unref(lo);
-  ea_unref(hi);
-  struct proto *p1 = s1->proto, *p2 = s2->proto;
-  rt_unlock_source(s1);
-  rt_unlock_source(s2);
-  rcu_barrier();
-  free(p1);
-  free(p2);
+  two_srcs_free(&x);
 }
 
 /* --- Refresh cycles --- */

@@ -73,9 +73,11 @@ def count(d):
 OURS = "127.77.0.1"
 
 
-def ours_conf(port, peers, rs=False, statics=""):
-    s = ["router id 10.77.0.1;", "protocol device {}",
+def ours_conf(port, peers, rs=False, statics="", bgp_opts="", ours=OURS, router_id="10.77.0.1"):
+    """Our daemon with a BGP session to each (name, addr, port, asn) of peers."""
+    s = ["router id %s;" % router_id, "protocol device {}",
          "protocol static local4 { ipv4; %s }" % (statics or "route 10.10.0.0/16 blackhole; route 10.11.0.0/16 blackhole;")]
+    opts = " ".join(o for o in ("rs client;" if rs else "", bgp_opts) if o)
     for name, addr, pport, asn in peers:
         s.append("""protocol bgp %s {
   local %s port %d as 65001;
@@ -83,21 +85,23 @@ def ours_conf(port, peers, rs=False, statics=""):
   multihop; hold time 30; connect delay time 1; error wait time 1, 2;
   %s
   ipv4 { import all; export all; };
-}""" % (name, OURS, port, addr, pport, asn, "rs client;" if rs else ""))
+}""" % (name, ours, port, addr, pport, asn, opts))
     return "\n".join(s) + "\n"
 
 
-def peer_conf(addr, port, asn, our_port, statics):
+def peer_conf(addr, port, asn, our_port, statics, bgp_opts="", export="all", ours=OURS, log=False):
+    """A BIRD 2 peer (router id = its address) of our daemon (AS 65001)."""
     return """router id %s;
-protocol device {}
+%sprotocol device {}
 protocol static st { ipv4; %s }
 protocol bgp dut {
   local %s port %d as %d;
   neighbor %s port %d as 65001;
-  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
-  ipv4 { import all; export all; gateway recursive; };
+  multihop; hold time 30; connect delay time 1; error wait time 1, 2;%s
+  ipv4 { import all; export %s; gateway recursive; };
 }
-""" % (addr, statics, addr, port, asn, OURS, our_port)
+""" % (addr, "log stderr all;\n" if log else "", statics, addr, port, asn, ours, our_port,
+       "\n  " + bgp_opts if bgp_opts else "", export)
 
 
 def test_session_routes_both_ways(start_daemon, peers, ports):

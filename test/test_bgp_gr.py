@@ -13,38 +13,18 @@ import re
 import pytest
 
 from conftest import poll, REFERENCE_BIRD
+import test_bgp
 from test_bgp import PeerBird, established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
 
 OURS = "127.79.0.1"
 
 
 def ours_conf(port, peers, bgp_opts="", statics="route 10.79.100.0/24 blackhole;"):
-    s = ["router id 10.79.0.1;", "protocol device {}",
-         "protocol static local4 { ipv4; %s }" % statics]
-    for name, addr, pport, asn in peers:
-        s.append("""protocol bgp %s {
-  local %s port %d as 65001;
-  neighbor %s port %d as %d;
-  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
-  %s
-  ipv4 { import all; export all; };
-}""" % (name, OURS, port, addr, pport, asn, bgp_opts))
-    return "\n".join(s) + "\n"
+    return test_bgp.ours_conf(port, peers, statics=statics, bgp_opts=bgp_opts, ours=OURS, router_id="10.79.0.1")
 
 
 def peer_conf(addr, port, asn, our_port, statics, bgp_opts="", export="all"):
-    return """router id %s;
-log stderr all;
-protocol device {}
-protocol static st { ipv4; %s }
-protocol bgp dut {
-  local %s port %d as %d;
-  neighbor %s port %d as 65001;
-  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
-  %s
-  ipv4 { import all; export %s; };
-}
-""" % (addr, statics, addr, port, asn, OURS, our_port, bgp_opts, export)
+    return test_bgp.peer_conf(addr, port, asn, our_port, statics, bgp_opts, export, ours=OURS, log=True)
 
 
 TWO = "route 10.79.1.0/24 blackhole; route 10.79.2.0/24 blackhole;"
