@@ -19,6 +19,7 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "nest/rt.h"
+#include "nest/test_loops.h"
 
 static const struct proto_class test_class = { .name = "Test", .keyword = "test", .class_id = 9 };
 
@@ -667,7 +668,6 @@ test_concurrent(void **state)
   }
 }
 
-static int test_result;
 
 /* Tests run in their own thread; the process's main thread runs the main
  * loop, which the table code sends its cleanup events through. */
@@ -684,23 +684,14 @@ test_thread(void *arg)
     cmocka_unit_test(test_refresh_modify),
     cmocka_unit_test(test_refresh_in_loop),
   };
-  test_result = cmocka_run_group_tests(tests, NULL, NULL);
+  int result = cmocka_run_group_tests(tests, NULL, NULL);
   rcu_thread_unregister();
   loop_main_quit();
-  return NULL;
+  return (void *) (intptr_t) result;
 }
 
 int
 main(void)
 {
-  resource_init();
-  log_init("rt_table_test");
-  hash_seed_init();
-  ea_init();
-  sched_main_init();
-  pthread_t th;
-  pthread_create(&th, NULL, test_thread, NULL);
-  sched_main_run();
-  pthread_join(th, NULL);
-  return test_result;
+  return test_run_with_loops("rt_table_test", test_thread);
 }

@@ -21,6 +21,7 @@
 #include "nest/ea_bgp.h"
 #include "nest/proto.h"
 #include "nest/rt.h"
+#include "nest/test_loops.h"
 #include "nest/reconf.h"
 #include "nest/rt_valid.h"
 
@@ -365,7 +366,6 @@ test_roa_lookup(void **state)
     roa_random_round(seed % 2, seed);
 }
 
-static int test_result;
 
 static void *
 test_thread(void *arg)
@@ -379,23 +379,14 @@ test_thread(void *arg)
     cmocka_unit_test(test_aspa_table),
     cmocka_unit_test(test_roa_lookup),
   };
-  test_result = cmocka_run_group_tests(tests, NULL, NULL);
+  int result = cmocka_run_group_tests(tests, NULL, NULL);
   rcu_thread_unregister();
   loop_main_quit();
-  return NULL;
+  return (void *) (intptr_t) result;
 }
 
 int
 main(void)
 {
-  resource_init();
-  log_init("rt_valid_test");
-  hash_seed_init();
-  ea_init();
-  sched_main_init();
-  pthread_t th;
-  pthread_create(&th, NULL, test_thread, NULL);
-  sched_main_run();
-  pthread_join(th, NULL);
-  return test_result;
+  return test_run_with_loops("rt_valid_test", test_thread);
 }
