@@ -44,10 +44,21 @@ def std_attrs(asn, nh="192.0.2.9", origin=0):
 class RawPeer:
     def __init__(self, local, remote, port, asn, peer_as, router_id=None):
         self.asn = asn
-        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.s.bind((local, 0))
-        self.s.settimeout(10)
-        self.s.connect((remote, port))
+        # The daemon answers its control socket before its BGP listener is
+        # up (the protocol starts in its own loop): retry a refused connect.
+        deadline = time.time() + 10
+        while True:
+            self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.s.bind((local, 0))
+            self.s.settimeout(10)
+            try:
+                self.s.connect((remote, port))
+                break
+            except ConnectionRefusedError:
+                self.s.close()
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
         caps = (b"\x01\x04\x00\x01\x00\x01"                      # MP ipv4 unicast
                 + b"\x41\x04" + struct.pack("!I", asn))          # 4-byte ASN
         opt = b"\x02" + bytes([len(caps)]) + caps
