@@ -668,30 +668,19 @@ test_concurrent(void **state)
   }
 }
 
-
-/* Tests run in their own thread; the process's main thread runs the main
- * loop, which the table code sends its cleanup events through. */
-static void *
-test_thread(void *arg)
-{
-  (void) arg;
-  rcu_thread_register();
-  const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_best_order),
-    cmocka_unit_test(test_filtered_routes),
-    cmocka_unit_test(test_concurrent),
-    cmocka_unit_test(test_refresh_cycle),
-    cmocka_unit_test(test_refresh_modify),
-    cmocka_unit_test(test_refresh_in_loop),
-  };
-  int result = cmocka_run_group_tests(tests, NULL, NULL);
-  rcu_thread_unregister();
-  loop_main_quit();
-  return (void *) (intptr_t) result;
-}
+/* Run by nest/test_loops.h in a thread of their own; the main thread runs
+ * the main loop, which the table code sends its cleanup events through. */
+static const struct CMUnitTest tests[] = {
+  cmocka_unit_test(test_best_order),
+  cmocka_unit_test(test_filtered_routes),
+  cmocka_unit_test(test_concurrent),
+  cmocka_unit_test(test_refresh_cycle),
+  cmocka_unit_test(test_refresh_modify),
+  cmocka_unit_test(test_refresh_in_loop),
+};
 
 int
 main(void)
 {
-  return test_run_with_loops("rt_table_test", test_thread);
+  return test_run_with_loops("rt_table_test", tests, NULL);
 }

@@ -366,27 +366,22 @@ test_roa_lookup(void **state)
     roa_random_round(seed % 2, seed);
 }
 
-
-static void *
-test_thread(void *arg)
+/* thread groups for table loops */
+static void
+valid_setup(void)
 {
-  (void) arg;
-  rcu_thread_register();
-  config_commit(config_new_empty("test"));    /* thread groups for table loops */
-  const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_aspa_upstream),
-    cmocka_unit_test(test_aspa_downstream),
-    cmocka_unit_test(test_aspa_table),
-    cmocka_unit_test(test_roa_lookup),
-  };
-  int result = cmocka_run_group_tests(tests, NULL, NULL);
-  rcu_thread_unregister();
-  loop_main_quit();
-  return (void *) (intptr_t) result;
+  config_commit(config_new_empty("test"));
 }
+
+static const struct CMUnitTest tests[] = {
+  cmocka_unit_test(test_aspa_upstream),
+  cmocka_unit_test(test_aspa_downstream),
+  cmocka_unit_test(test_aspa_table),
+  cmocka_unit_test(test_roa_lookup),
+};
 
 int
 main(void)
 {
-  return test_run_with_loops("rt_valid_test", test_thread);
+  return test_run_with_loops("rt_valid_test", tests, valid_setup);
 }

@@ -1,35 +1,57 @@
 /*
  * Unit tests of code that needs loops (tables, channels): cmocka runs in a
- * thread of its own while the main thread runs the main loop, as in the
- * daemon. Test programs only.
+ * thread of its own, registered with RCU, while the main thread runs the
+ * main loop, as in the daemon. Test programs only; include after cmocka.h.
  */
 #ifndef NEST_TEST_LOOPS_H
 #define NEST_TEST_LOOPS_H
 
 #include <pthread.h>
-#include <stdint.h>
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/rcu.h"
 #include "lib/resource.h"
 #include "nest/rt_attr.h"
 
-/* body runs the tests, calls loop_main_quit() and returns its exit status
- * cast to a pointer. */
+struct test_loops_run {
+  const char *name;
+  const struct CMUnitTest *tests;
+  size_t count;
+  void (*setup)(void);        /* in the test thread first, may be NULL */
+  int result;
+};
+
+static inline void *
+test_loops_thread(void *arg)
+{
+  struct test_loops_run *r = arg;
+  rcu_thread_register();
+  if (r->setup)
+    r->setup();
+  r->result = _cmocka_run_group_tests(r->name, r->tests, r->count, NULL, NULL);
+  rcu_thread_unregister();
+  loop_main_quit();
+  return NULL;
+}
+
 static inline int
-test_run_with_loops(const char *name, void *(*body)(void *))
+test_run_with_loops_(struct test_loops_run *r)
 {
   resource_init();
-  log_init(name);
+  log_init(r->name);
   hash_seed_init();
   ea_init();
   sched_main_init();
   pthread_t th;
-  void *res = NULL;
-  pthread_create(&th, NULL, body, NULL);
+  pthread_create(&th, NULL, test_loops_thread, r);
   sched_main_run();
-  pthread_join(th, &res);
-  return (int) (intptr_t) res;
+  pthread_join(th, NULL);
+  return r->result;
 }
+
+/* The exit status of main(): run the array `tests` in a loop-aware process. */
+#define test_run_with_loops(name, tests, setup) \
+  test_run_with_loops_(&(struct test_loops_run){ (name), (tests), sizeof(tests) / sizeof((tests)[0]), (setup), 0 })
 
 #endif

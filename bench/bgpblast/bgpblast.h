@@ -160,6 +160,24 @@ static inline const uint8_t *cur_take(struct cur *c, size_t n)
 	return c->p - n;
 }
 
+/* An UPDATE body (after the header) split into its withdrawn routes, its
+ * path attributes and its NLRI; false if the lengths overrun it. */
+static inline bool upd_split(const uint8_t *body, size_t len, struct cur *withdrawn, struct cur *attrs,
+			     struct cur *nlri)
+{
+	struct cur c = { body, body + len, false };
+	uint16_t wlen = cur_u16(&c);
+	const uint8_t *w = cur_take(&c, wlen);
+	uint16_t alen = cur_u16(&c);
+	const uint8_t *a = cur_take(&c, alen);
+	if (c.err)
+		return false;
+	*withdrawn = (struct cur){ w, w + wlen, false };
+	*attrs = (struct cur){ a, a + alen, false };
+	*nlri = c;
+	return true;
+}
+
 /* IPv6 next hop of a peer: fd00::<its IPv4 address>.  Not ::ffff:a.b.c.d:
  * BIRD reads IPv4-mapped addresses as IPv4 and rejects them for IPv6. */
 static inline void nh6_of(uint32_t v4, uint8_t *out)

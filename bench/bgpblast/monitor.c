@@ -59,20 +59,13 @@ static bool mp_attr(const uint8_t *d, size_t len, bool reach, struct pfx_set *se
 
 bool mon_update(const uint8_t *body, size_t len, struct pfx_set *set, struct update_count *uc)
 {
-	struct cur c = { body, body + len, false };
+	struct cur wc, ac, c;
 	memset(uc, 0, sizeof(*uc));
-
-	uint16_t wlen = cur_u16(&c);
-	const uint8_t *w = cur_take(&c, wlen);
-	uint16_t alen = cur_u16(&c);
-	const uint8_t *a = cur_take(&c, alen);
-	if (c.err)
+	if (!upd_split(body, len, &wc, &ac, &c))
 		return false;
-	struct cur wc = { w, w + wlen, false };
 	if (!nlri_walk(&wc, AFI_IPV4, set, false, &uc->withdrawn))
 		return false;
 
-	struct cur ac = { a, a + alen, false };
 	unsigned nattrs = 0;
 	while (ac.p < ac.end) {
 		uint8_t flags = cur_u8(&ac), type = cur_u8(&ac);
@@ -89,7 +82,7 @@ bool mon_update(const uint8_t *body, size_t len, struct pfx_set *set, struct upd
 
 	if (!nlri_walk(&c, AFI_IPV4, set, true, &uc->announced))
 		return false;
-	if (!wlen && !alen && len == 4)
+	if (len == 4) /* no withdrawn routes, no attributes: End-of-RIB */
 		uc->eor = true;
 	return true;
 }

@@ -46,17 +46,11 @@ static bool mp_split(const uint8_t *d, size_t len, bool reach, struct prop_upd *
 
 bool prop_parse(const uint8_t *body, size_t len, struct prop_upd *u)
 {
-	struct cur c = { body, body + len, false };
+	struct cur attrs;
 	memset(u, 0, sizeof(*u));
-	uint16_t wlen = cur_u16(&c);
-	const uint8_t *w = cur_take(&c, wlen);
-	uint16_t alen = cur_u16(&c);
-	const uint8_t *a = cur_take(&c, alen);
-	if (c.err)
+	if (!upd_split(body, len, &u->withdrawn, &attrs, &u->nlri))
 		return false;
-	u->withdrawn = (struct cur){ w, w + wlen, false };
-	u->nlri = c;
-	return prop_attrs(a, alen, u);
+	return prop_attrs(attrs.p, (size_t)(attrs.end - attrs.p), u);
 }
 
 bool prop_attrs(const uint8_t *a, size_t alen, struct prop_upd *u)
