@@ -71,27 +71,50 @@ const char *const mem_class_names[MEM_CLASS_MAX] = {
 
 /*
  * Per-class counters
+ *
+ * Every allocation and free of every thread counts here, so one shared
+ * counter per class bounced its cache line between the workers (6% of a
+ * convergence profile). Threads add to one of a few stripes each, on its
+ * own cache line; `show memory` sums them.
  */
 
-static _Atomic s64 mem_effective[MEM_CLASS_MAX];
-static _Atomic s64 mem_overhead[MEM_CLASS_MAX];
+#define MEM_STRIPES 16
+struct mem_stripe {
+  _Atomic s64 effective[MEM_CLASS_MAX], overhead[MEM_CLASS_MAX];
+} __attribute__((aligned(64)));
+
+static struct mem_stripe mem_stripes[MEM_STRIPES];
+static _Atomic uint mem_stripe_next;
+static __thread int mem_stripe_id = -1;
+
+static struct mem_stripe *
+mem_my_stripe(void)
+{
+  if (mem_stripe_id < 0)
+    mem_stripe_id = (int) (atomic_fetch_add_explicit(&mem_stripe_next, 1, memory_order_relaxed) % MEM_STRIPES);
+  return &mem_stripes[mem_stripe_id];
+}
 
 void
 mem_account(enum mem_class cls, s64 effective, s64 overhead)
 {
   ASSERT_DIE((uint) cls < MEM_CLASS_MAX);
+  struct mem_stripe *st = mem_my_stripe();
   if (effective)
-    atomic_fetch_add_explicit(&mem_effective[cls], effective, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->effective[cls], effective, memory_order_relaxed);
   if (overhead)
-    atomic_fetch_add_explicit(&mem_overhead[cls], overhead, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->overhead[cls], overhead, memory_order_relaxed);
 }
 
 void
 mem_class_usage(enum mem_class cls, struct mem_usage *u)
 {
   ASSERT_DIE((uint) cls < MEM_CLASS_MAX);
-  s64 e = atomic_load_explicit(&mem_effective[cls], memory_order_relaxed);
-  s64 o = atomic_load_explicit(&mem_overhead[cls], memory_order_relaxed);
+  s64 e = 0, o = 0;
+  for (uint i = 0; i < MEM_STRIPES; i++) {
+    e += atomic_load_explicit(&mem_stripes[i].effective[cls], memory_order_relaxed);
+    o += atomic_load_explicit(&mem_stripes[i].overhead[cls], memory_order_relaxed);
+  }
   /* Concurrent updates are not ordered against each other; never show a
    * transiently negative number. */
   u->effective = e > 0 ? (size_t) e : 0;
