@@ -30,6 +30,7 @@ struct sr_state {
   /* `export table P.C`: the channel's table seen through its export map;
    * the channel is found again by name at each step (it may go away) */
   const struct sra_table *view[SRA_MAX_TABLES * 2];
+  struct channel *view_ch;      /* view[cur] found for this step (sr_view_resolve) */
   uint table_count, cur;
   struct sr_counts cnt, total;
   struct rt_reader pin;
@@ -115,6 +116,14 @@ sr_table_name(const struct sr_state *s)
 
 static struct channel *sr_channel(const struct sra_table *st);
 
+/* Find the export view's channel once per table or listing step, not per
+ * net: it can only go away between steps (both run in the main loop). */
+static void
+sr_view_resolve(struct sr_state *s)
+{
+  s->view_ch = s->view[s->cur] ? sr_channel(s->view[s->cur]) : NULL;
+}
+
 /* The attributes the export filter gave r, when they differ from the
  * route's own: into *tmp, one reference in *mod. */
 static void
@@ -142,7 +151,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
   const struct rte *best = rcu_dereference(n->routes);
   /* the export view: the routes the channel exported (one per net, all
    * with ADD-PATH), as its export filter made them */
-  struct channel *view = s->view[s->cur] ? sr_channel(s->view[s->cur]) : NULL;
+  struct channel *view = s->view_ch;
   if (s->view[s->cur] && !view)
     return 0;     /* the channel went away meanwhile */
   for (const struct rte *r = best; r; r = rcu_dereference(r->next)) {
@@ -408,6 +417,7 @@ sr_one_net(struct cli *c, struct sr_state *s)
   for (s->cur = 0; s->cur < s->table_count; s->cur++) {
     struct rtable *t = s->tables[s->cur];
     s->table_started = 0;
+    sr_view_resolve(s);
     if (a->mode == SRA_IN) {
       struct cds_lfht_iter it;
       for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
@@ -504,6 +514,7 @@ sr_cont(struct cli *c)
     }
     sr_snapshot(s);
   }
+  sr_view_resolve(s);
   rcu_read_lock();
   size_t end = MIN(s->snap_len, s->snap_pos + SR_STEP_NETS);
   for (; s->snap_pos < end; s->snap_pos++)
@@ -569,6 +580,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     for (s->cur = 0; s->cur < s->table_count; s->cur++) {
       struct cds_lfht_iter it;
       struct rtable *t = s->tables[s->cur];
+      sr_view_resolve(s);
       if (sr_count_plain(s))
         /* Operators poll this in scripts: the table's own counters answer
          * it without a walk (every route shown and examined, every net

@@ -111,7 +111,9 @@ struct channel {
   int in_keep_filtered;
   linpool *filter_tmp;        /* owner: proto; scratch of filter runs */
   int state;                  /* atomic: enum channel_state */
-  /* Adj-RIB-In or NULL; written in the proto loop, read by the CLI */
+  /* Adj-RIB-In or NULL: made by channel_new (main loop) and fixed for the
+   * channel's life; its routes are written in the proto loop, read by the
+   * CLI through RCU */
   struct rtable *in_table;
   struct channel_stats stats;
   /* Export side, owner: proto loop. */

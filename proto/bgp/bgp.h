@@ -249,8 +249,8 @@ void bgp_path_srcs_free(struct bgp_proto *p);
 /* bgp_tx.c: export */
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
-void bgp_tx_cleanup(struct bgp_proto *p);
-void bgp_tx_settle_hook(struct timer *t);   /* the protocol stops: leave the pending budget */
+void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
+void bgp_tx_settle_hook(struct timer *t);
 int bgp_preexport(struct channel *c, const struct rte *r);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
 int bgp_export_busy(struct proto *pp, struct channel *c);
