@@ -47,8 +47,8 @@ user_attr_format(const struct ea_list *l, const struct eattr *e, char *buf, size
     as_path_format(v.val.ad, &b);
     break;
   case T_CLIST: case T_ECLIST: case T_LCLIST: {
-    uint isize = v.type == T_CLIST ? 4 : v.type == T_ECLIST ? 8 : 12;
-    for (uint i = 0; i < v.val.ad->length / isize; i++) {
+    uint n = clist_count(v.type, v.val.ad);
+    for (uint i = 0; i < n; i++) {
       struct f_val it = clist_item(v.type, v.val.ad, i);
       if (i)
         buffer_puts(&b, " ");
