@@ -144,7 +144,10 @@ def one_run(args, binary, version, threads):
             time.sleep(args.poll)
         rss, sz, vsz = proc_mem(dut.pid)
         if args.show_memory:
-            sys.stderr.write(ctl(sock, "show memory"))
+            sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
+            if args.settle:
+                time.sleep(args.settle)
+                sys.stderr.write("RSS %g s later: %d KiB\n%s" % (args.settle, proc_mem(dut.pid)[0], ctl(sock, "show memory")))
     finally:
         for p in (blast, dut):
             if p:
@@ -179,6 +182,8 @@ def main():
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
+    ap.add_argument("--settle", type=float, default=0,
+                    help="with --show-memory: wait this long after convergence and show memory again")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")
     args = ap.parse_args()
 

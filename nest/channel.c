@@ -56,20 +56,13 @@ channel_free(struct channel *c)
   rt_unlock_table(c->table);
   if (c->in_table)
     rt_aux_table_free(c->in_table);
+  chan_catch_up_drop(c);
   chan_exp_free(c);
   mb_free(c);
 }
 
 static void chan_export_run(void *data);
 static void chan_refeed_now(struct channel *c);
-
-/* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,
- * not only the best. */
-static int
-chan_exports_every_route(struct channel *c)
-{
-  return c->proto->class->export_any || c->export_all_paths;
-}
 
 static int
 chan_exports(struct channel *c)
@@ -99,6 +92,7 @@ channel_down(struct channel *c)
   if (c->reader.table)
     rt_reader_detach(&c->reader);
   chan_refresh_stop(c);
+  chan_catch_up_drop(c);
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
   chan_flush_imports(c);
@@ -311,7 +305,7 @@ chan_reload_in(struct channel *c)
  * export filter made, in *out (one reference, the caller drops it).
  * Counts the update as rejected or filtered. */
 static int
-chan_accepts(struct channel *c, const struct rte *r, struct ea_list **out)
+chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out)
 {
   struct channel_stats *st = &c->stats;
   *out = NULL;
@@ -325,7 +319,7 @@ chan_accepts(struct channel *c, const struct rte *r, struct ea_list **out)
   }
   if (c->out_filter == FILTER_ACCEPT)
     return 1;
-  struct f_route fr = { .net = &r->net->n, .attrs = r->attrs, .src = r->src };
+  struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src };
   enum f_result res = f_run(c->out_filter, &fr, c->filter_tmp);
   lp_flush(c->filter_tmp);
   if (res != F_ACCEPT) {
@@ -357,7 +351,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 
   if (new) {
     uatomic_inc(&st->exp_updates_received);
-    int acc = chan_accepts(c, new, &mod);
+    int acc = chan_accepts(c, n, new, &mod);
     if (acc == 1)
       new_exp = new;
     else if (acc == 2) {
@@ -411,7 +405,7 @@ chan_export_first_accepted(struct channel *c, struct net *n, struct rte *retired
       old = r;
     if (!cand) {
       struct ea_list *mod;
-      if (chan_accepts(c, r, &mod))
+      if (chan_accepts(c, &n->n, r, &mod))
         cand = r;
       if (mod)
         ea_unref(mod);
@@ -494,7 +488,9 @@ chan_export_run(void *data)
   const struct rt_journal_item *it;
   int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
-  if (c->feeding && !chan_feed_step(c, busy)) {
+  if ((uatomic_read(&c->reader.laggard) && !chan_catch_up(c)) ||
+      (c->feeding && !chan_feed_step(c, busy)) ||
+      (c->catchup && !c->feeding && !chan_catch_up_finish(c, busy))) {
     rcu_read_unlock();
     return;
   }
@@ -520,6 +516,7 @@ chan_export_run(void *data)
 void
 chan_export_reset(struct channel *c)
 {
+  chan_catch_up_drop(c);
   chan_exp_clear(c);
   uatomic_set(&c->stats.exp_routes, 0);
   if (c->reader.table)
@@ -547,6 +544,8 @@ chan_refeed_now(struct channel *c)
   rcu_read_lock();
   for (struct net *n = rt_feed_first(c->table); n; n = rt_feed_next(n))
     chan_feed_net(c, n, any);
+  if (c->catchup)
+    chan_catch_up_finish(c, NULL);
   rcu_read_unlock();
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;

@@ -124,6 +124,7 @@ struct channel {
                                  chan_export_reset() */
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
+  struct chan_catchup *catchup;  /* fell behind the journal (nest/channel_catchup.c) */
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
@@ -314,6 +315,24 @@ void chan_exp_clear(struct channel *c);
 void chan_exp_free(struct channel *c);
 /* Did the channel export route r (of its table)? */
 int chan_route_exported(struct channel *c, const struct rte *r);
+
+/* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,
+ * not only the best. */
+static inline int chan_exports_every_route(struct channel *c)
+{
+  return c->proto->class->export_any || c->export_all_paths;
+}
+
+/* A laggard export reader (nest/channel_catchup.c); proto loop, inside
+ * rcu_read_lock(). chan_catch_up: the reader is flagged: skip the journal
+ * to its end remembering exported routes that went away, then start a
+ * feed; 0 when it yielded before the end. chan_catch_up_finish: after
+ * that feed (c->catchup set), withdraw what it did not replace; 0 when
+ * it paused (busy, budget; busy NULL: all at once). chan_catch_up_drop:
+ * forget all that (the receiver's state is reset anyway). */
+int chan_catch_up(struct channel *c);
+int chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct channel *));
+void chan_catch_up_drop(struct channel *c);
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);

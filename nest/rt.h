@@ -76,7 +76,6 @@ struct rte {
   struct ea_list *attrs;      /* interned; one reference held */
   struct rte_src *src;
   struct channel *sender;
-  struct net *net;
   btime lastmod;              /* real time of import */
   u32 id;                     /* per-table, for export maps */
   u16 flags;
@@ -92,8 +91,6 @@ struct net {
    * sections (rt_feed_next). A dead net keeps its next pointer. */
   struct net *feed_next;      /* RCU */
   struct net *feed_prev;      /* under the writer lock */
-  u32 hash;
-  u32 dead;                   /* removed from the index; freed by the journal */
   net_addr n;                 /* variable length: allocated to n.length */
 };
 
@@ -125,7 +122,14 @@ struct rt_reader {
   struct event *notify;       /* sent when new items arrive */
   u64 seq;                    /* next item to read; atomic (read by cleanup) */
   struct rt_journal_block *block;  /* cursor */
+  /* Atomic: set by the table loop when the reader is more than
+   * rt_laggard_limit() items behind, cleared by the reader's loop, which
+   * should then skip to the end and feed the table again (the items it
+   * holds would outgrow the table; see chan_catch_up()). */
+  u32 laggard;
 };
+
+#define RT_INDEX_MIN 1024           /* buckets of a new table's net index */
 
 struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
@@ -143,7 +147,8 @@ struct rtable {
   pthread_mutex_t lock;       /* writers */
   u32 route_count;            /* atomic: routes in chains */
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
-  u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup */
+  u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup
+                                 (those beyond RT_INDEX_MIN count as table overhead) */
   u32 net_count;              /* atomic: nets in index */
   u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in
@@ -153,7 +158,7 @@ struct rtable {
   /* Journal: appended under lock; end published with release semantics. */
   struct rt_journal_block *jfirst, *jlast;
   u64 jend;                   /* atomic: seq of the next item to be written */
-  u64 jfirst_seq;             /* owner: table loop (cleanup) */
+  u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   struct lnode readers;       /* struct rt_reader, under lock */
 
   /* Route ids for export maps. */
@@ -253,6 +258,14 @@ static inline struct net *rt_feed_next(struct net *n) { return rcu_dereference(n
  * nets they retire) from being freed, e.g. while the CLI streams a table. */
 void rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify);
 void rt_reader_detach(struct rt_reader *r);
+
+/* Items between the reader and the journal's end. Reader's loop. */
+u64 rt_reader_lag(const struct rt_reader *r);
+/* The lag past which a reader with a notify event is flagged laggard:
+ * twice the table's nets (a refeed costs one walk of them), at least
+ * RT_LAGGARD_MIN. */
+#define RT_LAGGARD_MIN 65536
+u64 rt_laggard_limit(struct rtable *t);
 
 /* Table loop internals (nest/rt_conf.c creates and deletes tables). */
 void rt_cleanup(void *table);

@@ -66,8 +66,8 @@ rt_table_alloc(const char *name, uint net_type)
   t->pool = p;
   t->name = mb_strdup(p, name);
   t->net_type = net_type;
-  t->nets = cds_lfht_new(1024, 1024, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
-  t->index_size = 1024;
+  t->nets = cds_lfht_new(RT_INDEX_MIN, RT_INDEX_MIN, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
+  t->index_size = RT_INDEX_MIN;
   if (!t->nets)
     die("Cannot allocate table %s", name);
   pthread_mutex_init(&t->lock, NULL);

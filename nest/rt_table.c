@@ -18,6 +18,7 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "lib/hash.h"
+#include "lib/slab_shared.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -176,7 +177,27 @@ rt_next_net(struct rtable *t, struct cds_lfht_iter *it)
   return rt_node_net(cds_lfht_iter_get_node(it));
 }
 
-static size_t net_size(const net_addr *n) { return offsetof(struct net, n) + n->length; }
+/* Routes and nets come from shared slabs (a net's size depends on its
+ * type only); made on first use, by whichever thread imports first. */
+static struct shslab *rte_slab, *net_slab[NET_MAX];
+static pthread_once_t rt_slabs_once = PTHREAD_ONCE_INIT;
+
+static void
+rt_slabs_init(void)
+{
+  rte_slab = shslab_new(MEM_TABLES, sizeof(struct rte));
+  for (uint t = 1; t < NET_MAX; t++)
+    net_slab[t] = shslab_new(MEM_TABLES, offsetof(struct net, n) + net_addr_length[t]);
+}
+
+static struct net *
+net_alloc(const net_addr *n)
+{
+  ASSERT_DIE(n->type && n->type < NET_MAX && n->length == net_addr_length[n->type]);
+  return shslab_alloc(net_slab[n->type]);
+}
+
+static void net_free(struct net *n) { shslab_free(net_slab[n->n.type], n); }
 
 /* --- Route ids (bit per id, under the writer lock) --- */
 
@@ -226,26 +247,26 @@ rte_release(struct rtable *t, struct rte *r)
 struct rt_deferred_free {
   struct rcu_head rcu;
   void *ptr;
-  size_t size;
+  struct shslab *slab;
 };
 
 static void
 rt_deferred_free_rcu(struct rcu_head *h)
 {
   struct rt_deferred_free *d = caa_container_of(h, struct rt_deferred_free, rcu);
-  mem_free_shared(MEM_TABLES, d->ptr, d->size);
+  shslab_free(d->slab, d->ptr);
   free(d);
 }
 
 /* For the rare frees outside the journal (table teardown). */
 static void
-rt_free_later(void *ptr, size_t size)
+rt_free_later(struct shslab *slab, void *ptr)
 {
   struct rt_deferred_free *d = malloc(sizeof(*d));
   if (!d)
     die("Out of memory");
   d->ptr = ptr;
-  d->size = size;
+  d->slab = slab;
   call_rcu(&d->rcu, rt_deferred_free_rcu);
 }
 
@@ -275,7 +296,7 @@ rt_journal_publish(struct rtable *t)
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
     if (r->notify)
       ev_send(r->loop, r->notify);
-  if (t->jend - t->jfirst_seq >= RT_CLEANUP_THRESHOLD)
+  if (t->jend - uatomic_read(&t->jfirst_seq) >= RT_CLEANUP_THRESHOLD)
     ev_send(t->loop, &t->cleanup_ev);
 }
 
@@ -338,7 +359,7 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 static struct rte *
 rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
 {
-  struct rte *r = mem_alloc_shared(MEM_TABLES, sizeof(struct rte));
+  struct rte *r = shslab_alloc(rte_slab);
   memset(r, 0, sizeof(*r));
   r->attrs = ea_ref(attrs);
   r->src = src;
@@ -356,7 +377,7 @@ rte_drop_unpublished(struct rte *r)
 {
   ea_unref(r->attrs);
   rt_unlock_source(r->src);
-  mem_free_shared(MEM_TABLES, r, sizeof(struct rte));
+  shslab_free(rte_slab, r);
 }
 
 /* gen: the refresh generation the route gets, -1 for the sender's current. */
@@ -364,6 +385,7 @@ static uint
 rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
               struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
 {
+  pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
   u32 hash = rt_net_hash(n);
 
@@ -378,10 +400,9 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   if (!net) {
     if (!new)
       goto nochange;
-    net = mem_alloc_shared(MEM_TABLES, net_size(n));
+    net = net_alloc(n);
     memset(net, 0, offsetof(struct net, n));
     net_copy(&net->n, n);
-    net->hash = hash;
     cds_lfht_node_init(&net->node);
     net->feed_prev = t->feed_tail;
     rcu_tsan_publish(net);
@@ -418,7 +439,6 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
     rcu_assign_pointer(*pp, old->next);
 
   if (new) {
-    new->net = net;
     new->id = rt_id_alloc(t);
     struct rte **ip = &net->routes;
     while (*ip && !rte_goes_before(new, *ip))
@@ -432,7 +452,6 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   if (!net->routes) {
     cds_lfht_del(t->nets, &net->node);
     rt_feed_unlink(t, net);
-    net->dead = 1;
     dead = net;
     uatomic_dec(&t->net_count);
     uatomic_dec(&t->pxlen_count[net->n.pxlen]);
@@ -582,6 +601,7 @@ rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct e
   r->loop = l;
   r->notify = notify;
   r->block = NULL;
+  uatomic_set(&r->laggard, 0);
   pthread_mutex_lock(&t->lock);
   uatomic_set(&r->seq, t->jend);
   list_add_tail(&t->readers, &r->n);
@@ -602,6 +622,18 @@ rt_reader_detach(struct rt_reader *r)
   ev_send(t->loop, &t->cleanup_ev);
 }
 
+u64
+rt_reader_lag(const struct rt_reader *r)
+{
+  return uatomic_read(&r->table->jend) - r->seq;
+}
+
+u64
+rt_laggard_limit(struct rtable *t)
+{
+  return RT_LAGGARD_MIN + 2 * (u64) uatomic_read(&t->net_count);
+}
+
 const struct rt_journal_item *
 rt_reader_next(struct rt_reader *r)
 {
@@ -620,8 +652,14 @@ rt_reader_next(struct rt_reader *r)
   uatomic_set(&r->seq, seq + 1);
   /* Never keep a pointer to a block we are done with: cleanup may free it
    * as soon as our seq passes its end. NULL is found again from jfirst. */
-  if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK)
+  if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK) {
+    /* Leaving the oldest block: we may have been what kept it. Without
+     * this, what the slowest reader still held when the last change came
+     * in would stay until the table changes again. */
+    if (r->block->first_seq == uatomic_read(&t->jfirst_seq))
+      ev_send(t->loop, &t->cleanup_ev);
     r->block = rcu_dereference(r->block->next);
+  }
   return item;
 }
 
@@ -636,9 +674,9 @@ rt_block_free_rcu(struct rcu_head *h)
   for (uint i = 0; i < b->used; i++) {
     struct rt_journal_item *it = &b->items[i];
     if (it->retired)
-      mem_free_shared(MEM_TABLES, it->retired, sizeof(struct rte));
+      shslab_free(rte_slab, it->retired);
     if (it->dead_net)
-      mem_free_shared(MEM_TABLES, it->dead_net, net_size(&it->dead_net->n));
+      net_free(it->dead_net);
   }
   mem_free_shared(MEM_TABLES, b, sizeof(*b));
 }
@@ -661,13 +699,17 @@ rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used)
 static void
 rt_index_grow(struct rtable *t)
 {
+  /* Up to two nets per bucket: a bucket is a 16-byte node, which at one
+   * per net cost a third as much as the nets themselves; a second
+   * comparison per lookup is cheap next to that. */
   u64 nets = uatomic_read(&t->net_count);
-  if (nets <= t->index_size)
+  if (nets <= 2 * t->index_size)
     return;
-  u64 target = 1024;
-  while (target < nets)
+  u64 target = t->index_size;
+  while (2 * target < nets)
     target <<= 1;
   cds_lfht_resize(t->nets, target);
+  mem_account(MEM_TABLES, 0, (s64) (target - t->index_size) * sizeof(struct cds_lfht_node));
   t->index_size = target;
 }
 
@@ -678,15 +720,22 @@ rt_cleanup(void *data)
   rt_index_grow(t);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
-  u64 min = t->jend;
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    min = MIN(min, uatomic_read(&r->seq));
+  u64 min = t->jend, limit = rt_laggard_limit(t);
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
+    u64 seq = uatomic_read(&r->seq);
+    min = MIN(min, seq);
+    /* A stalled peer would pin every change from now on: tell its loop. */
+    if (r->notify && t->jend - seq > limit && !uatomic_read(&r->laggard)) {
+      uatomic_set(&r->laggard, 1);
+      ev_send(r->loop, r->notify);
+    }
+  }
 
   struct rt_journal_block *b = t->jfirst;
   while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
     struct rt_journal_block *next = b->next;
     rcu_assign_pointer(t->jfirst, next);
-    t->jfirst_seq = next->first_seq;
+    uatomic_set(&t->jfirst_seq, next->first_seq);
     rt_block_retire(t, b, RT_JOURNAL_BLOCK);
     b = next;
   }
@@ -713,15 +762,16 @@ rt_table_destroy_data(struct rtable *t)
     for (struct rte *r = n->routes, *next; r; r = next) {
       next = r->next;
       rte_release(t, r);
-      rt_free_later(r, sizeof(struct rte));
+      rt_free_later(rte_slab, r);
     }
     cds_lfht_del(t->nets, &n->node);
     rt_feed_unlink(t, n);
-    rt_free_later(n, net_size(&n->n));
+    rt_free_later(net_slab[n->n.type], n);
   }
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
+  mem_account(MEM_TABLES, 0, -(s64) (t->index_size - RT_INDEX_MIN) * sizeof(struct cds_lfht_node));
   free(t->id_map);
   t->id_map = NULL;
 }

@@ -42,13 +42,15 @@ def std_attrs(asn, nh="192.0.2.9", origin=0):
 
 
 class RawPeer:
-    def __init__(self, local, remote, port, asn, peer_as, router_id=None):
+    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None):
         self.asn = asn
         # The daemon answers its control socket before its BGP listener is
         # up (the protocol starts in its own loop): retry a refused connect.
         deadline = time.time() + 10
         while True:
             self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if rcvbuf:      # before connect: a small window makes a slow reader
+                self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
             self.s.bind((local, 0))
             self.s.settimeout(10)
             try:

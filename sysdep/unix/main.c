@@ -61,14 +61,34 @@ struct options {
 static struct loop_fd sig_fd;
 static struct timer trim_timer;
 
+/* Resident memory of the process, 0 if unknown. */
+static u64
+rss_bytes(void)
+{
+  static int fd = -1;
+  char buf[128];
+  if (fd < 0 && (fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)) < 0)
+    return 0;
+  ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  unsigned long size, resident;
+  if (sscanf(buf, "%lu %lu", &size, &resident) != 2)
+    return 0;
+  return (u64) resident * (u64) sysconf(_SC_PAGESIZE);
+}
+
 /* Bursts (a full feed to every peer at once) leave freed memory in
  * malloc's arenas; give it back to the system once such a burst is over
- * (what we account fell well below its peak), and every 10 s anyway. */
+ * (what we account fell well below its peak), while one goes on (resident
+ * memory well above what we account: freed, not yet returned), and every
+ * 10 s anyway. */
 static void
 trim_hook(struct timer *t)
 {
   (void) t;
-  static u64 peak;
+  static u64 peak, slack;      /* slack: resident beyond accounted that a trim left */
   static uint ticks;
   u64 now = 0;
   for (int i = 0; i < MEM_CLASS_MAX; i++) {
@@ -77,8 +97,12 @@ trim_hook(struct timer *t)
     now += u.effective + u.overhead;
   }
   peak = MAX(peak, now);
-  if (++ticks >= 40 || (peak - now > (4 << 20) && now < peak / 4 * 3)) {
+  u64 rss = rss_bytes();
+  if (++ticks >= 40 || (peak - now > (4 << 20) && now < peak / 4 * 3) ||
+      rss > now + slack + (16 << 20)) {
     malloc_trim(0);
+    rss = rss_bytes();
+    slack = rss > now ? rss - now : 0;
     peak = now;
     ticks = 0;
   }

@@ -1,0 +1,35 @@
+/*
+ * DOC: Shared slabs: fixed-size objects allocated and freed from any thread.
+ *
+ * Routes and networks are the bulk of a full table (millions of each) and
+ * are allocated in import loops but freed by the RCU callback thread. From
+ * malloc they paid an 8-byte header each, rounding to 16 bytes, and the
+ * fragmentation of a dozen per-thread arenas. A shared slab carves objects
+ * of one size out of large mapped chunks; each thread keeps a small cache
+ * of free objects per slab (a magazine) and trades whole batches with the
+ * slab under its mutex, so the common alloc/free touches no shared line.
+ *
+ * Free objects are reused, never returned to the system: after a table
+ * shrinks its memory stays as free slots (the class's overhead in `show
+ * memory`) for the next routes.
+ *
+ * Under AddressSanitizer or ThreadSanitizer every object comes from malloc
+ * instead, so use-after-free, leaks and races stay visible to them.
+ *
+ * Slabs are created at start-up (before threads allocate from them) and
+ * live for the whole process.
+ */
+#ifndef LIB_SLAB_SHARED_H
+#define LIB_SLAB_SHARED_H
+
+#include "lib/resource.h"
+
+struct shslab;
+
+/* Objects of size bytes (at least 24; rounded up to 8), accounted in cls. */
+struct shslab *shslab_new(enum mem_class cls, size_t size);
+void *shslab_alloc(struct shslab *s);        /* not zeroed */
+void shslab_free(struct shslab *s, void *obj);
+size_t shslab_size(const struct shslab *s);  /* object size as rounded */
+
+#endif

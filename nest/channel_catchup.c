@@ -1,0 +1,170 @@
+/*
+ * DOC: Export channels that fell behind their table's journal.
+ *
+ * Every change waits in the journal until the slowest reader has read it,
+ * so one peer that stops reading (TCP window closed, process stopped)
+ * would make the journal, and the routes it retires, grow without bound.
+ * Once a reader is more than rt_laggard_limit() changes behind, the table
+ * flags it, and the channel gives up on the changes: reading them again
+ * as a feed of the table's current state costs one walk of its nets,
+ * which past twice their number is the cheaper way anyway.
+ *
+ * What the feed cannot see is a route the channel exported that is no
+ * longer in any chain (its net may be gone too). The skipped changes name
+ * those: each retired route whose export bit is set. Skipping clears the
+ * bit and keeps a copy of the route (with references on its attributes
+ * and source: what the protocol needs to withdraw it), and after the feed
+ * each copy is withdrawn unless the feed exported something in its place
+ * (for a channel exporting every route: a route of the same source).
+ *
+ * Both steps run in the channel's loop and yield to its budget; the feed
+ * is the ordinary resumable one (chan_refeed's), and the reader stays at
+ * the journal's end meanwhile, so only the changes made during the feed
+ * are kept.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include "nest/proto.h"
+#include "nest/rt.h"
+#include "lib/log.h"
+
+struct chan_gone {
+  struct rte r;               /* copy; holds a reference on attrs and src */
+  union {
+    net_addr n;
+    net_addr_roa6 largest;
+  } net;
+};
+
+/* owner: proto loop */
+struct chan_catchup {
+  uint count, size, next;     /* next: first not yet processed */
+  int walking;                /* skipping the journal (may take steps) */
+  struct chan_gone *gone;
+};
+
+static struct chan_catchup *
+catchup_get(struct channel *c)
+{
+  if (!c->catchup) {
+    c->catchup = calloc(1, sizeof(struct chan_catchup));
+    if (!c->catchup)
+      die("Out of memory");
+    mem_account(MEM_PROTOCOLS, sizeof(struct chan_catchup), 0);
+  }
+  return c->catchup;
+}
+
+static void
+catchup_remember(struct chan_catchup *cu, const net_addr *n, const struct rte *r)
+{
+  if (cu->count == cu->size) {
+    uint size = cu->size ? cu->size * 2 : 64;
+    cu->gone = realloc(cu->gone, size * sizeof(struct chan_gone));
+    if (!cu->gone)
+      die("Out of memory");
+    mem_account(MEM_PROTOCOLS, (s64) (size - cu->size) * sizeof(struct chan_gone), 0);
+    cu->size = size;
+  }
+  struct chan_gone *g = &cu->gone[cu->count++];
+  g->r = *r;
+  g->r.next = NULL;
+  ea_ref(g->r.attrs);
+  rt_lock_source(g->r.src);
+  net_copy(&g->net.n, n);
+}
+
+static void
+catchup_release(struct chan_gone *g)
+{
+  ea_unref(g->r.attrs);
+  rt_unlock_source(g->r.src);
+}
+
+void
+chan_catch_up_drop(struct channel *c)
+{
+  struct chan_catchup *cu = c->catchup;
+  if (!cu)
+    return;
+  for (uint i = cu->next; i < cu->count; i++)
+    catchup_release(&cu->gone[i]);
+  mem_account(MEM_PROTOCOLS, -(s64) (sizeof(*cu) + cu->size * sizeof(struct chan_gone)), 0);
+  free(cu->gone);
+  free(cu);
+  c->catchup = NULL;
+}
+
+int
+chan_catch_up(struct channel *c)
+{
+  struct chan_catchup *cu = c->catchup;
+  if (!(cu && cu->walking)) {
+    /* A running feed holds the reader where it began, and starting over
+     * loses its progress: give it twice the slack. */
+    if (c->feeding && rt_reader_lag(&c->reader) <= 2 * rt_laggard_limit(c->table)) {
+      uatomic_set(&c->reader.laggard, 0);
+      return 1;
+    }
+    log_msg(L_WARN, "%s.%s: %" PRIu64 " changes behind the table, feeding it again",
+            c->proto->name, c->name, rt_reader_lag(&c->reader));
+    cu = catchup_get(c);
+    cu->walking = 1;
+  }
+  const struct rt_journal_item *it;
+  uint k = 0;
+  while ((it = rt_reader_next(&c->reader))) {
+    struct rte *r = it->retired;
+    if (r && chan_exp_bit(c, r->id)) {
+      chan_exp_set(c, r->id, 0);
+      uatomic_dec(&c->stats.exp_routes);
+      catchup_remember(cu, &it->net->n, r);
+    }
+    if (!(++k & 1023) && loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&c->export_ev);
+      return 0;
+    }
+  }
+  cu->walking = 0;
+  uatomic_set(&c->reader.laggard, 0);
+  c->feeding = CHAN_FEED_START;
+  c->feed_cursor = NULL;
+  return 1;
+}
+
+/* Does the channel export a route of net n (of source src, if given)? */
+static int
+chan_net_exports(struct channel *c, struct net *n, struct rte_src *src)
+{
+  if (!n)
+    return 0;
+  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+    if (chan_exp_bit(c, r->id) && (!src || r->src == src))
+      return 1;
+  return 0;
+}
+
+int
+chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct channel *))
+{
+  struct chan_catchup *cu = c->catchup;
+  int any = chan_exports_every_route(c);
+  while (cu->next < cu->count) {
+    if (busy && !(cu->next & 63) && busy(c->proto, c))
+      return 0;       /* the protocol sends export_ev when it drained */
+    struct chan_gone *g = &cu->gone[cu->next++];
+    if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? g->r.src : NULL)) {
+      uatomic_inc(&c->stats.exp_withdraws_accepted);
+      c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r);
+    }
+    catchup_release(g);
+    if (busy && cu->next < cu->count && loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&c->export_ev);
+      return 0;
+    }
+  }
+  chan_catch_up_drop(c);
+  return 1;
+}
