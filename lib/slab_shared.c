@@ -51,11 +51,10 @@ struct shslab_mag {
 };
 
 static struct shslab *shslab_all[SHSLAB_MAX];
-static uint shslab_count;           /* written before threads allocate */
+static uint shslab_count;           /* atomic; slabs are only added */
+static pthread_mutex_t shslab_new_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t shslab_key;
 static pthread_once_t shslab_once = PTHREAD_ONCE_INIT;
-static __thread struct shslab_mag shslab_mags[SHSLAB_MAX];
-static __thread int shslab_registered;
 
 static inline void **obj_words(void *o) { return (void **) o; }
 
@@ -74,16 +73,19 @@ shslab_new(enum mem_class cls, size_t size)
   pthread_once(&shslab_once, shslab_init_key);
   if (size < 3 * sizeof(void *))
     size = 3 * sizeof(void *);
-  if (shslab_count >= SHSLAB_MAX)
-    bug("Too many shared slabs");
   struct shslab *s = calloc(1, sizeof(*s));
   if (!s)
     die("Out of memory");
   pthread_mutex_init(&s->lock, NULL);
   s->cls = cls;
   s->size = (uint) ((size + 7) & ~(size_t) 7);
+  pthread_mutex_lock(&shslab_new_lock);
+  if (shslab_count >= SHSLAB_MAX)
+    bug("Too many shared slabs");
   s->index = shslab_count;
-  shslab_all[shslab_count++] = s;
+  shslab_all[s->index] = s;
+  __atomic_store_n(&shslab_count, s->index + 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&shslab_new_lock);
   return s;
 }
 
@@ -92,6 +94,27 @@ shslab_size(const struct shslab *s)
 {
   return s->size;
 }
+
+#ifdef SHSLAB_MALLOC
+
+void *
+shslab_alloc(struct shslab *s)
+{
+  return mem_alloc_shared(s->cls, s->size);
+}
+
+void
+shslab_free(struct shslab *s, void *obj)
+{
+  mem_free_shared(s->cls, obj, s->size);
+}
+
+static void shslab_thread_exit(void *unused UNUSED) {}
+
+#else
+
+static __thread struct shslab_mag shslab_mags[SHSLAB_MAX];
+static __thread int shslab_registered;
 
 /* Push a chain of n objects (head .. its n-th) on the slab's stack. */
 static void
@@ -151,9 +174,6 @@ shslab_refill(struct shslab *s, struct shslab_mag *m)
 void *
 shslab_alloc(struct shslab *s)
 {
-#ifdef SHSLAB_MALLOC
-  return mem_alloc_shared(s->cls, s->size);
-#else
   struct shslab_mag *m = &shslab_mags[s->index];
   if (!m->count)
     shslab_refill(s, m);
@@ -162,15 +182,11 @@ shslab_alloc(struct shslab *s)
   m->count--;
   mem_account(s->cls, s->size, -(s64) s->size);
   return o;
-#endif
 }
 
 void
 shslab_free(struct shslab *s, void *obj)
 {
-#ifdef SHSLAB_MALLOC
-  mem_free_shared(s->cls, obj, s->size);
-#else
   if (!obj)
     return;
   struct shslab_mag *m = &shslab_mags[s->index];
@@ -192,14 +208,14 @@ shslab_free(struct shslab *s, void *obj)
     shslab_registered = 1;
     pthread_setspecific(shslab_key, shslab_mags);
   }
-#endif
 }
 
 /* Objects cached by an exiting thread go back to their slabs. */
 static void
 shslab_thread_exit(void *unused UNUSED)
 {
-  for (uint i = 0; i < shslab_count; i++) {
+  uint n = __atomic_load_n(&shslab_count, __ATOMIC_ACQUIRE);
+  for (uint i = 0; i < n; i++) {
     struct shslab_mag *m = &shslab_mags[i];
     if (m->count)
       shslab_push_batch(shslab_all[i], m->head, m->count);
@@ -207,3 +223,5 @@ shslab_thread_exit(void *unused UNUSED)
     m->count = 0;
   }
 }
+
+#endif

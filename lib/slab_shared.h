@@ -16,8 +16,9 @@
  * Under AddressSanitizer or ThreadSanitizer every object comes from malloc
  * instead, so use-after-free, leaks and races stay visible to them.
  *
- * Slabs are created at start-up (before threads allocate from them) and
- * live for the whole process.
+ * A slab lives for the whole process; a thread that did not create it
+ * must learn of it through some synchronization (pthread_once, a lock).
+ * At most 16 exist.
  */
 #ifndef LIB_SLAB_SHARED_H
 #define LIB_SLAB_SHARED_H

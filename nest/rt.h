@@ -96,13 +96,12 @@ struct net {
 
 /* One change of one network. */
 struct rt_journal_item {
-  u64 seq;
   struct net *net;
   struct rte *new_best;       /* may be NULL */
   struct rte *old_best;       /* may be NULL */
   struct rte *new_rte;        /* the route this change added, may be NULL */
   struct rte *retired;        /* removed from the chain here; freed with the item */
-  struct net *dead_net;       /* net emptied here; freed with the item */
+  u32 net_died;               /* the net emptied here; freed with the item */
 };
 
 #define RT_JOURNAL_BLOCK 256

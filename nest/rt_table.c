@@ -448,11 +448,10 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   }
 
   struct rte *new_best = rte_usable(net->routes);
-  struct net *dead = NULL;
-  if (!net->routes) {
+  int died = !net->routes;
+  if (died) {
     cds_lfht_del(t->nets, &net->node);
     rt_feed_unlink(t, net);
-    dead = net;
     uatomic_dec(&t->net_count);
     uatomic_dec(&t->pxlen_count[net->n.pxlen]);
   }
@@ -472,8 +471,8 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
 
   struct rt_journal_item *item = rt_journal_push(t);
   *item = (struct rt_journal_item){
-    .seq = t->jend, .net = net, .new_best = new_best, .old_best = old_best,
-    .new_rte = rte_usable(new), .retired = old, .dead_net = dead,
+    .net = net, .new_best = new_best, .old_best = old_best,
+    .new_rte = rte_usable(new), .retired = old, .net_died = died,
   };
   t->last_change = new ? new->lastmod : time_real_now();
   rt_journal_publish(t);
@@ -675,8 +674,8 @@ rt_block_free_rcu(struct rcu_head *h)
     struct rt_journal_item *it = &b->items[i];
     if (it->retired)
       shslab_free(rte_slab, it->retired);
-    if (it->dead_net)
-      net_free(it->dead_net);
+    if (it->net_died)
+      net_free(it->net);
   }
   mem_free_shared(MEM_TABLES, b, sizeof(*b));
 }
