@@ -111,6 +111,8 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   p->incoming_fd = -1;
   p->listen_port = cf->local_port ? cf->local_port : BGP_PORT;
   p->listen_addr = cf->strict_bind ? cf->local_ip : IPA_NONE;
+  /* here, not in the loop: the listener may send it as soon as the loop runs */
+  ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   int rv = bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
   if (!rv)
     bgp_gr_recovery_init(p);
@@ -211,7 +213,6 @@ bgp_start(struct proto *pp)
   bgp_conn_init(p, &p->in, 0);
   ev_init(&p->tx_ev, bgp_tx_hook, p);
   tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
-  ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   bgp_start_connect(p);
   /* The protocol is up; the session comes and goes within it, as in BIRD
    * the channels stay up and the routes follow the session. */
