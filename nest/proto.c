@@ -260,7 +260,12 @@ proto_reconf_done_hook(void *data)
   config_unref(p->config_held);
   p->config_held = p->reconf_config;
   p->reconf_config = NULL;
-  if (uatomic_read(&p->reconf_result) < 0) {
+  if (uatomic_read(&p->reconf_result) < 0 && p->cf->spawned_from) {
+    /* As BIRD: its peer connects again and spawns a fresh instance. */
+    log_msg(L_INFO, "Removing protocol %s", p->name);
+    p->delete_pending = 1;
+    proto_stop(p);
+  } else if (uatomic_read(&p->reconf_result) < 0) {
     log_msg(L_INFO, "Restarting protocol %s", p->name);
     p->restart_pending = 1;
     proto_stop(p);
@@ -360,6 +365,39 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   return 1;
 }
 
+struct proto *
+proto_spawn(struct proto_config *pc)
+{
+  ASSERT_INSIDE(main_loop());
+  struct proto *p = proto_new(pc);
+  if (!p->disabled && !config_shutting_down())
+    proto_start(p);
+  return p;
+}
+
+/* A spawned instance follows its parent's new config as BIRD's dynamic BGP
+ * does: in place when it can, else it is removed (not restarted: its peer
+ * connects again and spawns a fresh one); so is an instance whose parent
+ * is gone or disabled, or that was disabled itself. Returns 1 if removed. */
+static uint
+proto_commit_spawned(struct proto *p, struct config *new)
+{
+  struct symbol *s = cf_find_symbol(new, p->cf->spawned_from->name);
+  struct proto_config *parent = (s && s->class == SYM_PROTO) ? s->proto : NULL;
+  struct proto_config *nc = NULL;
+  if (parent && parent->class == p->class && !parent->disabled && !p->disabled)
+    nc = proto_config_clone(parent, p->name, p->cf);
+  if (nc && proto_reconfigure(p, nc))
+    return 0;
+  log_msg(L_INFO, "Removing protocol %s", p->name);
+  p->delete_pending = 1;
+  if (p->loop)
+    proto_stop(p);
+  else
+    proto_free(p);
+  return 1;
+}
+
 uint
 protos_commit(struct config *new, struct config *old, struct event *done)
 {
@@ -370,6 +408,10 @@ protos_commit(struct config *new, struct config *old, struct event *done)
   LIST_WALK_ENTRY_SAFE(p, &protos, struct proto, n) {
     if (p->delete_pending)
       continue;
+    if (p->cf->spawned_from) {
+      changed += proto_commit_spawned(p, new);
+      continue;
+    }
     struct symbol *s = cf_find_symbol(new, p->name);
     struct proto_config *nc = (s && s->class == SYM_PROTO) ? s->proto : NULL;
     if (nc && nc->class == p->class) {
@@ -468,7 +510,7 @@ int
 protos_all_settled(void)
 {
   LIST_WALK_ENTRY(p, &protos, struct proto, n)
-    if (p->stopping || p->restart_pending || p->state == PS_START || p->state == PS_STOP)
+    if (p->stopping || p->restart_pending || p->state == PS_STOP)
       return 0;
   return 1;
 }
