@@ -8,14 +8,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "proto/bgp/bgp.h"
 #include "conf/conf.h"
+#include "conf/conf_test.h"
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/printf.h"
@@ -23,18 +22,7 @@
 static struct config *
 parse_text(const char *text, char *err, size_t errlen)
 {
-  char path[] = "/tmp/bgp_dynamic_testXXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  fprintf(f, "router id 10.0.0.1;\n%s\n", text);
-  fclose(f);
-  struct cf_error e;
-  struct config *c = config_parse_file(path, &e);
-  unlink(path);
-  if (!c && err)
-    bsnprintf(err, errlen, "%s", e.msg);
-  return c;
+  return cf_test_parse("router id 10.0.0.1;\n", text, err, errlen);
 }
 
 /* A range protocol `rng` with the neighbor option nbr. */
