@@ -218,6 +218,9 @@ proto_down_done(void *data)
   rfree(p->run_pool);
   p->run_pool = NULL;
   p->loop = NULL;
+  if (p->config_loop)
+    config_unref(p->config_loop);
+  p->config_loop = NULL;
   if (p->reconfig_pending) {
     /* The loop died before acknowledging; count it as done. */
     p->reconfig_pending = 0;
@@ -250,6 +253,21 @@ proto_notify_hook(void *data)
   loop_stop(p->loop, &p->down_ev);
 }
 
+/* Hold c, the config of p->cf. Only a reconfigure the loop acknowledged
+ * switches its p->pcf; until then, or until the run ends, the config the
+ * loop runs with stays held too: `configure undo` drops the config it
+ * undoes, and a stopping protocol still reads its config. */
+static void
+proto_hold_config(struct proto *p, struct config *c)
+{
+  config_ref(c);
+  if (p->loop && !p->config_loop)
+    p->config_loop = p->config_held;
+  else
+    config_unref(p->config_held);
+  p->config_held = c;
+}
+
 static void
 proto_reconf_done_hook(void *data)
 {
@@ -257,8 +275,15 @@ proto_reconf_done_hook(void *data)
   if (!p->reconfig_pending)
     return;
   p->reconfig_pending = 0;
-  config_unref(p->config_held);
-  p->config_held = p->reconf_config;
+  if (uatomic_read(&p->reconf_result) > 0) {
+    /* the loop switched over to the config handed to it */
+    struct config **old = p->config_loop ? &p->config_loop : &p->config_held;
+    config_unref(*old);
+    *old = p->reconf_config;
+  } else {
+    proto_hold_config(p, p->reconf_config);
+    config_unref(p->reconf_config);
+  }
   p->reconf_config = NULL;
   if (uatomic_read(&p->reconf_result) < 0 && p->cf->spawned_from) {
     /* As BIRD: its peer connects again and spawns a fresh instance. */
@@ -347,9 +372,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   p->cf = nc;
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
-    config_ref(nc->global);
-    config_unref(p->config_held);
-    p->config_held = nc->global;
+    proto_hold_config(p, nc->global);
     return 1;
   }
   config_ref(nc->global);
@@ -430,9 +453,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
       p->disabled = nc->disabled;
-      config_ref(nc->global);
-      config_unref(p->config_held);
-      p->config_held = nc->global;
+      proto_hold_config(p, nc->global);
       changed++;
       if (p->loop) {
         p->restart_pending = 1;

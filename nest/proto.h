@@ -144,6 +144,9 @@ struct proto {
   pool *pool;                 /* instance lifetime; owner: main */
   struct proto_config *cf;    /* latest committed config; owner: main */
   struct config *config_held; /* config kept alive for the proto loop; main */
+  struct config *config_loop; /* main: the config the loop still runs with
+                                 while config_held moved on (reconfigure
+                                 failed, or came while stopping); until Down */
 
   /* Main loop's view of the lifecycle. */
   enum proto_state state;     /* main */

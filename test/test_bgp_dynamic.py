@@ -178,3 +178,19 @@ def test_neighbor_range_follows_configure(start_daemon, peers, ports):
     dyn = poll(all_established(d, 2), timeout=20)
     assert dyn and sorted(dyn.values()) == ["peer001", "peer002"], strip_codes(d.raw("show protocols"))
     assert poll(lambda: count(d) == 3, timeout=10)
+
+
+def test_neighbor_range_configure_undo(start_daemon, peers, ports):
+    """A range narrowed past its peer under `configure timeout`, then undone:
+    the instance goes and comes back; the undone config is dropped while the
+    protocols it restarted still stop with it (a use after free once)."""
+    d = start_daemon(dut_conf(ports[0]))
+    start_peers(peers, ports, ["127.87.0.7"])
+    assert poll(all_established(d, 1), timeout=20), strip_codes(d.raw("show protocols"))
+    d.write_file("narrow.conf", dut_conf(ports[0]).replace("127.87.0.0/24", "127.87.0.128/25"))
+    assert b"Undo scheduled" in d.raw('configure "%s" timeout 60' % d.path("narrow.conf"))
+    assert poll(lambda: list(d.protocols()) == ["device1", "local4", "rng"], timeout=10), \
+        strip_codes(d.raw("show protocols"))
+    assert b"Undo requested" in d.raw("configure undo")
+    assert poll(all_established(d, 1), timeout=20), strip_codes(d.raw("show protocols"))
+    assert poll(lambda: count(d) == 2, timeout=10), strip_codes(d.raw("show route"))
