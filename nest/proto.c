@@ -401,14 +401,15 @@ proto_spawn(struct proto_config *pc)
 /* A spawned instance follows its parent's new config as BIRD's dynamic BGP
  * does: in place when it can, else it is removed (not restarted: its peer
  * connects again and spawns a fresh one); so is an instance whose parent
- * is gone or disabled, or that was disabled itself. Returns 1 if removed. */
+ * is gone or disabled, or that is down itself (disabled, or it could not
+ * start). Returns 1 if removed. */
 static uint
 proto_commit_spawned(struct proto *p, struct config *new)
 {
   struct symbol *s = cf_find_symbol(new, p->cf->spawned_from->name);
   struct proto_config *parent = (s && s->class == SYM_PROTO) ? s->proto : NULL;
   struct proto_config *nc = NULL;
-  if (parent && parent->class == p->class && !parent->disabled && !p->disabled)
+  if (parent && parent->class == p->class && !parent->disabled && !p->disabled && p->loop)
     nc = proto_config_clone(parent, p->name, p->cf);
   if (nc && proto_reconfigure(p, nc))
     return 0;
