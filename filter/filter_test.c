@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "conf/conf.h"
+#include "conf/conf_test.h"
 #include "filter/f_inst.h"
 #include "filter/filter.h"
 #include "lib/hash.h"
@@ -36,18 +37,7 @@
 static struct config *
 parse_text(const char *text, char *err, size_t errlen)
 {
-  char path[] = "/tmp/filter_testXXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  fprintf(f, "protocol device {}\n%s\n", text);
-  fclose(f);
-  struct cf_error e;
-  struct config *c = config_parse_file(path, &e);
-  unlink(path);
-  if (!c && err)
-    bsnprintf(err, errlen, "%s", e.msg);
-  return c;
+  return cf_test_parse("protocol device {}\n", text, err, errlen);
 }
 
 static struct config *

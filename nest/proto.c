@@ -218,6 +218,9 @@ proto_down_done(void *data)
   rfree(p->run_pool);
   p->run_pool = NULL;
   p->loop = NULL;
+  if (p->config_loop)
+    config_unref(p->config_loop);
+  p->config_loop = NULL;
   if (p->reconfig_pending) {
     /* The loop died before acknowledging; count it as done. */
     p->reconfig_pending = 0;
@@ -250,6 +253,21 @@ proto_notify_hook(void *data)
   loop_stop(p->loop, &p->down_ev);
 }
 
+/* Hold c, the config of p->cf. Only a reconfigure the loop acknowledged
+ * switches its p->pcf; until then, or until the run ends, the config the
+ * loop runs with stays held too: `configure undo` drops the config it
+ * undoes, and a stopping protocol still reads its config. */
+static void
+proto_hold_config(struct proto *p, struct config *c)
+{
+  config_ref(c);
+  if (p->loop && !p->config_loop)
+    p->config_loop = p->config_held;
+  else
+    config_unref(p->config_held);
+  p->config_held = c;
+}
+
 static void
 proto_reconf_done_hook(void *data)
 {
@@ -257,10 +275,22 @@ proto_reconf_done_hook(void *data)
   if (!p->reconfig_pending)
     return;
   p->reconfig_pending = 0;
-  config_unref(p->config_held);
-  p->config_held = p->reconf_config;
+  if (uatomic_read(&p->reconf_result) > 0) {
+    /* the loop switched over to the config handed to it */
+    struct config **old = p->config_loop ? &p->config_loop : &p->config_held;
+    config_unref(*old);
+    *old = p->reconf_config;
+  } else {
+    proto_hold_config(p, p->reconf_config);
+    config_unref(p->reconf_config);
+  }
   p->reconf_config = NULL;
-  if (uatomic_read(&p->reconf_result) < 0) {
+  if (uatomic_read(&p->reconf_result) < 0 && p->cf->spawned_from) {
+    /* As BIRD: its peer connects again and spawns a fresh instance. */
+    log_msg(L_INFO, "Removing protocol %s", p->name);
+    p->delete_pending = 1;
+    proto_stop(p);
+  } else if (uatomic_read(&p->reconf_result) < 0) {
     log_msg(L_INFO, "Restarting protocol %s", p->name);
     p->restart_pending = 1;
     proto_stop(p);
@@ -342,9 +372,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   p->cf = nc;
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
-    config_ref(nc->global);
-    config_unref(p->config_held);
-    p->config_held = nc->global;
+    proto_hold_config(p, nc->global);
     return 1;
   }
   config_ref(nc->global);
@@ -360,6 +388,40 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   return 1;
 }
 
+struct proto *
+proto_spawn(struct proto_config *pc)
+{
+  ASSERT_INSIDE(main_loop());
+  struct proto *p = proto_new(pc);
+  if (!p->disabled && !config_shutting_down())
+    proto_start(p);
+  return p;
+}
+
+/* A spawned instance follows its parent's new config as BIRD's dynamic BGP
+ * does: in place when it can, else it is removed (not restarted: its peer
+ * connects again and spawns a fresh one); so is an instance whose parent
+ * is gone or disabled, or that is down itself (disabled, or it could not
+ * start). Returns 1 if removed. */
+static uint
+proto_commit_spawned(struct proto *p, struct config *new)
+{
+  struct symbol *s = cf_find_symbol(new, p->cf->spawned_from->name);
+  struct proto_config *parent = (s && s->class == SYM_PROTO) ? s->proto : NULL;
+  struct proto_config *nc = NULL;
+  if (parent && parent->class == p->class && !parent->disabled && !p->disabled && p->loop)
+    nc = proto_config_clone(parent, p->name, p->cf);
+  if (nc && proto_reconfigure(p, nc))
+    return 0;
+  log_msg(L_INFO, "Removing protocol %s", p->name);
+  p->delete_pending = 1;
+  if (p->loop)
+    proto_stop(p);
+  else
+    proto_free(p);
+  return 1;
+}
+
 uint
 protos_commit(struct config *new, struct config *old, struct event *done)
 {
@@ -370,6 +432,10 @@ protos_commit(struct config *new, struct config *old, struct event *done)
   LIST_WALK_ENTRY_SAFE(p, &protos, struct proto, n) {
     if (p->delete_pending)
       continue;
+    if (p->cf->spawned_from) {
+      changed += proto_commit_spawned(p, new);
+      continue;
+    }
     struct symbol *s = cf_find_symbol(new, p->name);
     struct proto_config *nc = (s && s->class == SYM_PROTO) ? s->proto : NULL;
     if (nc && nc->class == p->class) {
@@ -388,9 +454,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
       p->disabled = nc->disabled;
-      config_ref(nc->global);
-      config_unref(p->config_held);
-      p->config_held = nc->global;
+      proto_hold_config(p, nc->global);
       changed++;
       if (p->loop) {
         p->restart_pending = 1;
@@ -468,7 +532,7 @@ int
 protos_all_settled(void)
 {
   LIST_WALK_ENTRY(p, &protos, struct proto, n)
-    if (p->stopping || p->restart_pending || p->state == PS_START || p->state == PS_STOP)
+    if (p->stopping || p->restart_pending || p->state == PS_STOP)
       return 0;
   return 1;
 }

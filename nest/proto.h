@@ -75,6 +75,9 @@ struct proto_config {
   const char *thread_group;   /* NULL: default group */
   struct lnode channels;      /* struct channel_config */
   struct proto_config *template_from;
+  /* The protocol this instance was spawned from (dynamic BGP), a config
+   * of the same struct config; NULL for configured protocols. */
+  const struct proto_config *spawned_from;
 };
 
 struct channel_stats {        /* atomic counters */
@@ -142,6 +145,9 @@ struct proto {
   pool *pool;                 /* instance lifetime; owner: main */
   struct proto_config *cf;    /* latest committed config; owner: main */
   struct config *config_held; /* config kept alive for the proto loop; main */
+  struct config *config_loop; /* main: the config the loop still runs with
+                                 while config_held moved on (reconfigure
+                                 failed, or came while stopping); until Down */
 
   /* Main loop's view of the lifecycle. */
   enum proto_state state;     /* main */
@@ -192,6 +198,11 @@ struct proto_class {
   void (*preconfig)(struct proto_config *);
   int (*postconfig)(struct proto_config *, char *err, size_t errlen);
   void (*copy_config)(struct proto_config *dst, const struct proto_config *src);
+  /* Configure, for an instance spawned with config oc: nc is a fresh clone
+   * of its parent's new config; copy what is the instance's own (BGP: the
+   * neighbor address). 0: the parent would not spawn it any more (the
+   * instance is removed). */
+  int (*respawn_config)(struct proto_config *nc, const struct proto_config *oc);
 
   /* Main loop, before each start / after each run ended: resources the
    * protocol needs from the main loop (e.g. a shared listening socket).
@@ -245,6 +256,18 @@ const struct proto_class *proto_class_find(const char *keyword);
 /* Config time (grammar actions; see conf/cf_context.h for the builders). */
 void proto_copy_config(struct proto_config *dst, const struct proto_config *src);
 
+/* Spawned instances (dynamic BGP), main loop. proto_config_clone()
+ * copies parent's config into parent's struct config (its memory; not in
+ * its protos list) as protocol name and defines the name there, as the
+ * CLI finds protocols by symbol. With like (configure: the config the
+ * instance was spawned with), class->respawn_config() takes the instance's
+ * own settings over. NULL: the config means something else by name, or
+ * the parent would not spawn like any more. proto_spawn() creates and
+ * starts an instance of it; it runs while p->loop is set. */
+struct proto_config *proto_config_clone(const struct proto_config *parent, const char *name,
+                                        const struct proto_config *like);
+struct proto *proto_spawn(struct proto_config *pc);
+
 /* Main loop: apply a new config (start/stop/reconfigure protocols).
  * done (may be NULL) is sent to the main loop once every protocol has
  * acknowledged its reconfiguration; returns the number of protocols that
@@ -263,7 +286,9 @@ void proto_cmd_restart(struct proto *p, const char *msg);
 int proto_cmd_reload(struct proto *p, int dir);
 /* Are all protocols down (for shutdown)? */
 int protos_all_down(void);
-/* No protocol is between states (starting, stopping, restarting). */
+/* No protocol is on its way down (stopping, restarting): what `configure`
+ * waits for, as BIRD's config obstacles. Starting ones do not count: the
+ * range protocol of dynamic BGP stays in Start for good. */
 int protos_all_settled(void);
 /* Protocols that exist to announce (class->announced) have done so; how
  * many exist is put in *count. Main loop. */

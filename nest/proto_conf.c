@@ -7,6 +7,8 @@
  * proto_config_set_name(), and is validated in proto_config_end().
  * Templates are ordinary proto configs that are never instantiated; `from`
  * deep-copies the template's generic options, channels and class data.
+ * A spawned instance (dynamic BGP) gets the same kind of copy of its
+ * parent's finished config, made in the main loop (proto_config_clone).
  */
 #include <string.h>
 #include "conf/cf_context.h"
@@ -180,4 +182,36 @@ proto_config_end(struct cf_context *cx)
   }
   cx->this_proto = NULL;
   return 0;
+}
+
+/* A name a spawned instance may take in c: unused, or left by an instance
+ * spawned while c was running before (`configure undo` brings such a
+ * config back; that instance is gone or is the one coming back). */
+static int
+proto_spawn_name_free(struct config *c, const char *name)
+{
+  struct symbol *s = cf_find_symbol(c, name);
+  return !s || s->class == SYM_VOID || (s->class == SYM_PROTO && s->proto->spawned_from);
+}
+
+struct proto_config *
+proto_config_clone(const struct proto_config *parent, const char *name, const struct proto_config *like)
+{
+  struct config *c = parent->global;
+  if (!proto_spawn_name_free(c, name))
+    return NULL;
+  struct proto_config *pc = lp_allocz(c->mem, parent->class->config_size);
+  pc->global = c;
+  pc->class = parent->class;
+  list_init(&pc->channels);
+  proto_copy_config(pc, parent);
+  pc->spawned_from = parent;
+  if (like && (!pc->class->respawn_config || !pc->class->respawn_config(pc, like)))
+    return NULL;                /* the linpool takes the memory back with c */
+  struct symbol *s = cf_get_symbol(c, name);
+  s->class = SYM_PROTO;
+  s->proto = pc;
+  pc->sym = s;
+  pc->name = s->name;
+  return pc;
 }

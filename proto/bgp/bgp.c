@@ -1,7 +1,8 @@
 /*
  * DOC: The BGP protocol class: configuration checks, start, stop,
  * reconfiguration. Sessions are in bgp_conn.c, import in bgp_rx.c, export
- * in bgp_tx.c, CLI and best path in bgp_show.c, listening in bgp_listen.c.
+ * in bgp_tx.c, CLI and best path in bgp_show.c, listening in bgp_listen.c,
+ * neighbor ranges in bgp_dynamic.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
     bsnprintf(err, errlen, "Local AS number must be set");
     return -1;
   }
-  if (ipa_zero(c->remote_ip)) {
+  if (ipa_zero(c->remote_ip) && !c->remote_range.type) {
     bsnprintf(err, errlen, "Neighbor must be configured");
     return -1;
   }
@@ -111,8 +112,11 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   p->incoming_fd = -1;
   p->listen_port = cf->local_port ? cf->local_port : BGP_PORT;
   p->listen_addr = cf->strict_bind ? cf->local_ip : IPA_NONE;
+  /* here, not in the loop: the listener may send it as soon as the loop runs */
+  ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   int rv = bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
-  if (!rv)
+  /* a range has no routes of its own to recover: it would only hold the recovery up */
+  if (!rv && !bgp_cf_is_range(cf))
     bgp_gr_recovery_init(p);
   return rv;
 }
@@ -211,11 +215,11 @@ bgp_start(struct proto *pp)
   bgp_conn_init(p, &p->in, 0);
   ev_init(&p->tx_ev, bgp_tx_hook, p);
   tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
-  ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   bgp_start_connect(p);
   /* The protocol is up; the session comes and goes within it, as in BIRD
-   * the channels stay up and the routes follow the session. */
-  return PS_UP;
+   * the channels stay up and the routes follow the session. A range
+   * stays in Start with its channels down, as in BIRD 2. */
+  return bgp_cf_is_range(p->cf) ? PS_START : PS_UP;
 }
 
 static enum proto_state
@@ -327,6 +331,7 @@ const struct proto_class proto_bgp = {
   .preconfig = bgp_preconfig,
   .postconfig = bgp_postconfig,
   .copy_config = bgp_copy_config,
+  .respawn_config = bgp_respawn_config,
   .init = bgp_init,
   .cleanup = bgp_cleanup,
   .start = bgp_start,

@@ -52,6 +52,7 @@ struct bgp_config {
   ip_addr remote_ip;
   uint remote_port;
   u32 remote_as;
+  net_addr remote_range;        /* `neighbor range`: type 0 without (bgp_dynamic.c) */
   int peer_type;                /* BGP_PT_* from `neighbor ... internal|external` */
   int passive;
   int multihop;                 /* -1 unset, 0 direct, N hops */
@@ -80,7 +81,24 @@ struct bgp_config {
   int interpret_communities;
   int deterministic_med, prefer_older, med_metric;
   const char *hostname;
+  /* Names of spawned instances: not compared on reconfigure, they only
+   * name the next spawns */
+  const char *dynamic_name;
+  uint dynamic_name_digits;
 };
+
+/* The protocol of a neighbor range, which only spawns instances; they
+ * have the range and their own neighbor address. */
+static inline int bgp_cf_is_range(const struct bgp_config *cf)
+{
+  return cf->remote_range.type && ipa_zero(cf->remote_ip);
+}
+
+/* The range protocol waits for connections, its instances are as configured. */
+static inline int bgp_cf_passive(const struct bgp_config *cf)
+{
+  return cf->passive || bgp_cf_is_range(cf);
+}
 
 enum bgp_conn_state {
   BS_IDLE = 0, BS_CONNECT, BS_ACTIVE, BS_OPENSENT, BS_OPENCONFIRM, BS_ESTABLISHED, BS_CLOSE,
@@ -218,6 +236,8 @@ struct bgp_proto {
   struct timer gr_timer;        /* restart time, then stale routes guard */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
+  uint dynamic_seq;             /* main loop: last number of a spawn's name, */
+  const struct proto_config *dynamic_seq_cf;  /* counted since this config */
 };
 
 extern const struct proto_class proto_bgp;
@@ -281,6 +301,10 @@ void bgp_gr_recovery_init(struct bgp_proto *p);
 void bgp_gr_recovery_start(struct bgp_proto *p);
 void bgp_gr_recovery_cleanup(struct bgp_proto *p);
 void bgp_local_caps(struct bgp_proto *p);
+
+/* bgp_dynamic.c: instances spawned by a neighbor range (main loop) */
+struct bgp_proto *bgp_dynamic_spawn(struct bgp_proto *range, ip_addr remote);
+int bgp_respawn_config(struct proto_config *nc, const struct proto_config *oc);
 
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);

@@ -78,7 +78,7 @@ bgp_update_show(struct bgp_proto *p)
     call_rcu(&old->rcu, bgp_show_free_rcu);
 
   const char *name = bgp_state_name(s->state);
-  if (s->state == BS_ACTIVE && p->cf->passive)
+  if (s->state == BS_ACTIVE && bgp_cf_passive(p->cf))
     name = "Passive";
   if (p->down_requested)
     name = "Down";
@@ -186,7 +186,7 @@ bgp_conn_close(struct bgp_conn *c)
   if (p->p.pcf && !p->down_requested && p->out.state == BS_IDLE && p->in.state == BS_IDLE) {
     /* Try again after a while; peers connecting to us are welcome meanwhile. */
     p->start_state = BS_ACTIVE;
-    if (!p->cf->passive)
+    if (!bgp_cf_passive(p->cf))
       tm_start(&p->connect_timer, (btime) p->error_wait * S_ 1);
     p->error_wait = MIN(p->error_wait * 2, MAX(p->cf->error_wait_max, 1));
   }
@@ -623,7 +623,7 @@ bgp_start_connect(struct bgp_proto *p)
   tm_init(&p->connect_timer, p->p.loop, bgp_connect_timer, p);
   p->error_wait = MAX(p->cf->error_wait_min, 1);
   p->start_state = BS_ACTIVE;
-  if (!p->cf->passive)
+  if (!bgp_cf_passive(p->cf))
     tm_start(&p->connect_timer, (btime) p->cf->connect_delay_time * S_ 1);
   bgp_update_show(p);
 }

@@ -4,8 +4,9 @@
  * One dual-stack listening socket per local (address, port), shared by
  * every BGP instance using it and reference-counted. An accepted
  * connection is matched to the instance whose neighbor address (and local
- * address, when set) fits, and handed to that instance's loop; unknown
- * peers are closed at once, as BIRD does.
+ * address, when set) fits, and handed to that instance's loop; failing
+ * that, a neighbor range holding the address spawns an instance for it
+ * (bgp_dynamic.c). Unknown peers are closed at once, as BIRD does.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -35,19 +36,46 @@ sa_to_ipa(const struct sockaddr_in6 *sa)
   return ip6_get((const u8 *) &sa->sin6_addr);
 }
 
-static struct bgp_proto *
-bgp_find_peer(ip_addr remote, ip_addr local, uint port)
+static int
+bgp_running(const struct proto *pp)
 {
+  return pp->loop && !pp->stopping;
+}
+
+/* The running instance with this neighbor address. Without one, *range is
+ * the range protocol to spawn one, unless an instance for the address
+ * exists but is down (BIRD refuses then too, and a disabled instance of a
+ * range keeps its address until `configure` removes it). Of nested ranges
+ * the most specific spawns: BIRD takes the last in the config, but the
+ * narrower range is the one written for these peers. */
+static struct bgp_proto *
+bgp_find_peer(ip_addr remote, ip_addr local, uint port, struct bgp_proto **range)
+{
+  const struct bgp_config *best = NULL;
+  int known = 0;
+  *range = NULL;
   LIST_WALK_ENTRY(pp, proto_list(), struct proto, n) {
-    if (pp->class != &proto_bgp || !pp->loop || pp->stopping)
+    if (pp->class != &proto_bgp)
       continue;
     const struct bgp_config *cf = (const struct bgp_config *) pp->cf;
-    if (!ipa_equal(cf->remote_ip, remote) || (cf->local_port ? cf->local_port : BGP_PORT) != port)
+    if ((cf->local_port ? cf->local_port : BGP_PORT) != port)
       continue;
     if (ipa_nonzero(cf->local_ip) && !ipa_equal(cf->local_ip, local))
       continue;
-    return (struct bgp_proto *) pp;
+    if (ipa_equal(cf->remote_ip, remote)) {
+      if (bgp_running(pp))
+        return (struct bgp_proto *) pp;
+      known = 1;
+      continue;
+    }
+    if (bgp_cf_is_range(cf) && bgp_running(pp) && net_contains_ip(&cf->remote_range, remote) &&
+        (!best || cf->remote_range.pxlen > best->remote_range.pxlen)) {
+      *range = (struct bgp_proto *) pp;
+      best = cf;
+    }
   }
+  if (known)
+    *range = NULL;
   return NULL;
 }
 
@@ -70,7 +98,9 @@ bgp_listen_accept(struct loop_fd *f)
     socklen_t lalen = sizeof(la);
     getsockname(fd, (struct sockaddr *) &la, &lalen);
     ip_addr remote = sa_to_ipa(&sa), local = sa_to_ipa(&la);
-    struct bgp_proto *p = bgp_find_peer(remote, local, l->port);
+    struct bgp_proto *range, *p = bgp_find_peer(remote, local, l->port, &range);
+    if (!p && range)
+      p = bgp_dynamic_spawn(range, remote);
     if (!p) {
       log_msg(L_WARN, "BGP: Unexpected connect from unknown address %I (port %u)", remote, ntohs(sa.sin6_port));
       close(fd);

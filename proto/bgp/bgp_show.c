@@ -148,10 +148,13 @@ bgp_show_info(struct proto *pp, struct cli *c)
   rcu_read_lock();
   const struct bgp_show *s = pp->loop ? rcu_dereference(p->show) : NULL;
   const char *state = s ? bgp_state_name(s->state) : "Down";
-  if (s && s->state == BS_ACTIVE && cf->passive)
+  if (s && s->state == BS_ACTIVE && bgp_cf_passive(cf))
     state = "Passive";
   cli_printf(c, -1006, "  BGP state:          %s", state);
-  cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
+  if (bgp_cf_is_range(cf))
+    cli_printf(c, -1006, "    Neighbor range:   %N", &cf->remote_range);
+  else
+    cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
   cli_printf(c, -1006, "    Neighbor AS:      %u", cf->remote_as);
   cli_printf(c, -1006, "    Local AS:         %u", cf->local_as);
   if (s && s->gr_active)

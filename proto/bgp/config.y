@@ -9,6 +9,7 @@
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
 %%keywords mandatory secondary aigp missing lladdr lived stale sets
 %%keywords confederation member role roles require provider customer rs_server rs_client peer
+%%keywords range dynamic digits
 
 %%decls
 %type <i> bgp_role_name
@@ -24,6 +25,14 @@ bgp_proto:
  | bgp_proto bgp_channel ';'
  | bgp_proto LOCAL bgp_local_opts ';'
  | bgp_proto NEIGHBOR bgp_neighbor_opts ';'
+ | bgp_proto NEIGHBOR RANGE net_ip bgp_neighbor_opts ';' {
+     /* checked at the end, where BIRD reports it */
+     if (ipa_nonzero(bgp_cfg(cx)->remote_ip) || bgp_cfg(cx)->remote_range.type)
+       cf_error("Only one neighbor per BGP instance is allowed");
+     /* whole bytes zeroed: reconfigure compares the config with memcmp */
+     memset(&bgp_cfg(cx)->remote_range, 0, sizeof(net_addr));
+     net_copy(&bgp_cfg(cx)->remote_range, &$4);
+   }
  | bgp_proto PASSIVE bool ';' { bgp_cfg(cx)->passive = $3; }
  | bgp_proto MULTIHOP ';' { bgp_cfg(cx)->multihop = 64; }
  | bgp_proto MULTIHOP expr ';' {
@@ -85,6 +94,16 @@ bgp_proto:
  | bgp_proto IGP METRIC bool ';' { }
  | bgp_proto PATH METRIC bool ';' { }
  | bgp_proto ADVERTISE HOSTNAME bool ';' { bgp_cfg(cx)->hostname = $4 ? config_hostname(cx) : NULL; }
+ | bgp_proto DYNAMIC NAME text ';' {
+     /* BIRD's limit: room for the number in a name of 64 bytes */
+     if (strchr($4, '%')) cf_error("Forbidden character '%%' in dynamic name");
+     if (strlen($4) > 48) cf_error("Dynamic name too long");
+     bgp_cfg(cx)->dynamic_name = $4;
+   }
+ | bgp_proto DYNAMIC NAME DIGITS expr ';' {
+     if ($5 > 10) cf_error("Dynamic name digits must be at most 10");
+     bgp_cfg(cx)->dynamic_name_digits = $5;
+   }
  ;
 
 /* RFC 9234 3: our role toward the neighbor */
@@ -109,7 +128,8 @@ bgp_local_opts:
 bgp_neighbor_opts:
    /* empty */
  | bgp_neighbor_opts ipa {
-     if (ipa_nonzero(bgp_cfg(cx)->remote_ip)) cf_error("Only one neighbor per BGP instance is allowed");
+     if (ipa_nonzero(bgp_cfg(cx)->remote_ip) || bgp_cfg(cx)->remote_range.type)
+       cf_error("Only one neighbor per BGP instance is allowed");
      bgp_cfg(cx)->remote_ip = $2;
    }
  | bgp_neighbor_opts PORT expr {
