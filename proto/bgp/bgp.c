@@ -23,6 +23,7 @@ bgp_preconfig(struct proto_config *pc)
   c->connect_delay_time = 5;
   c->error_wait_min = 60;
   c->error_wait_max = 300;
+  c->error_forget_time = 300;
   c->startup_hold_time = 240;
   c->enable_refresh = 1;
   c->enable_as4 = 1;
@@ -213,9 +214,8 @@ bgp_start(struct proto *pp)
   tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
   ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   bgp_start_connect(p);
-  /* The protocol is up; the session comes and goes within it, as in BIRD
-   * the channels stay up and the routes follow the session. */
-  return PS_UP;
+  /* As BIRD 2: up only while the session is established (bgp_rx.c). */
+  return PS_START;
 }
 
 static enum proto_state
@@ -223,6 +223,7 @@ bgp_shutdown(struct proto *pp)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   p->down_requested = 1;
+  p->error_wait = 0;          /* an operator's restart starts afresh, as BIRD */
   tm_stop(&p->connect_timer);
   tm_stop(&p->tx_settle);
   struct bgp_error e;

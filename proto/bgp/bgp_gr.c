@@ -237,28 +237,44 @@ bgp_gr_enter_llgr(struct bgp_proto *p, enum bgp_af af, u32 stale_time)
   chan_refresh_modify_stale(bc->c, bgp_llgr_modify);
 }
 
+/* Will the family's routes be kept when the session goes down now? */
+static int
+bgp_gr_keeps(struct bgp_proto *p, enum bgp_af af, int graceful, int *gr, u32 *llgr)
+{
+  *gr = graceful && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF && (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
+  *llgr = graceful && p->caps.af[af] ? bgp_llgr_time(p, af) : 0;
+  return *gr || *llgr || (graceful && p->ch[af].gr_state == BGP_GRS_LLGR);
+}
+
 uint
 bgp_gr_session_down(struct bgp_proto *p, int graceful)
 {
   uint kept = 0, regular = 0;
+  /* Unless some family is kept, BIRD 2 restarts the protocol: the
+   * channels go down. Otherwise they all stay paused, the families not
+   * kept flushed. */
+  int any = 0, gr;
+  u32 llgr;
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    any |= p->ch[af].c && bgp_gr_keeps(p, af, graceful, &gr, &llgr);
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     if (!bc->c)
       continue;
     bc->rr_active = 0;
     bc->eorr_pending = 0;
-    int gr = graceful && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF &&
-             (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
-    u32 llgr = graceful && p->caps.af[af] ? bgp_llgr_time(p, af) : 0;
     int keep_llgr = graceful && bc->gr_state == BGP_GRS_LLGR;
-    if (!gr && !llgr && !keep_llgr) {
+    if (!bgp_gr_keeps(p, af, graceful, &gr, &llgr)) {
       if (bc->gr_state != BGP_GRS_NONE) {
         bc->gr_state = BGP_GRS_NONE;
         p->gr_active_num--;
       }
       tm_stop(&bc->stale_timer);
       chan_refresh_stop(bc->c);
-      bgp_flush_af(p, af);
+      if (any)
+        bgp_flush_af(p, af);
+      else
+        chan_flush_down(bc->c);
       continue;
     }
     /* Down again before the cycle ended: what came meanwhile is stale too. */
@@ -340,6 +356,12 @@ bgp_gr_timeout(struct timer *t)
     } else
       bgp_gr_done(p, af);
   }
+  /* Nothing kept and no session: BIRD 2 restarts the protocol here, the
+   * channels go down (the flush bgp_gr_done began goes on there). */
+  if (!p->conn && !p->gr_active_num)
+    for (int af = 0; af < BGP_AF_MAX; af++)
+      if (p->ch[af].c)
+        chan_flush_down(p->ch[af].c);
   bgp_update_show(p);
 }
 

@@ -216,19 +216,27 @@ bgp_session_established(struct bgp_proto *p)
   }
   log_msg(L_TRACE, "%s: BGP session established", p->p.name);
   bgp_gr_session_up(p);
-  /* Send everything we have: a feed per channel, then End-of-RIB. */
+  /* The protocol is up (as BIRD 2, only now): the channels of the
+   * negotiated families come up and feed us everything; End-of-RIB
+   * follows. A family the neighbor did not take stays down. */
   for (int af = 0; af < BGP_AF_MAX; af++)
-    if (p->ch[af].c && p->caps.af[af])
-      bgp_refeed(p, af);
+    if (p->ch[af].c) {
+      p->ch[af].c->disabled = !p->caps.af[af];
+      p->ch[af].c->export_all_paths = p->tx.add_path[af];
+    }
+  proto_notify_state(&p->p, PS_UP);
   ev_schedule(&p->tx_ev);
 }
 
 void
 bgp_session_down(struct bgp_proto *p)
 {
-  /* Without graceful restart the peer's routes go (in chunks); with it they
-   * stay, and so do the ADD-PATH sources, so that the restarted peer's
-   * routes replace them. */
+  /* Back to start (BIRD 2): the channels stop exporting. Without graceful
+   * restart the peer's routes go (in chunks) and the channels go down;
+   * with it they stay, and so do the ADD-PATH sources, so that the
+   * restarted peer's routes replace them. */
+  if (!p->down_requested)
+    proto_notify_state(&p->p, PS_START);
   if (!bgp_gr_session_down(p, !p->down_notified && !p->down_requested))
     bgp_path_srcs_free(p);
   bgp_tx_reset(p);

@@ -140,6 +140,8 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
     cli_printf(c, -1006, "      Role: %s", bgp_role_name(k->role));
 }
 
+/* BIRD 2's lines and order: timers of the start state while the session
+ * is not up, the session's details while it is, the last error in both. */
 void
 bgp_show_info(struct proto *pp, struct cli *c)
 {
@@ -150,16 +152,17 @@ bgp_show_info(struct proto *pp, struct cli *c)
   const char *state = s ? bgp_state_name(s->state) : "Down";
   if (s && s->state == BS_ACTIVE && cf->passive)
     state = "Passive";
+  int up = s && s->state == BS_ESTABLISHED && s->have_remote_caps;
+  btime now = time_mono_now();
   cli_printf(c, -1006, "  BGP state:          %s", state);
   cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
+  if (up && s->outgoing && cf->remote_port && cf->remote_port != BGP_PORT)
+    cli_printf(c, -1006, "    Neighbor port:    %u", cf->remote_port);
   cli_printf(c, -1006, "    Neighbor AS:      %u", cf->remote_as);
   cli_printf(c, -1006, "    Local AS:         %u", cf->local_as);
   if (s && s->gr_active)
     cli_printf(c, -1006, "    Neighbor graceful restart active");
-  if (s && s->have_remote_caps) {
-    btime now = time_mono_now();
-    if (s->outgoing && s->remote_port != BGP_PORT)
-      cli_printf(c, -1006, "    Neighbor port:    %u", s->remote_port);
+  if (up) {
     cli_printf(c, -1006, "    Neighbor ID:      %R", s->neighbor_id);
     cli_printf(c, -1006, "    Local capabilities");
     bgp_show_caps(c, &s->local_caps);
@@ -174,14 +177,15 @@ bgp_show_info(struct proto *pp, struct cli *c)
     if (s->keepalive_time)
       cli_printf(c, -1006, "    Keepalive timer:  %t/%u", MAX(s->keepalive_expires - now, 0), s->keepalive_time);
   } else if (s) {
-    btime now = time_mono_now();
-    if (s->connect_expires && s->state != BS_ESTABLISHED)
+    if (s->connect_expires && s->start_state == BS_IDLE)
+      cli_printf(c, -1006, "    Error wait:       %t/%u", MAX(s->connect_expires - now, 0), s->error_wait);
+    if (s->connect_expires && s->start_state == BS_ACTIVE && s->state == BS_ACTIVE)
       cli_printf(c, -1006, "    Connect delay:    %t/%u", MAX(s->connect_expires - now, 0), cf->connect_delay_time);
     if (s->gr_active && s->gr_restart_expires)
       cli_printf(c, -1006, "    Restart timer:    %t/-", MAX(s->gr_restart_expires - now, 0));
-    if (s->last_error[0])
-      cli_printf(c, -1006, "    Last error:       %s", s->last_error);
   }
+  if (s && s->last_error[0])
+    cli_printf(c, -1006, "    Last error:       %s", s->last_error);
   rcu_read_unlock();
 }
 

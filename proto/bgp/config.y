@@ -45,7 +45,7 @@ bgp_proto:
      if ($5 > $7) cf_error("Error wait time must be a range");
      bgp_cfg(cx)->error_wait_min = $5; bgp_cfg(cx)->error_wait_max = $7;
    }
- | bgp_proto ERROR FORGET TIME expr ';' { }
+ | bgp_proto ERROR FORGET TIME expr ';' { bgp_cfg(cx)->error_forget_time = $5; }
  | bgp_proto RS CLIENT bool ';' { bgp_cfg(cx)->rs_client = $4; }
  | bgp_proto RR CLIENT bool ';' { bgp_cfg(cx)->rr_client = $4; }
  | bgp_proto RR CLUSTER ID idval ';' { bgp_cfg(cx)->rr_cluster_id = $5; }
