@@ -80,6 +80,9 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
     return -1;
   }
   LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n) {
+    struct bgp_channel_config *bc = (struct bgp_channel_config *) cc;
+    if (!bc->aigp_set)
+      bc->aigp = ibgp;          /* BIRD 2: AIGP within the AS only, unless asked */
     if (!ibgp && !cc->in_filter_set) {
       bsnprintf(err, errlen, "EBGP requires explicit import policy");   /* RFC 8212 */
       return -1;
@@ -258,7 +261,9 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     struct bgp_channel_config *nb = (struct bgp_channel_config *) cc;
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
-    if (!p->ch[af].cf || nb->add_path != p->ch[af].cf->add_path)
+    const struct bgp_channel_config *ob = p->ch[af].cf;
+    /* AIGP changes what we take and what we send: start over */
+    if (!ob || nb->add_path != ob->add_path || nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate)
       return 0;
     p->ch[af].cf = nb;
     bgp_export_cache_flush(&p->ch[af]);     /* next hop options may differ */

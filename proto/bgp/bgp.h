@@ -42,6 +42,8 @@ struct bgp_channel_config {
   ip_addr next_hop_addr;
   u8 add_path;                  /* BGP_ADD_PATH_RX | TX */
   int gw_recursive;
+  int aigp, aigp_set;           /* RFC 7311; unset: on for iBGP (postconfig) */
+  int aigp_originate;
 };
 
 struct bgp_config {

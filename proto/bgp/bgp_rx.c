@@ -102,6 +102,21 @@ bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
   return -1;
 }
 
+/* RFC 7311 3: AIGP only between sessions that agree on it (`aigp`, on
+ * for iBGP by default); BIRD logs what it drops. */
+static void
+bgp_rx_aigp(struct bgp_proto *p, struct ea_builder *b, int af)
+{
+  if (af < 0 || af >= BGP_AF_MAX || !p->ch[af].cf || p->ch[af].cf->aigp)
+    return;
+  for (uint i = 0; i < b->count; i++)
+    if (b->a[i].id == BGP_EA(BA_AIGP)) {
+      log_rl(&p->rl, L_REMOTE, "%s: Discarding AIGP attribute received on non-AIGP session", p->p.name);
+      ea_unset(b, BGP_EA(BA_AIGP));
+      return;
+    }
+}
+
 /* Fill the nest's route fields; the next hop becomes the gateway. */
 static void
 bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c)
@@ -175,6 +190,7 @@ bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
       struct ea_builder pb = b;
       if (part == 1)
         bgp_attrs_use_mp_next_hop(&pb, &u.a);
+      bgp_rx_aigp(p, &pb, it.af);
       bgp_rx_route_fields(p, &pb, bgp_af_channel(p, it.af));
       a = ea_intern(&pb);
     }

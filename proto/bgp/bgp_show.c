@@ -283,6 +283,10 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, 100), ly = bgp_attr_u32(y, BA_LOCAL_PREF, 100);
   if (lx != ly)
     return lx > ly;
+  /* RFC 7311 4.1, where BIRD 2 puts it: AIGP before the AS path length */
+  u64 ax = bgp_aigp_total(x), ay = bgp_aigp_total(y);
+  if (ax != ay)
+    return ax < ay;
   const u8 *px, *py;
   uint nx, ny;
   bgp_path_of(x, &px, &nx);
@@ -324,7 +328,7 @@ bgp_attr_name(const struct eattr *e, char *buf, size_t size)
     [BA_MULTI_EXIT_DISC] = "med", [BA_LOCAL_PREF] = "local_pref", [BA_ATOMIC_AGGR] = "atomic_aggr",
     [BA_AGGREGATOR] = "aggregator", [BA_COMMUNITY] = "community", [BA_ORIGINATOR_ID] = "originator_id",
     [BA_CLUSTER_LIST] = "cluster_list", [BA_EXT_COMMUNITY] = "ext_community",
-    [BA_LARGE_COMMUNITY] = "large_community", [BA_OTC] = "otc",
+    [BA_LARGE_COMMUNITY] = "large_community", [BA_AIGP] = "aigp", [BA_OTC] = "otc",
   };
   uint code = bgp_ea_code(id);
   if (code < ARRAY_SIZE(names) && names[code])
@@ -424,6 +428,14 @@ bgp_attr_format(const struct ea_list *l, const struct eattr *e, char *buf, size_
         pos += bsnprintf(buf + pos, size - pos, "%s(%s, %u, %u)", sep, kind, (hi << 16) | (lo >> 16), lo & 0xffff);
     }
     return;
+  case BA_AIGP: {
+    u64 m;
+    if (bgp_aigp_metric(d, e->len, &m))
+      bsnprintf(buf, size, "%llu", (unsigned long long) m);
+    else
+      bsnprintf(buf, size, "?");          /* as BIRD: no AIGP TLV */
+    return;
+  }
   case BA_AGGREGATOR:
     if (e->len >= 8) {
       u32 asn, id;

@@ -7,7 +7,7 @@
 %%keywords refresh as4 extended messages capabilities graceful aware password ttl security
 %%keywords allow enforce first bgp_local_pref bgp_med interpret communities deterministic med
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
-%%keywords mandatory secondary aigp missing lladdr lived stale sets
+%%keywords mandatory secondary aigp originate missing lladdr lived stale sets
 %%keywords confederation member role roles require provider customer rs_server rs_client peer
 
 %%decls
@@ -139,7 +139,8 @@ bgp_channel_item:
  | IGP TABLE rtable { }
  | MANDATORY bool { }
  | SECONDARY bool { cx->this_channel->secondary = $2; }
- | AIGP bool { }
+ | AIGP bool { bgp_chan_cfg(cx)->aigp = $2; bgp_chan_cfg(cx)->aigp_set = 1; bgp_chan_cfg(cx)->aigp_originate = 0; }
+ | AIGP ORIGINATE { bgp_chan_cfg(cx)->aigp = bgp_chan_cfg(cx)->aigp_set = bgp_chan_cfg(cx)->aigp_originate = 1; }
  | EXTENDED NEXT HOP bool { }
  | GRACEFUL RESTART bool { }
  ;
