@@ -7,7 +7,7 @@
 %%keywords refresh as4 extended messages capabilities graceful aware password ttl security
 %%keywords allow enforce first bgp_local_pref bgp_med interpret communities deterministic med
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
-%%keywords mandatory secondary aigp originate missing lladdr lived stale sets
+%%keywords mandatory secondary aigp originate missing lladdr lived stale sets ignore drop
 %%keywords confederation member role roles require provider customer rs_server rs_client peer
 
 %%decls
@@ -96,6 +96,8 @@ bgp_role_name:
  | RS_CLIENT { $$ = BGP_ROLE_RS_CLIENT; }
  ;
 
+bgp_lladdr_mode: SELF | DROP | IGNORE ;
+
 bgp_local_opts:
    /* empty */
  | bgp_local_opts ipa { bgp_cfg(cx)->local_ip = $2; }
@@ -141,6 +143,12 @@ bgp_channel_item:
  | SECONDARY bool { cx->this_channel->secondary = $2; }
  | AIGP bool { bgp_chan_cfg(cx)->aigp = $2; bgp_chan_cfg(cx)->aigp_set = 1; bgp_chan_cfg(cx)->aigp_originate = 0; }
  | AIGP ORIGINATE { bgp_chan_cfg(cx)->aigp = bgp_chan_cfg(cx)->aigp_set = bgp_chan_cfg(cx)->aigp_originate = 1; }
+ | MISSING LLADDR bgp_lladdr_mode {
+     /* BIRD 1's choice for an IPv6 next hop without a link-local address
+      * toward a direct peer; BIRD 2 decides that itself and only warns. */
+     log_msg(L_WARN, "%s.%s: Missing lladdr option is deprecated and ignored, remove it", cx->this_proto->name,
+             cx->this_channel->name);
+   }
  | EXTENDED NEXT HOP bool { }
  | GRACEFUL RESTART bool { }
  ;
