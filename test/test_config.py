@@ -235,3 +235,16 @@ def test_missing_lladdr_deprecated(tmp_path):
         assert "p1.ipv6: Missing lladdr option is deprecated and ignored, remove it\n" in err, err
     rc, out, err = run_bird_parse(write(tmp_path, "ll.conf", bgp % ("  missing lladdr self;\n", "")))
     assert rc != 0 and "ll.conf:5:3 syntax error" in err, err
+
+
+def test_llgr_requires_gr(tmp_path):
+    """BIRD 2: long-lived GR of the protocol needs GR; a channel's is not checked."""
+    bgp = ("router id 10.0.0.1;\nprotocol bgp p1 {\n  local 127.86.2.1 as 65001;\n"
+           "  neighbor 127.86.2.2 as 65001;\n  graceful restart off;%s\n"
+           "  ipv4 { import all; export all; %s };\n}\n")
+    conf = write(tmp_path, "llgr.conf", bgp % (" long lived graceful restart on;", ""))
+    rc, out, err = run_bird_parse(conf)
+    assert rc != 0
+    assert err == "bird: %s:7:1 Long-lived graceful restart requires basic graceful restart\n" % conf
+    conf = write(tmp_path, "llgr.conf", bgp % ("", "long lived graceful restart on; long lived stale time 20;"))
+    assert run_bird_parse(conf) == (0, "", "")

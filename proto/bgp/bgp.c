@@ -94,9 +94,23 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->multihop < 0)
     c->multihop = ibgp ? 64 : 0;
+  if (c->gr_mode == BGP_GR_OFF && c->llgr_mode > BGP_GR_OFF) {
+    bsnprintf(err, errlen, "Long-lived graceful restart requires basic graceful restart");
+    return -1;
+  }
   /* BIRD: long-lived GR follows GR unless configured */
   if (c->llgr_mode < 0)
     c->llgr_mode = c->gr_mode ? BGP_GR_AWARE : BGP_GR_OFF;
+  /* A channel restarts gracefully as the protocol does unless told */
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n) {
+    struct bgp_channel_config *bc = (struct bgp_channel_config *) cc;
+    if (!bc->gr_able_set)
+      bc->gr_able = c->gr_mode == BGP_GR_ABLE;
+    if (!bc->llgr_able_set)
+      bc->llgr_able = c->llgr_mode == BGP_GR_ABLE;
+    if (!bc->llgr_time_set)
+      bc->llgr_time = c->llgr_time;
+  }
   return 0;
 }
 
@@ -262,8 +276,9 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     struct bgp_channel_config *nb = (struct bgp_channel_config *) cc;
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
     const struct bgp_channel_config *ob = p->ch[af].cf;
-    /* AIGP changes what we take and what we send: start over */
-    if (!ob || nb->add_path != ob->add_path || nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate)
+    /* Capabilities, and AIGP (what we take and what we send): start over */
+    if (!ob || nb->add_path != ob->add_path || nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate ||
+        nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able || nb->llgr_time != ob->llgr_time)
       return 0;
     p->ch[af].cf = nb;
     bgp_export_cache_flush(&p->ch[af]);     /* next hop options may differ */

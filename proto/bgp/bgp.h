@@ -44,6 +44,11 @@ struct bgp_channel_config {
   int gw_recursive;
   int aigp, aigp_set;           /* RFC 7311; unset: on for iBGP (postconfig) */
   int aigp_originate;
+  /* The family in our GR / LLGR capability and its stale time; unset:
+   * from the protocol's options (postconfig), as BIRD 2 */
+  int gr_able, gr_able_set;
+  int llgr_able, llgr_able_set;
+  u32 llgr_time, llgr_time_set;
 };
 
 struct bgp_config {

@@ -46,27 +46,31 @@ bgp_gr_init(struct bgp_proto *p)
 }
 
 /* What we announce: `graceful restart aware` is the bare capability (we
- * keep the neighbor's routes), `on` adds our restart time and families. */
+ * keep the neighbor's routes); the families that can restart (the
+ * channels' `graceful restart`, the protocol's `on` by default) are listed
+ * with our restart time. The same for LLGR, with each family's stale time.
+ * As BIRD 2, a protocol with GR off announces no family of its channels. */
 void
 bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k)
 {
   const struct bgp_config *cf = p->cf;
   if (cf->gr_mode != BGP_GR_OFF)
     k->gr = 1;
-  if (cf->gr_mode == BGP_GR_ABLE) {
-    k->gr_time = cf->gr_time;
-    for (int af = 0; af < BGP_AF_MAX; af++)
-      if (p->ch[af].c)
-        k->gr_af[af] = BGP_GR_AF_PRESENT;
-  }
   if (cf->llgr_mode != BGP_GR_OFF)
     k->llgr = 1;
-  if (cf->llgr_mode == BGP_GR_ABLE)
-    for (int af = 0; af < BGP_AF_MAX; af++)
-      if (p->ch[af].c) {
-        k->llgr_af[af] = BGP_LLGR_AF_PRESENT;
-        k->llgr_time[af] = cf->llgr_time;
-      }
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    const struct bgp_channel_config *cc = p->ch[af].cf;
+    if (!p->ch[af].c)
+      continue;
+    if (k->gr && cc->gr_able) {
+      k->gr_time = cf->gr_time;
+      k->gr_af[af] = BGP_GR_AF_PRESENT;
+    }
+    if (k->llgr && cc->llgr_able) {
+      k->llgr_af[af] = BGP_LLGR_AF_PRESENT;
+      k->llgr_time[af] = cc->llgr_time;
+    }
+  }
   /* After our own restart (bird -R) as BIRD: R flag, and the forwarding
    * state of every family counts as kept (F bits). */
   if (p->gr_deferred && cf->gr_mode == BGP_GR_ABLE) {
@@ -200,7 +204,7 @@ bgp_llgr_time(struct bgp_proto *p, enum bgp_af af)
 {
   if (p->cf->llgr_mode == BGP_GR_OFF || !(p->caps.llgr_peer_af[af] & BGP_LLGR_AF_PRESENT))
     return 0;
-  return MIN(p->cf->llgr_time, p->caps.llgr_peer_time[af]);
+  return MIN(p->ch[af].cf->llgr_time, p->caps.llgr_peer_time[af]);
 }
 
 int

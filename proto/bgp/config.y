@@ -150,7 +150,13 @@ bgp_channel_item:
              cx->this_channel->name);
    }
  | EXTENDED NEXT HOP bool { }
- | GRACEFUL RESTART bool { }
+ | GRACEFUL RESTART bool { bgp_chan_cfg(cx)->gr_able = $3; bgp_chan_cfg(cx)->gr_able_set = 1; }
+ | LONG LIVED GRACEFUL RESTART bool { bgp_chan_cfg(cx)->llgr_able = $5; bgp_chan_cfg(cx)->llgr_able_set = 1; }
+ | LONG LIVED STALE TIME expr {
+     if ($5 > 16777215) cf_error("Long-lived stale time must be in range 0-16777215");
+     bgp_chan_cfg(cx)->llgr_time = $5;
+     bgp_chan_cfg(cx)->llgr_time_set = 1;
+   }
  ;
 
 %%code
