@@ -177,3 +177,22 @@ def test_error_waits(start_daemon, peers, ports):
     # the neighbor, awake again, connects and is refused until the wait is over
     assert poll(lambda: re.match(r"^\S+ +Socket: ", p.protocols()["dut"][4]), timeout=10), p.raw("show protocols all dut")
     assert row(d)[2] == "Idle          BGP Error: Hold timer expired", details(d)
+
+
+def test_hold_timer_with_llgr_neighbor(start_daemon, peers, ports):
+    """A neighbor that can restart long-lived gets the chance when it falls silent:
+    no NOTIFICATION, no last error, its routes kept, the channel in START."""
+    p = peers("b2", peer_conf(ports[1], ports[0], "graceful restart on; long lived graceful restart on;"))
+    d = start_daemon(ours_conf(ports[0], ports[1], "hold time 3; graceful restart on;"))
+    assert poll(established(d, "b2"), timeout=15), details(d)
+    assert poll(lambda: has(d, ROUTE), timeout=10)
+    os.kill(p.proc.pid, signal.SIGSTOP)
+    try:
+        wait_start(d, r"^(Active|Connect|OpenSent)$", timeout=10)
+        v = details(d)
+        assert "\n    Neighbor graceful restart active\n" in v, v
+        assert "Last error" not in v, v
+        assert "    State:          START\n" in channel(d), v
+        assert has(d, ROUTE)
+    finally:
+        os.kill(p.proc.pid, signal.SIGCONT)

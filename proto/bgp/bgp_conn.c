@@ -588,11 +588,12 @@ bgp_hold_expired(struct timer *t)
 {
   struct bgp_conn *c = t->data;
   struct bgp_proto *p = c->p;
-  if (c == p->conn && bgp_gr_ready(p)) {
-    /* As BIRD: a silent peer that can restart gracefully gets the chance;
-     * a NOTIFICATION would make it flush what it has from us. */
-    bsnprintf(p->last_error, sizeof(p->last_error), "Error: Hold timer expired");
-    log_rl(&p->rl, L_REMOTE, "%s: Hold timer expired", p->p.name);
+  if (c == p->conn && bgp_llgr_ready(p)) {
+    /* As BIRD 2: a silent peer that can restart long-lived gets the
+     * chance (graceful restart first, then long-lived) and no last error;
+     * a NOTIFICATION would make it flush what it has from us. Without
+     * LLGR the hold timer is an error like any other. */
+    log_rl(&p->rl, L_REMOTE, "%s: Hold timer expired; entering long-lived graceful restart", p->p.name);
     bgp_conn_close(c);
     return;
   }

@@ -208,11 +208,11 @@ bgp_llgr_time(struct bgp_proto *p, enum bgp_af af)
 }
 
 int
-bgp_gr_ready(struct bgp_proto *p)
+bgp_llgr_ready(struct bgp_proto *p)
 {
   for (int af = 0; af < BGP_AF_MAX; af++)
-    if (p->ch[af].c && p->caps.af[af] &&
-        ((p->cf->gr_mode != BGP_GR_OFF && (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT)) || bgp_llgr_time(p, af)))
+    if (p->ch[af].c && p->caps.af[af] && p->cf->llgr_mode != BGP_GR_OFF &&
+        (p->caps.llgr_peer_af[af] & BGP_LLGR_AF_PRESENT))
       return 1;
   return 0;
 }
