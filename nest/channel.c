@@ -104,14 +104,23 @@ chan_export_stop(struct channel *c)
   uatomic_set(&c->stats.exp_routes, 0);
 }
 
-void
-channel_down(struct channel *c)
+/* Both ways down begin alike: no more export, no refresh cycle. */
+static int
+chan_down_begin(struct channel *c)
 {
   if (uatomic_read(&c->state) == CS_DOWN)
-    return;
+    return 0;
   uatomic_set(&c->state, CS_FLUSHING);
   chan_export_stop(c);
   chan_refresh_stop(c);
+  return 1;
+}
+
+void
+channel_down(struct channel *c)
+{
+  if (!chan_down_begin(c))
+    return;
   chan_flush_imports(c);
   uatomic_set(&c->state, CS_DOWN);
 }
@@ -130,11 +139,8 @@ channel_pause(struct channel *c)
 void
 chan_flush_down(struct channel *c)
 {
-  if (uatomic_read(&c->state) == CS_DOWN)
+  if (!chan_down_begin(c))
     return;
-  uatomic_set(&c->state, CS_FLUSHING);
-  chan_export_stop(c);
-  chan_refresh_stop(c);
   chan_refresh_begin(c);
   chan_refresh_end(c);      /* chan_flush_done() when the walk is over */
 }
