@@ -45,7 +45,7 @@
 %%keywords where eval attribute from_hex format
 %%keywords bt_assert bt_test_suite bt_check_assign bt_test_same
 %%keywords bgp_path bgp_origin bgp_next_hop bgp_med bgp_local_pref bgp_atomic_aggr bgp_aggregator
-%%keywords bgp_community bgp_ext_community bgp_large_community bgp_originator_id bgp_cluster_list bgp_otc
+%%keywords bgp_community bgp_ext_community bgp_large_community bgp_originator_id bgp_cluster_list bgp_otc bgp_aigp
 %%keywords keep aspa mask noexport preexport exported
 
 %%grammar
@@ -498,6 +498,7 @@ dynamic_attr:
  | BGP_EXT_COMMUNITY { $$ = f_bgp_attr(EAB_EXT_COMMUNITY); }
  | BGP_LARGE_COMMUNITY { $$ = f_bgp_attr(EAB_LARGE_COMMUNITY); }
  | BGP_OTC { $$ = f_bgp_attr(EAB_ONLY_TO_CUSTOMER); }
+ | BGP_AIGP { $$ = f_bgp_attr(EAB_AIGP); }
  ;
 dynamic_attr_get: dynamic_attr { $$ = FX(f_new_ea_get(cx, $1)); } ;
 

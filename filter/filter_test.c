@@ -186,6 +186,7 @@ test_errors(void **state)
   check_error("filter f { bgp_med = \"x\"; accept; }", "Argument 1 of EA_SET must be of type int, got type string");
   check_error("function f() { print foo; }", "Undefined symbol foo");
   check_error("filter f { net = 10.0.0.0/8; accept; }", "read-only");
+  check_error("filter f { bgp_aigp = 5; accept; }", "Attribute bgp_aigp is read-only");
   check_error("function f(int a) { return a; } function g() { return f(1, 2); }", "takes 1 arguments");
   check_error("function f() { if 1 then print 1; }", "Argument 1 of CONDITION must be of type bool");
   check_error("define x = [1, 2.0.0.0];", "Mixed types in set");

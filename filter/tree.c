@@ -429,6 +429,8 @@ static const struct f_attr bgp_attrs[] = {
   { "bgp_ext_community", EA_BGP(EAB_EXT_COMMUNITY), T_ECLIST, EAF_EC_SET, 0xc0, 0 },
   { "bgp_large_community", EA_BGP(EAB_LARGE_COMMUNITY), T_LCLIST, EAF_LC_SET, 0xc0, 0 },
   { "bgp_otc", EA_BGP(EAB_ONLY_TO_CUSTOMER), T_INT, EAF_INT, 0xc0, 0 },
+  /* BIRD 2 reads it as an opaque value (defined(), unset()); its TLVs here */
+  { "bgp_aigp", EA_BGP(EAB_AIGP), T_BYTESTRING, EAF_OPAQUE, 0x80, 1 },
 };
 
 const struct f_attr *

@@ -70,6 +70,8 @@ chan_exports(struct channel *c)
   return c->out_filter != FILTER_REJECT && c->proto->class->rt_notify;
 }
 
+/* From down, start (paused) or flushing: a flush under way goes on, it
+ * takes only routes older than the ones imported from now on. */
 void
 channel_up(struct channel *c)
 {
@@ -83,20 +85,77 @@ channel_up(struct channel *c)
   }
 }
 
+/* Stop reading the table: whoever got our exports lost them. */
+static void
+chan_export_stop(struct channel *c)
+{
+  if (c->reader.table)
+    rt_reader_detach(&c->reader);
+  c->feeding = CHAN_FEED_NONE;
+  c->feed_cursor = NULL;
+  chan_catch_up_drop(c);
+  chan_exp_clear(c);
+  uatomic_set(&c->stats.exp_routes, 0);
+}
+
+/* Both ways down begin alike: no more export, no refresh cycle. */
+static int
+chan_down_begin(struct channel *c)
+{
+  if (uatomic_read(&c->state) == CS_DOWN)
+    return 0;
+  uatomic_set(&c->state, CS_FLUSHING);
+  chan_export_stop(c);
+  chan_refresh_stop(c);
+  return 1;
+}
+
 void
 channel_down(struct channel *c)
 {
-  if (uatomic_read(&c->state) == CS_DOWN)
+  if (!chan_down_begin(c))
     return;
-  uatomic_set(&c->state, CS_FLUSHING);
-  if (c->reader.table)
-    rt_reader_detach(&c->reader);
-  chan_refresh_stop(c);
-  chan_catch_up_drop(c);
-  c->feeding = CHAN_FEED_NONE;
-  c->feed_cursor = NULL;
   chan_flush_imports(c);
-  uatomic_set(&c->stats.exp_routes, 0);
+  uatomic_set(&c->state, CS_DOWN);
+}
+
+/* BIRD 2's CS_START after up: the protocol lost its peer for a while
+ * (BGP graceful restart). Nothing is exported; what was imported stays. */
+void
+channel_pause(struct channel *c)
+{
+  if (uatomic_read(&c->state) != CS_UP)
+    return;
+  uatomic_set(&c->state, CS_START);
+  chan_export_stop(c);
+}
+
+void
+chan_flush_down(struct channel *c)
+{
+  if (!chan_down_begin(c))
+    return;
+  chan_refresh_begin(c);
+  chan_refresh_end(c);      /* chan_flush_done() when the walk is over */
+}
+
+/* A channel that went down counts anew when it comes up again (BIRD 2
+ * clears the statistics of a channel going down); the route counts are
+ * what the flush left, normally zero. */
+void
+chan_flush_done(struct channel *c)
+{
+  struct channel_stats *st = &c->stats;
+  if (uatomic_read(&c->state) != CS_FLUSHING)
+    return;
+  u64 *events[] = {
+    &st->imp_updates_received, &st->imp_updates_invalid, &st->imp_updates_filtered, &st->imp_updates_ignored,
+    &st->imp_updates_accepted, &st->imp_withdraws_received, &st->imp_withdraws_invalid, &st->imp_withdraws_ignored,
+    &st->imp_withdraws_accepted, &st->exp_updates_received, &st->exp_updates_rejected, &st->exp_updates_filtered,
+    &st->exp_updates_accepted, &st->exp_withdraws_received, &st->exp_withdraws_accepted,
+  };
+  for (uint i = 0; i < ARRAY_SIZE(events); i++)
+    uatomic_set(events[i], 0);
   uatomic_set(&c->state, CS_DOWN);
 }
 

@@ -20,6 +20,8 @@
 
 #define CHAN_REFRESH_BATCH 256      /* nets per rt_stale_walk call */
 
+void chan_flush_done(struct channel *c);    /* channel.c */
+
 static void
 chan_refresh_run(void *data)
 {
@@ -46,6 +48,7 @@ chan_refresh_run(void *data)
       rf->op.flush = 0;
       rf->op.modify = NULL;
       uatomic_set(&rf->walking, 0);
+      chan_flush_done(c);     /* chan_flush_down()'s walk: the channel is down */
       return;
     }
     if (loop_budget_left() <= 0) {

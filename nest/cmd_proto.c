@@ -67,7 +67,8 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
     }
   if (!ch)
     return;
-  if (p->state == PS_UP)
+  /* BIRD 2: the statistics of every channel not down (a paused one too) */
+  if (uatomic_read(&ch->state) != CS_DOWN)
     channel_render_stats(c, ch);
   /* the protocol's lines (BGP: GR state, next hop, IGP table), even while
    * the channel is down, as BIRD prints them */

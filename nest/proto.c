@@ -73,18 +73,22 @@ proto_set_info(struct proto *p, const char *fmt, ...)
 }
 
 void channel_up(struct channel *c);
+void channel_pause(struct channel *c);
 void channel_down(struct channel *c);
 
 void
 proto_notify_state(struct proto *p, enum proto_state s)
 {
   ASSERT_INSIDE(p->loop);
-  if (s == PS_UP)
-    LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+  enum proto_state old = uatomic_read(&p->req_state);
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
+    if (s == PS_UP && !c->disabled)
       channel_up(c);
-  if (s == PS_DOWN)
-    LIST_WALK_ENTRY(c, &p->channels, struct channel, n)
+    else if (s == PS_START && old == PS_UP)
+      channel_pause(c);
+    else if (s == PS_DOWN)
       channel_down(c);
+  }
   uatomic_set(&p->req_state, s);
   ev_send(main_loop(), &p->notify_ev);
 }

@@ -114,6 +114,8 @@ struct channel {
   int in_keep_filtered;
   linpool *filter_tmp;        /* owner: proto; scratch of filter runs */
   int state;                  /* atomic: enum channel_state */
+  int disabled;               /* owner: proto; stays down when the protocol
+                                 comes up (BGP: family not negotiated) */
   /* Adj-RIB-In or NULL: made by channel_new (main loop) and fixed for the
    * channel's life; its routes are written in the proto loop, read by the
    * CLI through RCU */
@@ -296,7 +298,10 @@ int protos_all_announced(uint *count);
 void protos_shutdown(void);
 void protos_dump(void);
 
-/* Protocol loop. */
+/* Protocol loop. The channels follow the state as in BIRD 2: up brings
+ * them up (but the disabled ones), up -> start pauses them (CS_START: no
+ * export, the imported routes stay; a BGP session in graceful restart),
+ * down flushes them. */
 void proto_notify_state(struct proto *p, enum proto_state s);
 void proto_set_info(struct proto *p, const char *fmt, ...);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
@@ -310,6 +315,11 @@ void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, stru
 int chan_reload_in(struct channel *c);
 /* Withdraw everything the channel imported (the peer is gone). */
 void chan_flush_imports(struct channel *c);
+/* The protocol goes on, but what the channel imported is gone (a BGP
+ * session ended without graceful restart; BIRD 2 restarts the protocol
+ * there): no more export, the routes go in chunks (CS_FLUSHING), then the
+ * channel is down, its statistics cleared. Up again at any time. */
+void chan_flush_down(struct channel *c);
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);

@@ -270,3 +270,38 @@ def test_gr_helper_with_import_table(start_daemon, peers, ports, is_reference):
     assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), strip_codes(d.raw("show route"))
     assert poll(lambda: in_table() == ["10.79.1.0/24"], timeout=10), in_table()
     assert has(d, "10.79.1.0/24")
+
+
+def test_channel_gr_options(start_daemon, peers, ports):
+    """Per-channel `graceful restart`, `long lived graceful restart` and `long lived stale
+    time` (BIRD 2): which families our capabilities list, and with what stale time, as
+    we show them and as the BIRD 2 peer received them."""
+    ours, peer = "127.86.3.1", "127.86.3.2"
+    chans = "ipv4 { import all; export all; %s }; ipv6 { import all; export all; %s };"
+    common = "multihop; hold time 30; connect delay time 1; error wait time 1, 2;"
+    p = peers("b2", """router id %s;
+protocol device {}
+protocol bgp dut {
+  local %s port %d as 65002; neighbor %s port %d as 65001; %s
+  graceful restart on; long lived graceful restart on;
+  %s
+}
+""" % (peer, peer, ports[1], ours, ports[0], common, chans % ("", "")))
+    d = start_daemon("""router id 10.86.3.1;
+protocol device {}
+protocol bgp b2 {
+  local %s port %d as 65001; neighbor %s port %d as 65002; %s
+  graceful restart on; long lived graceful restart on; long lived stale time 50;
+  %s
+}
+""" % (ours, ports[0], peer, ports[1], common,
+       chans % ("graceful restart off; long lived graceful restart off;", "long lived stale time 100;")))
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    want = ("      Graceful restart\n        Restart time: 120\n        AF supported: ipv6\n        AF preserved:\n"
+            "      4-octet AS numbers\n      Enhanced refresh\n"
+            "      Long-lived graceful restart\n        LL stale time: 100\n        AF supported: ipv6\n"
+            "        AF preserved:\n")
+    v = details(d, "b2")
+    assert want in v[v.index("    Local capabilities\n"):v.index("    Neighbor capabilities\n")], v
+    v = details(p, "dut")
+    assert want in v[v.index("    Neighbor capabilities\n"):], v

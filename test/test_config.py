@@ -222,3 +222,29 @@ def test_timeformat(start_daemon):
 def test_router_id_shown(start_daemon):
     d = start_daemon("router id 192.0.2.77;\nprotocol static { ipv4; }\n")
     assert b"\n1011-Router ID is 192.0.2.77\n" in d.raw("show status")
+
+
+def test_missing_lladdr_deprecated(tmp_path):
+    """BGP `missing lladdr`: BIRD 1's option, accepted in a channel and ignored with a
+    warning as BIRD 2 does; not a protocol option (a syntax error there, as in BIRD 2)."""
+    bgp = ("router id 10.0.0.1;\nprotocol bgp p1 {\n  local 127.86.2.1 as 65001;\n"
+           "  neighbor 127.86.2.2 as 65001;\n%s  ipv6 { import all; export all; %s };\n}\n")
+    for mode in ("self", "drop", "ignore"):
+        rc, out, err = run_bird_parse(write(tmp_path, "ll.conf", bgp % ("", "missing lladdr %s;" % mode)))
+        assert rc == 0, err
+        assert "p1.ipv6: Missing lladdr option is deprecated and ignored, remove it\n" in err, err
+    rc, out, err = run_bird_parse(write(tmp_path, "ll.conf", bgp % ("  missing lladdr self;\n", "")))
+    assert rc != 0 and "ll.conf:5:3 syntax error" in err, err
+
+
+def test_llgr_requires_gr(tmp_path):
+    """BIRD 2: long-lived GR of the protocol needs GR; a channel's is not checked."""
+    bgp = ("router id 10.0.0.1;\nprotocol bgp p1 {\n  local 127.86.2.1 as 65001;\n"
+           "  neighbor 127.86.2.2 as 65001;\n  graceful restart off;%s\n"
+           "  ipv4 { import all; export all; %s };\n}\n")
+    conf = write(tmp_path, "llgr.conf", bgp % (" long lived graceful restart on;", ""))
+    rc, out, err = run_bird_parse(conf)
+    assert rc != 0
+    assert err == "bird: %s:7:1 Long-lived graceful restart requires basic graceful restart\n" % conf
+    conf = write(tmp_path, "llgr.conf", bgp % ("", "long lived graceful restart on; long lived stale time 20;"))
+    assert run_bird_parse(conf) == (0, "", "")

@@ -24,6 +24,7 @@ bgp_preconfig(struct proto_config *pc)
   c->connect_delay_time = 5;
   c->error_wait_min = 60;
   c->error_wait_max = 300;
+  c->error_forget_time = 300;
   c->startup_hold_time = 240;
   c->enable_refresh = 1;
   c->enable_as4 = 1;
@@ -80,6 +81,9 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
     return -1;
   }
   LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n) {
+    struct bgp_channel_config *bc = (struct bgp_channel_config *) cc;
+    if (!bc->aigp_set)
+      bc->aigp = ibgp;          /* BIRD 2: AIGP within the AS only, unless asked */
     if (!ibgp && !cc->in_filter_set) {
       bsnprintf(err, errlen, "EBGP requires explicit import policy");   /* RFC 8212 */
       return -1;
@@ -91,9 +95,23 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->multihop < 0)
     c->multihop = ibgp ? 64 : 0;
+  if (c->gr_mode == BGP_GR_OFF && c->llgr_mode > BGP_GR_OFF) {
+    bsnprintf(err, errlen, "Long-lived graceful restart requires basic graceful restart");
+    return -1;
+  }
   /* BIRD: long-lived GR follows GR unless configured */
   if (c->llgr_mode < 0)
     c->llgr_mode = c->gr_mode ? BGP_GR_AWARE : BGP_GR_OFF;
+  /* A channel restarts gracefully as the protocol does unless told */
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n) {
+    struct bgp_channel_config *bc = (struct bgp_channel_config *) cc;
+    if (!bc->gr_able_set)
+      bc->gr_able = c->gr_mode == BGP_GR_ABLE;
+    if (!bc->llgr_able_set)
+      bc->llgr_able = c->llgr_mode == BGP_GR_ABLE;
+    if (!bc->llgr_time_set)
+      bc->llgr_time = c->llgr_time;
+  }
   return 0;
 }
 
@@ -216,10 +234,9 @@ bgp_start(struct proto *pp)
   ev_init(&p->tx_ev, bgp_tx_hook, p);
   tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
   bgp_start_connect(p);
-  /* The protocol is up; the session comes and goes within it, as in BIRD
-   * the channels stay up and the routes follow the session. A range
-   * stays in Start with its channels down, as in BIRD 2. */
-  return bgp_cf_is_range(p->cf) ? PS_START : PS_UP;
+  /* As BIRD 2: up only while the session is established (bgp_rx.c); a
+   * range stays in Start with its channels down. */
+  return PS_START;
 }
 
 static enum proto_state
@@ -227,6 +244,7 @@ bgp_shutdown(struct proto *pp)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   p->down_requested = 1;
+  p->error_wait = 0;          /* an operator's restart starts afresh, as BIRD */
   tm_stop(&p->connect_timer);
   tm_stop(&p->tx_settle);
   struct bgp_error e;
@@ -261,7 +279,10 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     struct bgp_channel_config *nb = (struct bgp_channel_config *) cc;
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
-    if (!p->ch[af].cf || nb->add_path != p->ch[af].cf->add_path)
+    const struct bgp_channel_config *ob = p->ch[af].cf;
+    /* Capabilities, and AIGP (what we take and what we send): start over */
+    if (!ob || nb->add_path != ob->add_path || nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate ||
+        nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able || nb->llgr_time != ob->llgr_time)
       return 0;
     p->ch[af].cf = nb;
     bgp_export_cache_flush(&p->ch[af]);     /* next hop options may differ */

@@ -42,6 +42,13 @@ struct bgp_channel_config {
   ip_addr next_hop_addr;
   u8 add_path;                  /* BGP_ADD_PATH_RX | TX */
   int gw_recursive;
+  int aigp, aigp_set;           /* RFC 7311; unset: on for iBGP (postconfig) */
+  int aigp_originate;
+  /* The family in our GR / LLGR capability and its stale time; unset:
+   * from the protocol's options (postconfig), as BIRD 2 */
+  int gr_able, gr_able_set;
+  int llgr_able, llgr_able_set;
+  u32 llgr_time, llgr_time_set;
 };
 
 struct bgp_config {
@@ -62,7 +69,7 @@ struct bgp_config {
   const char *password;
   const char *iface;
   u32 hold_time, keepalive_time, connect_retry_time, connect_delay_time;
-  u32 error_wait_min, error_wait_max, startup_hold_time;
+  u32 error_wait_min, error_wait_max, error_forget_time, startup_hold_time;
   int rs_client, rr_client;
   u32 rr_cluster_id;
   u32 confederation;            /* confederation ASN (RFC 5065), 0 without */
@@ -135,7 +142,9 @@ struct bgp_show {
   uint remote_port;
   btime hold_expires, keepalive_expires;   /* monotonic */
   u32 hold_time, keepalive_time;
-  btime connect_expires;
+  btime connect_expires;       /* connect delay or error wait, 0: none */
+  u32 error_wait;               /* seconds; shown while start_state is BS_IDLE */
+  enum bgp_conn_state start_state;
   int outgoing;
   int gr_active;                /* "Neighbor graceful restart active" */
   btime gr_restart_expires;     /* 0: not running */
@@ -210,11 +219,18 @@ struct bgp_proto {
   struct bgp_rx_ctx rx;
   struct bgp_tx_ctx tx;
   struct bgp_channel ch[BGP_AF_MAX];
-  struct timer connect_timer;   /* connect retry / startup delay */
-  struct timer error_wait_timer;
-  u32 error_wait;               /* seconds, doubles on repeated errors */
+  /* Between sessions, as BIRD 2's start state: BS_IDLE waits the error
+   * wait time, BS_ACTIVE the connect delay (or a passive neighbor),
+   * BS_CONNECT a connect() that may hang. One timer for the three. */
+  struct timer connect_timer;
+  int start_state;
+  /* BIRD's startup delay: after an error (a NOTIFICATION other than Cease,
+   * sent or received) the next attempt waits; 0 none, doubling up to the
+   * error wait maximum, forgotten after the error forget time. */
+  u32 error_wait;
+  btime last_proto_error;       /* monotonic, 0: none */
+  int error_pending;            /* the connections closing now end in an error wait */
   char last_error[128];
-  int start_state;              /* BS_IDLE/BS_CONNECT/BS_ACTIVE when not established */
   struct event tx_ev;
   struct timer tx_settle;       /* sends tx_ev when a few changes waited long enough */
   struct event incoming_ev;
@@ -281,8 +297,8 @@ void bgp_export_cache_flush(struct bgp_channel *bc);
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);
 void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
-/* Would the neighbor's routes be kept if the session went down now? */
-int bgp_gr_ready(struct bgp_proto *p);
+/* Can the neighbor restart long-lived (BIRD's llgr_ready)? */
+int bgp_llgr_ready(struct bgp_proto *p);
 /* Session down: keep (stale) or flush each family's routes; returns the
  * number of families kept. graceful: no NOTIFICATION, no shutdown. */
 uint bgp_gr_session_down(struct bgp_proto *p, int graceful);

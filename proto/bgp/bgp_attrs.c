@@ -46,6 +46,7 @@
  *   MP_REACH next hop martian (7.11)                W
  *   MP_* for a family not negotiated (RFC 4760)     D
  *   AS4_PATH/AS4_AGGREGATOR malformed or from an AS4 peer (RFC 6793 6) D
+ *   AIGP TLVs or flags malformed (RFC 7311 3.1)      D
  *   unknown well-known (RFC 4271 6.3: R; we W, as BIRD) W
  *   unknown optional non-transitive                 dropped silently
  *   NLRI length > max or overrun (5.3, bgp_update.c)                 R
@@ -649,6 +650,16 @@ dec_otc(struct bgp_parse *s, const u8 *v, uint len)
   bgp_store_int(s, BA_OTC, bgp_load32(v));
 }
 
+static void
+dec_aigp(struct bgp_parse *s, const u8 *v, uint len)
+{
+  /* RFC 7311 3.1: a malformed AIGP is ignored as an unknown optional
+   * non-transitive attribute would be (BIRD: "Malformed AIGP attribute") */
+  if (bgp_aigp_check(v, len))
+    return bgp_discard(s, "Malformed AIGP attribute");
+  bgp_store_data(s, BA_AIGP, v, len);
+}
+
 #define O BAF_OPTIONAL
 #define T BAF_TRANSITIVE
 static const struct bgp_attr_desc bgp_attr_table[] = {
@@ -667,6 +678,7 @@ static const struct bgp_attr_desc bgp_attr_table[] = {
   [BA_EXT_COMMUNITY] = { "EXT_COMMUNITIES", O | T, EAF_EC_SET, dec_ext_community },
   [BA_AS4_PATH] = { "AS4_PATH", O | T, 0, dec_as4_path },
   [BA_AS4_AGGREGATOR] = { "AS4_AGGREGATOR", O | T, 0, dec_as4_aggregator },
+  [BA_AIGP] = { "AIGP", O, EAF_OPAQUE, dec_aigp },
   [BA_LARGE_COMMUNITY] = { "LARGE_COMMUNITIES", O | T, EAF_LC_SET, dec_large_community },
   [BA_OTC] = { "OTC", O | T, EAF_INT, dec_otc },
 };
@@ -756,6 +768,8 @@ bgp_decode_one(struct bgp_parse *s, const u8 *v, uint len)
   if ((s->flags ^ d->flags) & (BAF_OPTIONAL | BAF_TRANSITIVE)) {
     if (mp)
       return bgp_reset(s, BGP_ERR_UPD_ATTR_FLAGS, true, "Bad MP_REACH/MP_UNREACH flags");
+    if (s->code == BA_AIGP)     /* RFC 7311 3.1: malformed, ignored */
+      return bgp_discard(s, "Malformed AIGP attribute - conflicting flags");
     return bgp_withdraw(s, BGP_ERR_UPD_ATTR_FLAGS, "Bad attribute flags");
   }
   d->decode(s, v, len);
@@ -1134,6 +1148,14 @@ bgp_encode_one(const struct bgp_tx_ctx *ctx, struct bgp_wr *w, const struct ea_l
     return inline_val ? enc_u32(w, code, e->val) : -1;
   case BA_ATOMIC_AGGR:
     return wr_attr(w, t, BA_ATOMIC_AGGR, 0) ? 0 : -1;
+  case BA_AIGP: {
+    /* optional non-transitive, as received or as we made it */
+    u8 *v = inline_val ? NULL : wr_attr(w, BAF_OPTIONAL, BA_AIGP, e->len);
+    if (!v)
+      return -1;
+    memcpy(v, data, e->len);
+    return 0;
+  }
   case BA_AGGREGATOR:
     return inline_val ? -1 : enc_aggregator(ctx, w, data, e->len);
   case BA_COMMUNITY:

@@ -66,7 +66,9 @@ bgp_update_show(struct bgp_proto *p)
   }
   s->ibgp = p->peer.ibgp;
   s->as4 = p->caps.as4;
-  s->connect_expires = p->connect_timer.expires;
+  s->start_state = p->start_state;
+  s->error_wait = p->error_wait;
+  s->connect_expires = p->conn ? 0 : p->connect_timer.expires;
   s->gr_active = p->gr_active_num > 0;
   s->gr_restart_expires = p->conn ? 0 : p->gr_timer.expires;
   for (int af = 0; af < BGP_AF_MAX; af++) {
@@ -156,7 +158,77 @@ bgp_send_open(struct bgp_conn *c)
   tm_start(&c->hold_timer, (btime) p->cf->startup_hold_time * S_ 1);
 }
 
+/* --- Between sessions (BIRD 2's start states) --- */
+
+/* Connect after the connect delay; a passive neighbor just listens. */
+static void
+bgp_startup(struct bgp_proto *p)
+{
+  p->start_state = BS_ACTIVE;
+  if (bgp_cf_passive(p->cf))
+    tm_stop(&p->connect_timer);
+  else
+    tm_start(&p->connect_timer, (btime) MAX(p->cf->connect_delay_time, 1) * S_ 1);
+}
+
+/* An error ends the run (BIRD's bgp_update_startup_delay): the next one
+ * waits, longer with every error that follows soon after another. */
+static void
+bgp_error_delay(struct bgp_proto *p)
+{
+  const struct bgp_config *cf = p->cf;
+  btime now = time_mono_now();
+  if (p->last_proto_error && now - p->last_proto_error >= (btime) cf->error_forget_time * S_ 1)
+    p->error_wait = 0;
+  p->last_proto_error = now;
+  p->error_wait = p->error_wait ? MIN(2 * p->error_wait, cf->error_wait_max) : cf->error_wait_min;
+  p->error_pending = 1;
+}
+
+/* No connection is left (BIRD's bgp_decision): wait out an error, or go
+ * connect again. Incoming connections are refused while waiting. */
+static void
+bgp_retry(struct bgp_proto *p)
+{
+  int wait = p->error_pending && p->error_wait;
+  p->error_pending = 0;
+  if (!wait) {
+    bgp_startup(p);
+    return;
+  }
+  p->start_state = BS_IDLE;
+  tm_start(&p->connect_timer, (btime) p->error_wait * S_ 1);
+}
+
 /* --- Closing --- */
+
+/* Best effort: the connection closes right after. */
+static void
+bgp_conn_notify(struct bgp_conn *c, const struct bgp_error *e)
+{
+  u8 buf[BGP_MAX_EXT_MSG_LEN];
+  uint len = bgp_notification_encode(buf, sizeof(buf), BGP_MAX_MSG_LEN, e);
+  if (len && c->fd >= 0) {
+    bgp_send(c, buf, len);
+    bgp_flush(c);
+  }
+}
+
+/* After an error the run ends (BIRD's bgp_stop): a connection still
+ * opening goes too, with a Cease. */
+static void
+bgp_conn_close_all(struct bgp_proto *p)
+{
+  struct bgp_error e;
+  bgp_error_set(&e, BGP_ERR_CEASE, 0, NULL, 0, "Cease");
+  struct bgp_conn *cs[] = { &p->out, &p->in };
+  for (uint i = 0; i < ARRAY_SIZE(cs); i++) {
+    if (cs[i]->state >= BS_OPENSENT)
+      bgp_conn_notify(cs[i], &e);
+    if (cs[i]->fd >= 0)
+      bgp_conn_close(cs[i]);
+  }
+}
 
 void
 bgp_conn_close(struct bgp_conn *c)
@@ -183,31 +255,32 @@ bgp_conn_close(struct bgp_conn *c)
     p->conn = NULL;
     bgp_session_down(p);
   }
-  if (p->p.pcf && !p->down_requested && p->out.state == BS_IDLE && p->in.state == BS_IDLE) {
-    /* Try again after a while; peers connecting to us are welcome meanwhile. */
-    p->start_state = BS_ACTIVE;
-    if (!bgp_cf_passive(p->cf))
-      tm_start(&p->connect_timer, (btime) p->error_wait * S_ 1);
-    p->error_wait = MIN(p->error_wait * 2, MAX(p->cf->error_wait_max, 1));
-  }
+  if (p->p.pcf && !p->down_requested && p->out.state == BS_IDLE && p->in.state == BS_IDLE)
+    bgp_retry(p);
   bgp_update_show(p);
 }
 
+/* Our NOTIFICATION. As BIRD 2 the last error is "BGP Error: " and the
+ * RFC's name of the code; one other than Cease ends the run and delays
+ * the next. A second connection beside an established session does not
+ * touch the session (nor its last error). */
 void
 bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why)
 {
   struct bgp_proto *p = c->p;
-  u8 buf[BGP_MAX_EXT_MSG_LEN];
-  uint len = bgp_notification_encode(buf, sizeof(buf), BGP_MAX_MSG_LEN, e);
+  int primary = !p->conn || c == p->conn;
   if (c == p->conn)
     p->down_notified = 1;     /* RFC 4724 4: a NOTIFICATION ends GR too */
-  if (len && c->fd >= 0) {
-    bgp_send(c, buf, len);
-    bgp_flush(c);
-  }
-  bsnprintf(p->last_error, sizeof(p->last_error), "%s", why);
-  log_rl(&p->rl, L_REMOTE, "%s: Error: %s (code %u/%u)", p->p.name, why, e->code, e->subcode);
+  if (primary)
+    bsnprintf(p->last_error, sizeof(p->last_error), "BGP Error: %s", bgp_err_text(e->code, e->subcode));
+  log_rl(&p->rl, L_REMOTE, "%s: %s (code %u/%u)", p->p.name, why, e->code, e->subcode);
+  bgp_conn_notify(c, e);
+  int fatal = primary && e->code != BGP_ERR_CEASE;
+  if (fatal)
+    bgp_error_delay(p);
   bgp_conn_close(c);
+  if (fatal)
+    bgp_conn_close_all(p);
 }
 
 static void
@@ -295,7 +368,6 @@ bgp_rx_keepalive(struct bgp_conn *c)
       bgp_conn_error_code(other, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
     p->conn = c;
     p->last_error[0] = 0;
-    p->error_wait = MAX(p->cf->error_wait_min, 1);
     bgp_session_established(p);
     bgp_update_show(p);
   } else if (c->state != BS_ESTABLISHED)
@@ -314,7 +386,13 @@ bgp_rx_notification(struct bgp_conn *c, const u8 *body, uint len)
   log_rl(&p->rl, L_REMOTE, "%s: %s", p->p.name, p->last_error);
   if (c == p->conn)
     p->down_notified = 1;
+  /* BIRD 2: the neighbor's error other than Cease ends the run as ours do */
+  int fatal = e.code != BGP_ERR_CEASE && (!p->conn || c == p->conn);
+  if (fatal)
+    bgp_error_delay(p);
   bgp_conn_close(c);
+  if (fatal)
+    bgp_conn_close_all(p);
 }
 
 static void
@@ -455,7 +533,11 @@ bgp_conn_err(struct loop_fd *f)
     bgp_conn_tx(f);
     return;
   }
-  bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: Connection reset");
+  /* the socket's own error, as BIRD prints it ("Connection reset by peer") */
+  int e = 0;
+  socklen_t el = sizeof(e);
+  getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+  bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e ? e : ECONNRESET));
   bgp_conn_close(c);
 }
 
@@ -506,11 +588,12 @@ bgp_hold_expired(struct timer *t)
 {
   struct bgp_conn *c = t->data;
   struct bgp_proto *p = c->p;
-  if (c == p->conn && bgp_gr_ready(p)) {
-    /* As BIRD: a silent peer that can restart gracefully gets the chance;
-     * a NOTIFICATION would make it flush what it has from us. */
-    bsnprintf(p->last_error, sizeof(p->last_error), "Error: Hold timer expired");
-    log_rl(&p->rl, L_REMOTE, "%s: Hold timer expired", p->p.name);
+  if (c == p->conn && bgp_llgr_ready(p)) {
+    /* As BIRD 2: a silent peer that can restart long-lived gets the
+     * chance (graceful restart first, then long-lived) and no last error;
+     * a NOTIFICATION would make it flush what it has from us. Without
+     * LLGR the hold timer is an error like any other. */
+    log_rl(&p->rl, L_REMOTE, "%s: Hold timer expired; entering long-lived graceful restart", p->p.name);
     bgp_conn_close(c);
     return;
   }
@@ -592,8 +675,8 @@ bgp_connect(struct bgp_proto *p)
   if (rv < 0 && errno != EINPROGRESS) {
     bsnprintf(p->last_error, sizeof(p->last_error), "Socket: %m");
     close(fd);
-    p->start_state = BS_ACTIVE;
-    tm_start(&p->connect_timer, (btime) cf->connect_retry_time * S_ 1);
+    bgp_startup(p);
+    bgp_update_show(p);
     return;
   }
   bgp_conn_attach(c, fd);
@@ -609,6 +692,11 @@ static void
 bgp_connect_timer(struct timer *t)
 {
   struct bgp_proto *p = t->data;
+  if (p->start_state == BS_IDLE) {
+    bgp_startup(p);           /* the error wait is over */
+    bgp_update_show(p);
+    return;
+  }
   if (p->out.state == BS_CONNECT) {
     bsnprintf(p->last_error, sizeof(p->last_error), "Socket: Connection timed out");
     bgp_conn_close(&p->out);
@@ -621,10 +709,8 @@ void
 bgp_start_connect(struct bgp_proto *p)
 {
   tm_init(&p->connect_timer, p->p.loop, bgp_connect_timer, p);
-  p->error_wait = MAX(p->cf->error_wait_min, 1);
-  p->start_state = BS_ACTIVE;
-  if (!bgp_cf_passive(p->cf))
-    tm_start(&p->connect_timer, (btime) p->cf->connect_delay_time * S_ 1);
+  p->error_pending = 0;
+  bgp_startup(p);
   bgp_update_show(p);
 }
 
@@ -635,8 +721,9 @@ bgp_incoming_hook(void *data)
   int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
   if (fd < 0)
     return;
-  if (p->down_requested || p->in.state != BS_IDLE || p->conn) {
-    /* Established already, or one incoming attempt at a time. */
+  if (p->down_requested || p->in.state != BS_IDLE || p->conn || p->start_state == BS_IDLE) {
+    /* Established already, one incoming attempt at a time, none while
+     * waiting after an error (as BIRD 2). */
     close(fd);
     return;
   }

@@ -46,27 +46,31 @@ bgp_gr_init(struct bgp_proto *p)
 }
 
 /* What we announce: `graceful restart aware` is the bare capability (we
- * keep the neighbor's routes), `on` adds our restart time and families. */
+ * keep the neighbor's routes); the families that can restart (the
+ * channels' `graceful restart`, the protocol's `on` by default) are listed
+ * with our restart time. The same for LLGR, with each family's stale time.
+ * As BIRD 2, a protocol with GR off announces no family of its channels. */
 void
 bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k)
 {
   const struct bgp_config *cf = p->cf;
   if (cf->gr_mode != BGP_GR_OFF)
     k->gr = 1;
-  if (cf->gr_mode == BGP_GR_ABLE) {
-    k->gr_time = cf->gr_time;
-    for (int af = 0; af < BGP_AF_MAX; af++)
-      if (p->ch[af].c)
-        k->gr_af[af] = BGP_GR_AF_PRESENT;
-  }
   if (cf->llgr_mode != BGP_GR_OFF)
     k->llgr = 1;
-  if (cf->llgr_mode == BGP_GR_ABLE)
-    for (int af = 0; af < BGP_AF_MAX; af++)
-      if (p->ch[af].c) {
-        k->llgr_af[af] = BGP_LLGR_AF_PRESENT;
-        k->llgr_time[af] = cf->llgr_time;
-      }
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    const struct bgp_channel_config *cc = p->ch[af].cf;
+    if (!p->ch[af].c)
+      continue;
+    if (k->gr && cc->gr_able) {
+      k->gr_time = cf->gr_time;
+      k->gr_af[af] = BGP_GR_AF_PRESENT;
+    }
+    if (k->llgr && cc->llgr_able) {
+      k->llgr_af[af] = BGP_LLGR_AF_PRESENT;
+      k->llgr_time[af] = cc->llgr_time;
+    }
+  }
   /* After our own restart (bird -R) as BIRD: R flag, and the forwarding
    * state of every family counts as kept (F bits). */
   if (p->gr_deferred && cf->gr_mode == BGP_GR_ABLE) {
@@ -200,15 +204,15 @@ bgp_llgr_time(struct bgp_proto *p, enum bgp_af af)
 {
   if (p->cf->llgr_mode == BGP_GR_OFF || !(p->caps.llgr_peer_af[af] & BGP_LLGR_AF_PRESENT))
     return 0;
-  return MIN(p->cf->llgr_time, p->caps.llgr_peer_time[af]);
+  return MIN(p->ch[af].cf->llgr_time, p->caps.llgr_peer_time[af]);
 }
 
 int
-bgp_gr_ready(struct bgp_proto *p)
+bgp_llgr_ready(struct bgp_proto *p)
 {
   for (int af = 0; af < BGP_AF_MAX; af++)
-    if (p->ch[af].c && p->caps.af[af] &&
-        ((p->cf->gr_mode != BGP_GR_OFF && (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT)) || bgp_llgr_time(p, af)))
+    if (p->ch[af].c && p->caps.af[af] && p->cf->llgr_mode != BGP_GR_OFF &&
+        (p->caps.llgr_peer_af[af] & BGP_LLGR_AF_PRESENT))
       return 1;
   return 0;
 }
@@ -237,28 +241,44 @@ bgp_gr_enter_llgr(struct bgp_proto *p, enum bgp_af af, u32 stale_time)
   chan_refresh_modify_stale(bc->c, bgp_llgr_modify);
 }
 
+/* Will the family's routes be kept when the session goes down now? */
+static int
+bgp_gr_keeps(struct bgp_proto *p, enum bgp_af af, int graceful, int *gr, u32 *llgr)
+{
+  *gr = graceful && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF && (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
+  *llgr = graceful && p->caps.af[af] ? bgp_llgr_time(p, af) : 0;
+  return *gr || *llgr || (graceful && p->ch[af].gr_state == BGP_GRS_LLGR);
+}
+
 uint
 bgp_gr_session_down(struct bgp_proto *p, int graceful)
 {
   uint kept = 0, regular = 0;
+  /* Unless some family is kept, BIRD 2 restarts the protocol: the
+   * channels go down. Otherwise they all stay paused, the families not
+   * kept flushed. */
+  int any = 0, gr;
+  u32 llgr;
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    any |= p->ch[af].c && bgp_gr_keeps(p, af, graceful, &gr, &llgr);
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     if (!bc->c)
       continue;
     bc->rr_active = 0;
     bc->eorr_pending = 0;
-    int gr = graceful && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF &&
-             (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
-    u32 llgr = graceful && p->caps.af[af] ? bgp_llgr_time(p, af) : 0;
     int keep_llgr = graceful && bc->gr_state == BGP_GRS_LLGR;
-    if (!gr && !llgr && !keep_llgr) {
+    if (!bgp_gr_keeps(p, af, graceful, &gr, &llgr)) {
       if (bc->gr_state != BGP_GRS_NONE) {
         bc->gr_state = BGP_GRS_NONE;
         p->gr_active_num--;
       }
       tm_stop(&bc->stale_timer);
       chan_refresh_stop(bc->c);
-      bgp_flush_af(p, af);
+      if (any)
+        bgp_flush_af(p, af);
+      else
+        chan_flush_down(bc->c);
       continue;
     }
     /* Down again before the cycle ended: what came meanwhile is stale too. */
@@ -340,6 +360,12 @@ bgp_gr_timeout(struct timer *t)
     } else
       bgp_gr_done(p, af);
   }
+  /* Nothing kept and no session: BIRD 2 restarts the protocol here, the
+   * channels go down (the flush bgp_gr_done began goes on there). */
+  if (!p->conn && !p->gr_active_num)
+    for (int af = 0; af < BGP_AF_MAX; af++)
+      if (p->ch[af].c)
+        chan_flush_down(p->ch[af].c);
   bgp_update_show(p);
 }
 

@@ -102,6 +102,21 @@ bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
   return -1;
 }
 
+/* RFC 7311 3: AIGP only between sessions that agree on it (`aigp`, on
+ * for iBGP by default); BIRD logs what it drops. */
+static void
+bgp_rx_aigp(struct bgp_proto *p, struct ea_builder *b, int af)
+{
+  if (af < 0 || af >= BGP_AF_MAX || !p->ch[af].cf || p->ch[af].cf->aigp)
+    return;
+  for (uint i = 0; i < b->count; i++)
+    if (b->a[i].id == BGP_EA(BA_AIGP)) {
+      log_rl(&p->rl, L_REMOTE, "%s: Discarding AIGP attribute received on non-AIGP session", p->p.name);
+      ea_unset(b, BGP_EA(BA_AIGP));
+      return;
+    }
+}
+
 /* Fill the nest's route fields; the next hop becomes the gateway. */
 static void
 bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c)
@@ -175,6 +190,7 @@ bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
       struct ea_builder pb = b;
       if (part == 1)
         bgp_attrs_use_mp_next_hop(&pb, &u.a);
+      bgp_rx_aigp(p, &pb, it.af);
       bgp_rx_route_fields(p, &pb, bgp_af_channel(p, it.af));
       a = ea_intern(&pb);
     }
@@ -216,19 +232,27 @@ bgp_session_established(struct bgp_proto *p)
   }
   log_msg(L_TRACE, "%s: BGP session established", p->p.name);
   bgp_gr_session_up(p);
-  /* Send everything we have: a feed per channel, then End-of-RIB. */
+  /* The protocol is up (as BIRD 2, only now): the channels of the
+   * negotiated families come up and feed us everything; End-of-RIB
+   * follows. A family the neighbor did not take stays down. */
   for (int af = 0; af < BGP_AF_MAX; af++)
-    if (p->ch[af].c && p->caps.af[af])
-      bgp_refeed(p, af);
+    if (p->ch[af].c) {
+      p->ch[af].c->disabled = !p->caps.af[af];
+      p->ch[af].c->export_all_paths = p->tx.add_path[af];
+    }
+  proto_notify_state(&p->p, PS_UP);
   ev_schedule(&p->tx_ev);
 }
 
 void
 bgp_session_down(struct bgp_proto *p)
 {
-  /* Without graceful restart the peer's routes go (in chunks); with it they
-   * stay, and so do the ADD-PATH sources, so that the restarted peer's
-   * routes replace them. */
+  /* Back to start (BIRD 2): the channels stop exporting. Without graceful
+   * restart the peer's routes go (in chunks) and the channels go down;
+   * with it they stay, and so do the ADD-PATH sources, so that the
+   * restarted peer's routes replace them. */
+  if (!p->down_requested)
+    proto_notify_state(&p->p, PS_START);
   if (!bgp_gr_session_down(p, !p->down_notified && !p->down_requested))
     bgp_path_srcs_free(p);
   bgp_tx_reset(p);

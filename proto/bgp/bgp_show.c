@@ -140,6 +140,8 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
     cli_printf(c, -1006, "      Role: %s", bgp_role_name(k->role));
 }
 
+/* BIRD 2's lines and order: timers of the start state while the session
+ * is not up, the session's details while it is, the last error in both. */
 void
 bgp_show_info(struct proto *pp, struct cli *c)
 {
@@ -150,19 +152,20 @@ bgp_show_info(struct proto *pp, struct cli *c)
   const char *state = s ? bgp_state_name(s->state) : "Down";
   if (s && s->state == BS_ACTIVE && bgp_cf_passive(cf))
     state = "Passive";
+  int up = s && s->state == BS_ESTABLISHED && s->have_remote_caps;
+  btime now = time_mono_now();
   cli_printf(c, -1006, "  BGP state:          %s", state);
   if (bgp_cf_is_range(cf))
     cli_printf(c, -1006, "    Neighbor range:   %N", &cf->remote_range);
   else
     cli_printf(c, -1006, "    Neighbor address: %I", cf->remote_ip);
+  if (up && s->outgoing && cf->remote_port && cf->remote_port != BGP_PORT)
+    cli_printf(c, -1006, "    Neighbor port:    %u", cf->remote_port);
   cli_printf(c, -1006, "    Neighbor AS:      %u", cf->remote_as);
   cli_printf(c, -1006, "    Local AS:         %u", cf->local_as);
   if (s && s->gr_active)
     cli_printf(c, -1006, "    Neighbor graceful restart active");
-  if (s && s->have_remote_caps) {
-    btime now = time_mono_now();
-    if (s->outgoing && s->remote_port != BGP_PORT)
-      cli_printf(c, -1006, "    Neighbor port:    %u", s->remote_port);
+  if (up) {
     cli_printf(c, -1006, "    Neighbor ID:      %R", s->neighbor_id);
     cli_printf(c, -1006, "    Local capabilities");
     bgp_show_caps(c, &s->local_caps);
@@ -177,14 +180,15 @@ bgp_show_info(struct proto *pp, struct cli *c)
     if (s->keepalive_time)
       cli_printf(c, -1006, "    Keepalive timer:  %t/%u", MAX(s->keepalive_expires - now, 0), s->keepalive_time);
   } else if (s) {
-    btime now = time_mono_now();
-    if (s->connect_expires && s->state != BS_ESTABLISHED)
+    if (s->connect_expires && s->start_state == BS_IDLE)
+      cli_printf(c, -1006, "    Error wait:       %t/%u", MAX(s->connect_expires - now, 0), s->error_wait);
+    if (s->connect_expires && s->start_state == BS_ACTIVE && s->state == BS_ACTIVE)
       cli_printf(c, -1006, "    Connect delay:    %t/%u", MAX(s->connect_expires - now, 0), cf->connect_delay_time);
     if (s->gr_active && s->gr_restart_expires)
       cli_printf(c, -1006, "    Restart timer:    %t/-", MAX(s->gr_restart_expires - now, 0));
-    if (s->last_error[0])
-      cli_printf(c, -1006, "    Last error:       %s", s->last_error);
   }
+  if (s && s->last_error[0])
+    cli_printf(c, -1006, "    Last error:       %s", s->last_error);
   rcu_read_unlock();
 }
 
@@ -282,6 +286,10 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, 100), ly = bgp_attr_u32(y, BA_LOCAL_PREF, 100);
   if (lx != ly)
     return lx > ly;
+  /* RFC 7311 4.1, where BIRD 2 puts it: AIGP before the AS path length */
+  u64 ax = bgp_aigp_total(x), ay = bgp_aigp_total(y);
+  if (ax != ay)
+    return ax < ay;
   const u8 *px, *py;
   uint nx, ny;
   bgp_path_of(x, &px, &nx);
@@ -323,7 +331,7 @@ bgp_attr_name(const struct eattr *e, char *buf, size_t size)
     [BA_MULTI_EXIT_DISC] = "med", [BA_LOCAL_PREF] = "local_pref", [BA_ATOMIC_AGGR] = "atomic_aggr",
     [BA_AGGREGATOR] = "aggregator", [BA_COMMUNITY] = "community", [BA_ORIGINATOR_ID] = "originator_id",
     [BA_CLUSTER_LIST] = "cluster_list", [BA_EXT_COMMUNITY] = "ext_community",
-    [BA_LARGE_COMMUNITY] = "large_community", [BA_OTC] = "otc",
+    [BA_LARGE_COMMUNITY] = "large_community", [BA_AIGP] = "aigp", [BA_OTC] = "otc",
   };
   uint code = bgp_ea_code(id);
   if (code < ARRAY_SIZE(names) && names[code])
@@ -423,6 +431,14 @@ bgp_attr_format(const struct ea_list *l, const struct eattr *e, char *buf, size_
         pos += bsnprintf(buf + pos, size - pos, "%s(%s, %u, %u)", sep, kind, (hi << 16) | (lo >> 16), lo & 0xffff);
     }
     return;
+  case BA_AIGP: {
+    u64 m;
+    if (bgp_aigp_metric(d, e->len, &m))
+      bsnprintf(buf, size, "%llu", (unsigned long long) m);
+    else
+      bsnprintf(buf, size, "?");          /* as BIRD: no AIGP TLV */
+    return;
+  }
   case BA_AGGREGATOR:
     if (e->len >= 8) {
       u32 asn, id;

@@ -262,6 +262,11 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
       return NULL;          /* no address of the family: BIRD needs `next hop address` then */
     ea_set_data(&b, BGP_EA(BA_NEXT_HOP), EAF_IP, BAF_TRANSITIVE, &self, sizeof(self));
   }
+  /* RFC 7311: AIGP to sessions that agree on it; through us it grows */
+  if (!bc->cf->aigp)
+    ea_unset(&b, BGP_EA(BA_AIGP));
+  else if (!nh || !keep)
+    bgp_aigp_export(&b, a, bc->cf->aigp_originate, loop_tmp());
   return ea_intern(&b);
 }
 

@@ -39,6 +39,7 @@
  *   CLUSTER_LIST (10)     EAF_INT_SET    u32[] host order
  *   EXT_COMMUNITIES (16)  EAF_EC_SET     u64[] host order (payloads are only
  *                                        4-byte aligned: read with memcpy)
+ *   AIGP (26)             EAF_OPAQUE     the TLVs as on the wire (RFC 7311)
  *   LARGE_COMMUNITIES (32) EAF_LC_SET    u32[3 * n] host order
  *   OTC (35)              EAF_INT
  *   unknown optional transitive  EAF_OPAQUE raw value; re-advertised with
@@ -112,7 +113,7 @@ enum bgp_attr_code {
   BA_AS4_PATH = 17,                 /* RFC 6793 */
   BA_AS4_AGGREGATOR = 18,
   BA_IPV6_EXT_COMMUNITY = 25,       /* RFC 5701: passed through as unknown */
-  BA_AIGP = 26,                     /* RFC 7311: not decoded yet */
+  BA_AIGP = 26,                     /* RFC 7311, bgp_aigp.c */
   BA_LARGE_COMMUNITY = 32,          /* RFC 8092 */
   BA_OTC = 35,                      /* RFC 9234 */
 };
@@ -589,6 +590,25 @@ u32 bgp_as_path_first_hop(const u8 *p, uint len);
 bool bgp_as_path_has_confed(const u8 *p, uint len);
 /* Copy without AS_CONFED_* segments into lp (RFC 5065 4.1, toward true eBGP). */
 u8 *bgp_as_path_strip_confed(linpool *lp, const u8 *p, uint len, uint *out_len);
+
+/* ---------------------------------------------------------------- */
+/* AIGP (bgp_aigp.c)                                                 */
+
+#define BGP_AIGP_MAX UINT64_MAX     /* the total metric of a route without AIGP */
+
+/* NULL if the TLVs of a received AIGP are well framed, else why not. */
+const char *bgp_aigp_check(const u8 *v, uint len);
+/* The metric of the first AIGP TLV, false without one. */
+bool bgp_aigp_metric(const u8 *v, uint len, u64 *metric);
+/* A copy in lp with that metric set (an AIGP TLV added first if none). */
+u8 *bgp_aigp_set_metric(linpool *lp, const u8 *v, uint len, u64 metric, uint *out_len);
+/* Best path: the route's metric plus the distance to its next hop (its IGP
+ * metric, at least 1), BGP_AIGP_MAX without AIGP. */
+u64 bgp_aigp_total(const struct ea_list *a);
+/* An export of route attributes a with our next hop, AIGP allowed: b gets
+ * the total metric, or with originate a new AIGP for a route of another
+ * protocol with a known IGP metric. Payload from lp. */
+void bgp_aigp_export(struct ea_builder *b, const struct ea_list *a, bool originate, linpool *lp);
 
 /* ---------------------------------------------------------------- */
 /* UPDATE framing and NLRI (bgp_update.c)                            */

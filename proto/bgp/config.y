@@ -7,7 +7,7 @@
 %%keywords refresh as4 extended messages capabilities graceful aware password ttl security
 %%keywords allow enforce first bgp_local_pref bgp_med interpret communities deterministic med
 %%keywords prefer older metric path advertise next hop self keep add paths rx tx gateway
-%%keywords mandatory secondary aigp missing lladdr lived stale sets
+%%keywords mandatory secondary aigp originate missing lladdr lived stale sets ignore drop
 %%keywords confederation member role roles require provider customer rs_server rs_client peer
 %%keywords range dynamic digits
 
@@ -54,7 +54,7 @@ bgp_proto:
      if ($5 > $7) cf_error("Error wait time must be a range");
      bgp_cfg(cx)->error_wait_min = $5; bgp_cfg(cx)->error_wait_max = $7;
    }
- | bgp_proto ERROR FORGET TIME expr ';' { }
+ | bgp_proto ERROR FORGET TIME expr ';' { bgp_cfg(cx)->error_forget_time = $5; }
  | bgp_proto RS CLIENT bool ';' { bgp_cfg(cx)->rs_client = $4; }
  | bgp_proto RR CLIENT bool ';' { bgp_cfg(cx)->rr_client = $4; }
  | bgp_proto RR CLUSTER ID idval ';' { bgp_cfg(cx)->rr_cluster_id = $5; }
@@ -115,6 +115,8 @@ bgp_role_name:
  | RS_CLIENT { $$ = BGP_ROLE_RS_CLIENT; }
  ;
 
+bgp_lladdr_mode: SELF | DROP | IGNORE ;
+
 bgp_local_opts:
    /* empty */
  | bgp_local_opts ipa { bgp_cfg(cx)->local_ip = $2; }
@@ -159,9 +161,22 @@ bgp_channel_item:
  | IGP TABLE rtable { }
  | MANDATORY bool { }
  | SECONDARY bool { cx->this_channel->secondary = $2; }
- | AIGP bool { }
+ | AIGP bool { bgp_chan_cfg(cx)->aigp = $2; bgp_chan_cfg(cx)->aigp_set = 1; bgp_chan_cfg(cx)->aigp_originate = 0; }
+ | AIGP ORIGINATE { bgp_chan_cfg(cx)->aigp = bgp_chan_cfg(cx)->aigp_set = bgp_chan_cfg(cx)->aigp_originate = 1; }
+ | MISSING LLADDR bgp_lladdr_mode {
+     /* BIRD 1's choice for an IPv6 next hop without a link-local address
+      * toward a direct peer; BIRD 2 decides that itself and only warns. */
+     log_msg(L_WARN, "%s.%s: Missing lladdr option is deprecated and ignored, remove it", cx->this_proto->name,
+             cx->this_channel->name);
+   }
  | EXTENDED NEXT HOP bool { }
- | GRACEFUL RESTART bool { }
+ | GRACEFUL RESTART bool { bgp_chan_cfg(cx)->gr_able = $3; bgp_chan_cfg(cx)->gr_able_set = 1; }
+ | LONG LIVED GRACEFUL RESTART bool { bgp_chan_cfg(cx)->llgr_able = $5; bgp_chan_cfg(cx)->llgr_able_set = 1; }
+ | LONG LIVED STALE TIME expr {
+     if ($5 > 16777215) cf_error("Long-lived stale time must be in range 0-16777215");
+     bgp_chan_cfg(cx)->llgr_time = $5;
+     bgp_chan_cfg(cx)->llgr_time_set = 1;
+   }
  ;
 
 %%code
