@@ -126,6 +126,8 @@ struct rt_reader {
    * should then skip to the end and feed the table again (the items it
    * holds would outgrow the table; see chan_catch_up()). */
   u32 laggard;
+  u64 seen_seq;               /* owner: table loop: seq at the last move seen */
+  btime seen_at;              /* owner: table loop: when */
 };
 
 #define RT_INDEX_MIN 1024           /* buckets of a new table's net index */
@@ -260,10 +262,13 @@ void rt_reader_detach(struct rt_reader *r);
 
 /* Items between the reader and the journal's end. Reader's loop. */
 u64 rt_reader_lag(const struct rt_reader *r);
-/* The lag past which a reader with a notify event is flagged laggard:
- * twice the table's nets (a refeed costs one walk of them), at least
- * RT_LAGGARD_MIN. */
+/* The lag past which a reader with a notify event is flagged laggard if
+ * it has not moved for RT_LAGGARD_STUCK: the table's nets (a refeed costs
+ * one walk of them), plus RT_LAGGARD_MIN. One that moves is flagged at
+ * four times the limit: it may be slow only while a burst lasts, and a
+ * feed resends what the peer has. */
 #define RT_LAGGARD_MIN 65536
+#define RT_LAGGARD_STUCK (S_ 1)
 u64 rt_laggard_limit(struct rtable *t);
 
 /* Table loop internals (nest/rt_conf.c creates and deletes tables). */

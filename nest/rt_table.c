@@ -601,6 +601,8 @@ rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct e
   r->notify = notify;
   r->block = NULL;
   uatomic_set(&r->laggard, 0);
+  r->seen_seq = 0;
+  r->seen_at = 0;
   pthread_mutex_lock(&t->lock);
   uatomic_set(&r->seq, t->jend);
   list_add_tail(&t->readers, &r->n);
@@ -630,7 +632,7 @@ rt_reader_lag(const struct rt_reader *r)
 u64
 rt_laggard_limit(struct rtable *t)
 {
-  return RT_LAGGARD_MIN + 2 * (u64) uatomic_read(&t->net_count);
+  return RT_LAGGARD_MIN + (u64) uatomic_read(&t->net_count);
 }
 
 const struct rt_journal_item *
@@ -720,11 +722,18 @@ rt_cleanup(void *data)
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   u64 min = t->jend, limit = rt_laggard_limit(t);
+  btime now = time_mono_now();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
     u64 seq = uatomic_read(&r->seq);
     min = MIN(min, seq);
+    if (seq != r->seen_seq || !r->seen_at) {
+      r->seen_seq = seq;
+      r->seen_at = now;
+    }
     /* A stalled peer would pin every change from now on: tell its loop. */
-    if (r->notify && t->jend - seq > limit && !uatomic_read(&r->laggard)) {
+    u64 lag = t->jend - seq;
+    int stuck = now - r->seen_at >= RT_LAGGARD_STUCK;
+    if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
       uatomic_set(&r->laggard, 1);
       ev_send(r->loop, r->notify);
     }
