@@ -548,8 +548,7 @@ st_flush(struct f_state *st, int newline)
     st->opts->print(st->opts->print_ctx, text);
   else
     log_msg(L_INFO, "%s", text);
-  buffer_reset(&st->out);
-  st->out_used = 0;
+  buffer_reset(&st->out);   /* kept for the next print; freed when the run ends */
 }
 
 static void
