@@ -281,6 +281,10 @@ static const char *route_conf =
   "filter f_spin { if spin() = 0 then accept; reject; }\n"
   "function fib(int n) { if n < 2 then return n; return fib(n - 1) + fib(n - 2); }\n"
   "filter f_fib { if fib(40) > 0 then accept; reject; }\n"
+  /* Found by the interpreter fuzzer: well within the step budget, this
+   * copies a path of millions of ASNs millions of times (terabytes). */
+  "function grow(bgppath p) bgppath q; { q = p; for int a in p do for int b in p do q = prepend(q, a + b); return q; }\n"
+  "filter f_grow { bgp_path = grow(grow(grow(prepend(prepend(prepend(bgp_path, 1), 2), 3)))); accept; }\n"
   "filter f_print { print \"a\", 1; printn \"b\"; printn 2; print \"\"; accept \"c\", bgp_med; }\n";
 
 static void
@@ -344,6 +348,12 @@ test_routes(void **state)
   assert_int_equal(f_run(find_filter(c, "f_spin"), &r, lp), F_ERROR);
   r = (struct f_route){ .net = &n, .attrs = a };
   assert_int_equal(f_run(find_filter(c, "f_fib"), &r, lp), F_ERROR);   /* step budget */
+  r = (struct f_route){ .net = &n, .attrs = a };
+  char err[160] = "";
+  struct f_exec_opts eo = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  assert_int_equal(f_exec(find_filter(c, "f_grow"), &r, lp, NULL, &eo), F_ERROR);   /* memory budget */
+  assert_string_equal(err, "Filter uses too much memory (more than 32 MB)");
+  lp_flush(lp);
 
   ea_unref(a);
   ea_unref(b);
