@@ -178,6 +178,29 @@ test_values(void **state)
   check_value("\"foo\" ~ \"f*o\"", "TRUE");
   check_value("10.1.0.0/16 ~ [10.0.0.0/8{16,24}]", "TRUE");
   check_value("10.0.0.0/8 ~ [10.0.0.0/8{16,24}]", "FALSE");
+  /* Prefix sets print as BIRD 2's trie dump (outputs of BIRD 2.0.12's eval). */
+  check_value("[1.0.0.0/8+, 2.0.0.0/16{18,20}]", "[1.0.0.0/8{1.255.255.255}, 2.0.0.0/16{0.0.112.0}]");
+  check_value("[10.0.0.0/8-]",
+              "[0.0.0.0/0, 0.0.0.0/1{128.0.0.0}, 0.0.0.0/2{64.0.0.0}, 0.0.0.0/3{32.0.0.0}, 10.0.0.0/8{255.0.0.0}]");
+  check_value("[0.0.0.0/0+]", "[0.0.0.0/0, 0.0.0.0/0{255.255.255.255}]");
+  check_value("[0.0.0.0/0]", "[0.0.0.0/0]");
+  check_value("[10.128.0.0/9{9,12}]",
+              "[10.128.0.0/9{0.224.0.0}, 10.128.0.0/12{0.16.0.0}, 10.144.0.0/12{0.16.0.0}, 10.160.0.0/12{0.16.0.0}, "
+              "10.176.0.0/12{0.16.0.0}, 10.192.0.0/12{0.16.0.0}, 10.208.0.0/12{0.16.0.0}, 10.224.0.0/12{0.16.0.0}, "
+              "10.240.0.0/12{0.16.0.0}]");
+  check_value("[10.0.0.0/8{8,9}, 10.0.0.0/9{9,10}]", "[10.0.0.0/8{1.128.0.0}, 10.0.0.0/10{0.64.0.0}, 10.64.0.0/10{0.64.0.0}]");
+  check_value("[10.0.0.0/8{5,8}, 11.0.0.0/8]",
+              "[8.0.0.0/5{8.0.0.0}, 8.0.0.0/6{4.0.0.0}, 10.0.0.0/7{2.0.0.0}, 10.0.0.0/8{15.0.0.0}, 11.0.0.0/8{1.0.0.0}]");
+  check_value("[126.0.0.0/9{1,9}, 0.0.0.0/1{3,4}]",
+              "[0.0.0.0/1{128.0.0.0}, 64.0.0.0/2{96.0.0.0}, 0.0.0.0/3{32.0.0.0}, 32.0.0.0/3{32.0.0.0}, 0.0.0.0/4{16.0.0.0}, "
+              "16.0.0.0/4{16.0.0.0}, 32.0.0.0/4{16.0.0.0}, 48.0.0.0/4{16.0.0.0}, 64.0.0.0/4{16.0.0.0}, 80.0.0.0/4{16.0.0.0}, "
+              "96.0.0.0/4{16.0.0.0}, 112.0.0.0/4{240.0.0.0}, 120.0.0.0/5{8.0.0.0}, 124.0.0.0/6{4.0.0.0}, 126.0.0.0/7{2.0.0.0}, "
+              "126.0.0.0/8{255.0.0.0}, 126.0.0.0/9{0.128.0.0}]");
+  check_value("[10.0.0.0/24+, 10.0.0.0/25{25,27}]", "[10.0.0.0/24{0.0.1.255}]");
+  check_value("[2001:db8::/32+, 2001:db8:1::/48{56,64}]",
+              "[2001:db8::/32{0:1:ffff:ffff:ffff:ffff:ffff:ffff}, 2001:db8:1::/48{0:0:0:1ff::}]");
+  check_value("[::/0+]", "[::/0, ::/0{ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff}]");
+  check_value("[2001:db8::/127, 2001:db8::/128]", "[2001:db8::/127{::2}, 2001:db8::/128{::1}]");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= 1 2 =]", "TRUE");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= * 2 =]", "TRUE");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= 2 * =]", "FALSE");
@@ -226,6 +249,37 @@ brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
   return 0;
 }
 
+/* Does the printed form of a prefix set (BIRD 2's trie dump, IPv4) accept
+ * x? Each "A/p{M}" accepts, for every length L whose bit (32 - L) is set
+ * in M, the nets of length L under A/p (L >= p) or A's supernet of
+ * length L (L < p); a bare "0.0.0.0/0" accepts the default route. */
+static int
+dump_match(const char *dump, const net_addr *x)
+{
+  u32 xa = ip4_to_u32(((const net_addr_ip4 *) x)->prefix);
+  for (const char *s = dump + 1; *s && *s != ']';) {
+    uint a[4], pl, m[4];
+    int got = sscanf(s, "%u.%u.%u.%u/%u{%u.%u.%u.%u}", &a[0], &a[1], &a[2], &a[3], &pl, &m[0], &m[1], &m[2], &m[3]);
+    assert_true(got == 5 || got == 9);
+    u32 addr = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3], mask = got == 9 ? m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3] : 0;
+    if (got == 5 && !x->pxlen)
+      return 1;
+    for (uint l = 1; l <= 32; l++) {
+      if (!(mask & (1u << (32 - l))) || x->pxlen != l)
+        continue;
+      uint k = MIN(l, pl);
+      u32 km = k ? ~0u << (32 - k) : 0;
+      if ((xa & km) == (addr & km))
+        return 1;
+    }
+    s = strchr(s, ',');
+    if (!s)
+      break;
+    s += 2;
+  }
+  return 0;
+}
+
 static void
 test_trie(void **state)
 {
@@ -249,13 +303,24 @@ test_trie(void **state)
       f_trie_add(lp, t, &e[i].net, lo, hi);
     }
     f_trie_finish(lp, t, e, n);
+    /* The printed form (filter/trie_format.c) must describe the same set. */
+    struct buffer dump;
+    buffer_init(&dump);
+    f_trie_format(t, &dump);
     for (int k = 0; k < 3000; k++) {
       net_addr x;
       net_fill_ip4(&x, ip4_from_u32((random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff)), random() % 33);
       net_normalize(&x);
-      if (f_trie_match(t, &x) != brute_match(e, n, &x))
+      int want = brute_match(e, n, &x);
+      if (f_trie_match(t, &x) != want)
         fail_msg("round %d: trie and brute force differ on %N", round, &x);
+      if (k < 500 && dump_match(dump.start, &x) != want) {
+        char net[NET_MAX_TEXT_LENGTH + 1];
+        bsnprintf(net, sizeof(net), "%N", &x);
+        fail_msg("round %d: the printed set and brute force differ on %s: %s", round, net, dump.start);
+      }
     }
+    buffer_free(&dump);
   }
   rfree(p);
 }
