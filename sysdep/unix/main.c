@@ -27,6 +27,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/rcu.h"
 #include "lib/resource.h"
 #include "filter/filter.h"
 #include "nest/cli.h"
@@ -220,14 +221,20 @@ write_pidfile(const char *path)
   pid_path = path;
 }
 
+/* liburcu's call_rcu thread and its hash-resize worker (started while the
+ * config was parsed) do not survive fork(): without these calls the
+ * child's first cds_lfht_destroy() waited for the worker for ever, so a
+ * daemon started without -f never finished shutting down. */
 static void
 daemonize(void)
 {
+  call_rcu_before_fork();
   pid_t pid = fork();
   if (pid < 0)
     die("fork: %m");
   if (pid)
     _exit(0);
+  call_rcu_after_fork_child();
   setsid();
   int fd = open("/dev/null", O_RDWR);
   if (fd >= 0) {
