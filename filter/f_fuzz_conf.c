@@ -7,7 +7,8 @@
  * sockets, no tables. Whatever compiles is then run: every filter and
  * every function without arguments, once on a small BGP route and once
  * with no route (as `eval` does), so that code the type checker accepted
- * meets the interpreter. Then the config is freed.
+ * meets the interpreter; every `define`d value is printed as `eval` would
+ * print it. Then the config is freed.
  *
  * Findings: crashes, sanitizer reports, leaks (LeakSanitizer after each
  * input; attribute lists kept interned by a filter run are counted), and
@@ -65,6 +66,14 @@ static void
 fz_run_all(struct config *c)
 {
   for (struct symbol *s = c->sym_first; s; s = s->next_all) {
+    if (s->class == SYM_CONSTANT && s->val->fv) {
+      /* `define`d values go through the printers (eval, print, format) */
+      struct buffer b;
+      buffer_init(&b);
+      val_format(s->val->fv, &b);
+      buffer_free(&b);
+      continue;
+    }
     if (s->class != SYM_FILTER && s->class != SYM_FUNCTION)
       continue;
     const struct filter *f = s->def;

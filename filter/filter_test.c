@@ -322,6 +322,29 @@ test_trie(void **state)
     }
     buffer_free(&dump);
   }
+  /* IPv6 sets: printed without memory errors (the ASan build), well formed. */
+  for (int round = 0; round < 40; round++) {
+    uint n = 1 + random() % 60;
+    struct f_trie_entry e[64];
+    struct f_trie *t = f_trie_new(lp);
+    for (uint i = 0; i < n; i++) {
+      uint len = random() % 129;
+      net_fill_ip6(&e[i].net, ip6_build(0x20010db8, random(), random(), random()), len);
+      net_normalize(&e[i].net);
+      uint lo = random() % 129, hi = lo + random() % (129 - lo);
+      e[i].lo = random() % 2 ? lo : len;
+      e[i].hi = random() % 2 ? hi : MAX(len, e[i].lo);
+      if (e[i].lo > e[i].hi)
+        e[i].hi = e[i].lo;
+      f_trie_add(lp, t, &e[i].net, e[i].lo, e[i].hi);
+    }
+    f_trie_finish(lp, t, e, n);
+    struct buffer dump;
+    buffer_init(&dump);
+    f_trie_format(t, &dump);
+    assert_true(dump.len >= 2 && dump.start[0] == '[' && dump.start[dump.len - 1] == ']');
+    buffer_free(&dump);
+  }
   rfree(p);
 }
 
