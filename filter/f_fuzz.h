@@ -19,10 +19,7 @@
 #include "lib/log.h"
 #include "lib/rcu.h"
 #include "nest/ea_bgp.h"
-#include "proto/bgp/bgp.h"
-#include "proto/device/device.h"
-#include "proto/pipe/pipe.h"
-#include "proto/static/static.h"
+#include "proto/protos.h"
 
 static inline void
 f_fuzz_init(void)
@@ -32,10 +29,7 @@ f_fuzz_init(void)
   hash_seed_init();
   ea_init();
   f_user_attr_init();
-  proto_build(&proto_device);
-  proto_build(&proto_static);
-  bgp_build();
-  proto_build(&proto_pipe);
+  protos_build_all();
   rcu_thread_register();
 
   static struct lnode logs;

@@ -36,10 +36,7 @@
 #include "nest/reconf.h"
 #include "nest/gr_recovery.h"
 #include "nest/rt.h"
-#include "proto/device/device.h"
-#include "proto/static/static.h"
-#include "proto/bgp/bgp.h"
-#include "proto/pipe/pipe.h"
+#include "proto/protos.h"
 
 #ifndef PATH_CONFIG_FILE_DEFAULT
 #define PATH_CONFIG_FILE_DEFAULT "/etc/bird/bird.conf"
@@ -321,10 +318,7 @@ main(int argc, char **argv)
   hash_seed_init();
   ea_init();
   f_user_attr_init();
-  proto_build(&proto_device);
-  proto_build(&proto_static);
-  bgp_build();
-  proto_build(&proto_pipe);
+  protos_build_all();
 
   struct cf_error err;
   struct config *c = config_parse_file(o.config, &err);
