@@ -194,14 +194,15 @@ yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg)
   cf_error_at(cx, "%s", msg);
 }
 
-struct config *
-config_parse_file(const char *file, struct cf_error *err)
+/* Parse a file, or text when text is non-NULL (file then only names it). */
+static struct config *
+config_parse(const char *file, const char *text, struct cf_error *err)
 {
   struct config *c = config_alloc(file);
   struct cf_context cx = { .conf = c, .mem = c->mem };
   rt_config_defaults(c);
 
-  if (cf_scanner_init(&cx, c->file_name, NULL) < 0) {
+  if (cf_scanner_init(&cx, c->file_name, text) < 0) {
     bsnprintf(err->msg, sizeof(err->msg), "%s: %m", file);
     config_free(c);
     return NULL;
@@ -221,6 +222,18 @@ config_parse_file(const char *file, struct cf_error *err)
     return NULL;
   }
   return c;
+}
+
+struct config *
+config_parse_file(const char *file, struct cf_error *err)
+{
+  return config_parse(file, NULL, err);
+}
+
+struct config *
+config_parse_text(const char *name, const char *text, struct cf_error *err)
+{
+  return config_parse(name, text, err);
 }
 
 void

@@ -108,6 +108,9 @@ struct cf_error {
 
 /* Parse a file into a new config. Returns NULL and fills err on failure. */
 struct config *config_parse_file(const char *file, struct cf_error *err);
+/* The same from a string (tests, fuzzers); name stands for the file in
+ * errors, and `include` paths are relative to the current directory. */
+struct config *config_parse_text(const char *name, const char *text, struct cf_error *err);
 /* An empty config (for shutdown and for tests). */
 struct config *config_new_empty(const char *name);
 void config_ref(struct config *c);

@@ -53,7 +53,7 @@ void yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg
 
 %type <i> expr bool pxlen4 pxlen6 idval log_mask log_mask_list log_cat
 %type <a> ipa
-%type <net> net_ip4 net_ip6 net_ip net_any
+%type <net> net_ip4 net_ip6 net_ip net_any net_roa
 %type <s> symbol
 %type <t> text opttext
 %type <time> expr_us
@@ -72,7 +72,7 @@ void yyerror(YYLTYPE *loc, struct cf_context *cx, void *scanner, const char *msg
 %%keywords define on off yes no true false s ms us router id hostname log syslog stderr name
 %%keywords all debug trace info remote warning error auth fatal bug size
 %%keywords timeformat iso short long base route protocol threads thread group default
-%%keywords max min latency time wakeup
+%%keywords max min latency time wakeup as
 
 %%grammar
 config: CONF_MARKER conf_items END ;
@@ -134,6 +134,17 @@ net_ip6: IP6 pxlen6 {
   } ;
 
 net_ip: net_ip4 | net_ip6 ;
+/* ROA records (BIRD 2 syntax): 10.0.0.0/16 max 24 as 65001 */
+net_roa:
+   net_ip4 MAX NUM AS NUM {
+     if ($3 < $1.pxlen || $3 > IP4_MAX_PREFIX_LENGTH) cf_error("Invalid max prefix length %u", $3);
+     net_fill_roa4(&$$, ((const net_addr_ip4 *) &$1)->prefix, $1.pxlen, $3, $5);
+   }
+ | net_ip6 MAX NUM AS NUM {
+     if ($3 < $1.pxlen || $3 > IP6_MAX_PREFIX_LENGTH) cf_error("Invalid max prefix length %u", $3);
+     net_fill_roa6(&$$, ((const net_addr_ip6 *) &$1)->prefix, $1.pxlen, $3, $5);
+   }
+ ;
 net_any:
    net_ip
  | CF_SYM_KNOWN {

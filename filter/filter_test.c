@@ -168,6 +168,29 @@ test_values(void **state)
   check_value("\"foo\" ~ \"f*o\"", "TRUE");
   check_value("10.1.0.0/16 ~ [10.0.0.0/8{16,24}]", "TRUE");
   check_value("10.0.0.0/8 ~ [10.0.0.0/8{16,24}]", "FALSE");
+  /* Prefix sets print as BIRD 2's trie dump (outputs of BIRD 2.0.12's eval). */
+  check_value("[1.0.0.0/8+, 2.0.0.0/16{18,20}]", "[1.0.0.0/8{1.255.255.255}, 2.0.0.0/16{0.0.112.0}]");
+  check_value("[10.0.0.0/8-]",
+              "[0.0.0.0/0, 0.0.0.0/1{128.0.0.0}, 0.0.0.0/2{64.0.0.0}, 0.0.0.0/3{32.0.0.0}, 10.0.0.0/8{255.0.0.0}]");
+  check_value("[0.0.0.0/0+]", "[0.0.0.0/0, 0.0.0.0/0{255.255.255.255}]");
+  check_value("[0.0.0.0/0]", "[0.0.0.0/0]");
+  check_value("[10.128.0.0/9{9,12}]",
+              "[10.128.0.0/9{0.224.0.0}, 10.128.0.0/12{0.16.0.0}, 10.144.0.0/12{0.16.0.0}, 10.160.0.0/12{0.16.0.0}, "
+              "10.176.0.0/12{0.16.0.0}, 10.192.0.0/12{0.16.0.0}, 10.208.0.0/12{0.16.0.0}, 10.224.0.0/12{0.16.0.0}, "
+              "10.240.0.0/12{0.16.0.0}]");
+  check_value("[10.0.0.0/8{8,9}, 10.0.0.0/9{9,10}]", "[10.0.0.0/8{1.128.0.0}, 10.0.0.0/10{0.64.0.0}, 10.64.0.0/10{0.64.0.0}]");
+  check_value("[10.0.0.0/8{5,8}, 11.0.0.0/8]",
+              "[8.0.0.0/5{8.0.0.0}, 8.0.0.0/6{4.0.0.0}, 10.0.0.0/7{2.0.0.0}, 10.0.0.0/8{15.0.0.0}, 11.0.0.0/8{1.0.0.0}]");
+  check_value("[126.0.0.0/9{1,9}, 0.0.0.0/1{3,4}]",
+              "[0.0.0.0/1{128.0.0.0}, 64.0.0.0/2{96.0.0.0}, 0.0.0.0/3{32.0.0.0}, 32.0.0.0/3{32.0.0.0}, 0.0.0.0/4{16.0.0.0}, "
+              "16.0.0.0/4{16.0.0.0}, 32.0.0.0/4{16.0.0.0}, 48.0.0.0/4{16.0.0.0}, 64.0.0.0/4{16.0.0.0}, 80.0.0.0/4{16.0.0.0}, "
+              "96.0.0.0/4{16.0.0.0}, 112.0.0.0/4{240.0.0.0}, 120.0.0.0/5{8.0.0.0}, 124.0.0.0/6{4.0.0.0}, 126.0.0.0/7{2.0.0.0}, "
+              "126.0.0.0/8{255.0.0.0}, 126.0.0.0/9{0.128.0.0}]");
+  check_value("[10.0.0.0/24+, 10.0.0.0/25{25,27}]", "[10.0.0.0/24{0.0.1.255}]");
+  check_value("[2001:db8::/32+, 2001:db8:1::/48{56,64}]",
+              "[2001:db8::/32{0:1:ffff:ffff:ffff:ffff:ffff:ffff}, 2001:db8:1::/48{0:0:0:1ff::}]");
+  check_value("[::/0+]", "[::/0, ::/0{ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff}]");
+  check_value("[2001:db8::/127, 2001:db8::/128]", "[2001:db8::/127{::2}, 2001:db8::/128{::1}]");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= 1 2 =]", "TRUE");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= * 2 =]", "TRUE");
   check_value("prepend(prepend(+empty+, 2), 1) ~ [= 2 * =]", "FALSE");
@@ -217,6 +240,37 @@ brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
   return 0;
 }
 
+/* Does the printed form of a prefix set (BIRD 2's trie dump, IPv4) accept
+ * x? Each "A/p{M}" accepts, for every length L whose bit (32 - L) is set
+ * in M, the nets of length L under A/p (L >= p) or A's supernet of
+ * length L (L < p); a bare "0.0.0.0/0" accepts the default route. */
+static int
+dump_match(const char *dump, const net_addr *x)
+{
+  u32 xa = ip4_to_u32(((const net_addr_ip4 *) x)->prefix);
+  for (const char *s = dump + 1; *s && *s != ']';) {
+    uint a[4], pl, m[4];
+    int got = sscanf(s, "%u.%u.%u.%u/%u{%u.%u.%u.%u}", &a[0], &a[1], &a[2], &a[3], &pl, &m[0], &m[1], &m[2], &m[3]);
+    assert_true(got == 5 || got == 9);
+    u32 addr = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3], mask = got == 9 ? m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3] : 0;
+    if (got == 5 && !x->pxlen)
+      return 1;
+    for (uint l = 1; l <= 32; l++) {
+      if (!(mask & (1u << (32 - l))) || x->pxlen != l)
+        continue;
+      uint k = MIN(l, pl);
+      u32 km = k ? ~0u << (32 - k) : 0;
+      if ((xa & km) == (addr & km))
+        return 1;
+    }
+    s = strchr(s, ',');
+    if (!s)
+      break;
+    s += 2;
+  }
+  return 0;
+}
+
 static void
 test_trie(void **state)
 {
@@ -240,13 +294,47 @@ test_trie(void **state)
       f_trie_add(lp, t, &e[i].net, lo, hi);
     }
     f_trie_finish(lp, t, e, n);
+    /* The printed form (filter/trie_format.c) must describe the same set. */
+    struct buffer dump;
+    buffer_init(&dump);
+    f_trie_format(t, &dump);
     for (int k = 0; k < 3000; k++) {
       net_addr x;
       net_fill_ip4(&x, ip4_from_u32((random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff)), random() % 33);
       net_normalize(&x);
-      if (f_trie_match(t, &x) != brute_match(e, n, &x))
+      int want = brute_match(e, n, &x);
+      if (f_trie_match(t, &x) != want)
         fail_msg("round %d: trie and brute force differ on %N", round, &x);
+      if (k < 500 && dump_match(dump.start, &x) != want) {
+        char net[NET_MAX_TEXT_LENGTH + 1];
+        bsnprintf(net, sizeof(net), "%N", &x);
+        fail_msg("round %d: the printed set and brute force differ on %s: %s", round, net, dump.start);
+      }
     }
+    buffer_free(&dump);
+  }
+  /* IPv6 sets: printed without memory errors (the ASan build), well formed. */
+  for (int round = 0; round < 40; round++) {
+    uint n = 1 + random() % 60;
+    struct f_trie_entry e[64];
+    struct f_trie *t = f_trie_new(lp);
+    for (uint i = 0; i < n; i++) {
+      uint len = random() % 129;
+      net_fill_ip6(&e[i].net, ip6_build(0x20010db8, random(), random(), random()), len);
+      net_normalize(&e[i].net);
+      uint lo = random() % 129, hi = lo + random() % (129 - lo);
+      e[i].lo = random() % 2 ? lo : len;
+      e[i].hi = random() % 2 ? hi : MAX(len, e[i].lo);
+      if (e[i].lo > e[i].hi)
+        e[i].hi = e[i].lo;
+      f_trie_add(lp, t, &e[i].net, e[i].lo, e[i].hi);
+    }
+    f_trie_finish(lp, t, e, n);
+    struct buffer dump;
+    buffer_init(&dump);
+    f_trie_format(t, &dump);
+    assert_true(dump.len >= 2 && dump.start[0] == '[' && dump.start[dump.len - 1] == ']');
+    buffer_free(&dump);
   }
   rfree(p);
 }
@@ -271,7 +359,12 @@ static const char *route_conf =
   "function spin() int i; { i = 0; for int a in prepend(prepend(prepend(+empty+, 1), 2), 3) do i = i + spin(); return i; }\n"
   "filter f_spin { if spin() = 0 then accept; reject; }\n"
   "function fib(int n) { if n < 2 then return n; return fib(n - 1) + fib(n - 2); }\n"
-  "filter f_fib { if fib(40) > 0 then accept; reject; }\n";
+  "filter f_fib { if fib(40) > 0 then accept; reject; }\n"
+  /* Found by the interpreter fuzzer: well within the step budget, this
+   * copies a path of millions of ASNs millions of times (terabytes). */
+  "function grow(bgppath p) bgppath q; { q = p; for int a in p do for int b in p do q = prepend(q, a + b); return q; }\n"
+  "filter f_grow { bgp_path = grow(grow(grow(prepend(prepend(prepend(bgp_path, 1), 2), 3)))); accept; }\n"
+  "filter f_print { print \"a\", 1; printn \"b\"; printn 2; print \"\"; accept \"c\", bgp_med; }\n";
 
 static void
 test_routes(void **state)
@@ -334,9 +427,60 @@ test_routes(void **state)
   assert_int_equal(f_run(find_filter(c, "f_spin"), &r, lp), F_ERROR);
   r = (struct f_route){ .net = &n, .attrs = a };
   assert_int_equal(f_run(find_filter(c, "f_fib"), &r, lp), F_ERROR);   /* step budget */
+  r = (struct f_route){ .net = &n, .attrs = a };
+  char err[160] = "";
+  struct f_exec_opts eo = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  assert_int_equal(f_exec(find_filter(c, "f_grow"), &r, lp, NULL, &eo), F_ERROR);   /* memory budget */
+  assert_string_equal(err, "Filter uses too much memory (more than 32 MB)");
+  lp_flush(lp);
 
   ea_unref(a);
   ea_unref(b);
+  rfree(p);
+  config_unref(c);
+}
+
+/* print output: one line per print (printn continues it), and accept's
+ * message. The line buffer is reused and freed once at the end of the run
+ * (it leaked on every print before: LeakSanitizer in the ASan build). */
+struct print_log {
+  char lines[4][32];
+  uint n;
+};
+
+static void
+print_line(void *ctx, const char *text)
+{
+  struct print_log *pl = ctx;
+  if (pl->n < ARRAY_SIZE(pl->lines))
+    bsnprintf(pl->lines[pl->n], sizeof(pl->lines[0]), "%s", text);
+  pl->n++;
+}
+
+static void
+test_print(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(route_conf);
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "print test");
+  linpool *lp = lp_new(p);
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
+  u32 path[] = { 65001 };
+  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 5);
+  for (int i = 0; i < 100; i++) {
+    struct print_log pl = { .n = 0 };
+    struct f_exec_opts o = { .print = print_line, .print_ctx = &pl };
+    struct f_route r = { .net = &n, .attrs = a };
+    assert_int_equal(f_exec(find_filter(c, "f_print"), &r, lp, NULL, &o), F_ACCEPT);
+    assert_null(r.out);
+    assert_int_equal(pl.n, 3);
+    assert_string_equal(pl.lines[0], "a1");
+    assert_string_equal(pl.lines[1], "b2");
+    assert_string_equal(pl.lines[2], "c5");
+    lp_flush(lp);
+  }
+  ea_unref(a);
   rfree(p);
   config_unref(c);
 }
@@ -627,6 +771,7 @@ main(void)
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
+    cmocka_unit_test(test_print),
     cmocka_unit_test(test_same),
     cmocka_unit_test(test_concurrent),
     cmocka_unit_test(test_fuzz_parser),

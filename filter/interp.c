@@ -31,6 +31,12 @@
 #define F_STACK 1024
 #define F_MAX_FRAMES 100
 #define F_MAX_STEPS 2000000   /* loop iterations and calls per run */
+/* Scratch memory per run (values in the linpool, print output). Loops can
+ * grow values (a path prepended to in a nested loop) much faster than
+ * they count steps: without this bound, a filter within the step budget
+ * could copy terabytes. Checked where steps are counted: between two
+ * checks a run allocates at most a few copies of the values it has. */
+#define F_MAX_MEM (32u << 20)
 
 struct f_frame {
   const struct filter *f;
@@ -548,8 +554,7 @@ st_flush(struct f_state *st, int newline)
     st->opts->print(st->opts->print_ctx, text);
   else
     log_msg(L_INFO, "%s", text);
-  buffer_reset(&st->out);
-  st->out_used = 0;
+  buffer_reset(&st->out);   /* kept for the next print; freed when the run ends */
 }
 
 static void
@@ -573,6 +578,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   struct ea_builder ebs;        /* big: not zeroed unless a write needs it */
   struct f_state st = { .r = r, .lp = lp, .opts = opts, .ebs = &ebs };
   uint nframes = 0, sp = 0, steps = 0;
+  size_t lp_base = lp_used(lp);
   const struct filter *f = top;
   const struct f_insn *code = f->code;
   u32 pc = 0, base = 0;
@@ -595,6 +601,12 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
 #define NEED_ROUTE() do { if (!r) ERROR(F_ERR_NO_ROUTE); } while (0)
 #define ARG_TYPE(v, n, t) do { if ((v).type != (t)) \
       ERROR("Argument %d of %s must be of type %s, got type %s", n, f_op_names[in->op], f_type_name(t), f_type_name((v).type)); } while (0)
+#define STEP() do { \
+    if (unlikely(++steps > F_MAX_STEPS)) \
+      ERROR("Filter runs too long (more than %u loop steps)", F_MAX_STEPS); \
+    if (unlikely(lp_used(lp) - lp_base + st.out.len > F_MAX_MEM)) \
+      ERROR("Filter uses too much memory (more than %u MB)", F_MAX_MEM >> 20); \
+  } while (0)
 #define POP() (stack[--sp])
 
 #define TOP (stack[sp - 1])
@@ -757,8 +769,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
 
     L_FI_JMP: ;
       /* Only backward jumps (loops) and calls can repeat work: count them. */
-      if (in->a < pc && unlikely(++steps > F_MAX_STEPS))
-        ERROR("Filter runs too long (more than %u loop steps)", F_MAX_STEPS);
+      if (in->a < pc)
+        STEP();
       pc = in->a;
       DISPATCH();
     L_FI_JZ: L_FI_JNZ: ; {
@@ -805,8 +817,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     }
     L_FI_CALL: ; {
       const struct filter *fn = in->p.p;
-      if (unlikely(++steps > F_MAX_STEPS))
-        ERROR("Filter runs too long (more than %u loop steps)", F_MAX_STEPS);
+      STEP();
       if (nframes >= F_MAX_FRAMES)
         ERROR("Filter recursion too deep");
       if (sp - in->a + fn->stack_need > F_STACK)
@@ -1196,6 +1207,7 @@ fail:
   return F_ERROR;
 #undef ERROR
 #undef DISPATCH
+#undef STEP
 #undef POP
 #undef TOP
 }

@@ -233,23 +233,3 @@ f_trie_same(const struct f_trie *a, const struct f_trie *b)
       return 0;
   return 1;
 }
-
-void
-f_trie_format(const struct f_trie *t, struct buffer *b)
-{
-  buffer_puts(b, "[");
-  for (uint i = 0; i < t->count; i++) {
-    const struct f_trie_entry *e = &t->entries[i];
-    uint max = net_max_prefix_length[e->net.type];
-    buffer_print(b, "%s%N", i ? ", " : "", &e->net);
-    if (e->lo == e->net.pxlen && e->hi == e->net.pxlen)
-      continue;
-    if (e->lo == e->net.pxlen && e->hi == max)
-      buffer_puts(b, "+");
-    else if (e->lo == 0 && e->hi == e->net.pxlen)
-      buffer_puts(b, "-");
-    else
-      buffer_print(b, "{%u,%u}", e->lo, e->hi);
-  }
-  buffer_puts(b, "]");
-}

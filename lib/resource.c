@@ -711,6 +711,12 @@ lp_restore(linpool *lp, struct lp_state *s)
   lp_account(lp, -(s64) dropped, dropped);
 }
 
+size_t
+lp_used(const linpool *lp)
+{
+  return lp->effective;
+}
+
 void
 lp_flush(linpool *lp)
 {

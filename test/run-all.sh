@@ -32,6 +32,8 @@ make -C "$top/build-tsan" -j"$(nproc)" lib/loop_test nest/rt_table_test >/dev/nu
 for t in lib/loop_test nest/rt_table_test; do
   TSAN_OPTIONS="halt_on_error=1 suppressions=$top/lib/tsan.supp" "$top/build-tsan/$t"
 done
-echo "=== fuzz: BGP codec (libFuzzer, ASan+UBSan), ${FUZZ_SECONDS:-60} s"
-FUZZ_DIR="$top/build-fuzz/bgp" "$top/tools/fuzz-bgp.sh" "${FUZZ_SECONDS:-60}"
+echo "=== fuzz (libFuzzer, ASan+UBSan): BGP codec ${FUZZ_SECONDS:-60} s, filters ${FILTER_FUZZ_SECONDS:-30} s a target"
+"$top/tools/fuzz.sh" bgp "${FUZZ_SECONDS:-60}"
+"$top/tools/fuzz.sh" filter-conf "${FILTER_FUZZ_SECONDS:-30}"     # config parser + filter compiler
+"$top/tools/fuzz.sh" filter-interp "${FILTER_FUZZ_SECONDS:-30}"   # filter interpreter
 echo "=== all tests passed"

@@ -12,7 +12,7 @@
  * decoded again. The header, NOTIFICATION and ROUTE-REFRESH decoders see
  * the same bytes.
  *
- * Build and run: tools/fuzz-bgp.sh [seconds]. With BGP_FUZZ_SEEDS=DIR the
+ * Build and run: tools/fuzz.sh bgp [seconds]. With BGP_FUZZ_SEEDS=DIR the
  * harness writes a few valid messages made by our encoders into DIR at
  * start-up, as a seed corpus.
  */

@@ -20,9 +20,25 @@ static_proto:
      const char *e = static_route_add(static_cfg(cx), cx->this_item);
      if (e) cf_error("%s", e);
    }
+ /* No destination (ROA records). Spelled out rather than as an empty
+  * alternative of stat_route: that would be a default reduction after the
+  * net, and a misspelled destination would then report "expecting ONLINK
+  * or ';' or '{'" instead of BIRD's plain "unexpected ...". */
+ | static_proto stat_route0 stat_route_opts1 ';' {
+     const char *e = static_route_add(static_cfg(cx), cx->this_item);
+     if (e) cf_error("%s", e);
+   }
+ | static_proto stat_route0 ';' {
+     const char *e = static_route_add(static_cfg(cx), cx->this_item);
+     if (e) cf_error("%s", e);
+   }
  ;
 
 stat_route0: ROUTE net_any {
+    cx->this_item = static_route_new(cx, &$2);
+  }
+ /* ROA records: `route 10.0.0.0/16 max 24 as 65001;` (no destination) */
+ | ROUTE net_roa {
     cx->this_item = static_route_new(cx, &$2);
   }
  /* BIRD 3: `route aspa 65001 providers 65002, 65003;` / `route aspa 65001 transit;` */
@@ -51,10 +67,12 @@ stat_route:
  | stat_route0 TRANSIT { ((struct static_route *) cx->this_item)->aspa_set = 1; }
  ;
 
-stat_route_opts: /* empty */ | stat_route_opts ONLINK bool { static_route_set_onlink(cx->this_item, $3); } ;
+stat_route_opts: /* empty */ | stat_route_opts1 ;
+stat_route_opts1: stat_route_opt | stat_route_opts1 stat_route_opt ;
+stat_route_opt: ONLINK bool { static_route_set_onlink(cx->this_item, $2); } ;
 /* route ... { bgp_med = 10; bgp_community.add((1,2)); }: attributes set by filter statements */
-stat_route_opts: stat_route_opts '{' { f_inline_start(cx); } cmds '}' {
-    struct filter *f = f_inline_end(cx, $4);
+stat_route_opt: '{' { f_inline_start(cx); } cmds '}' {
+    struct filter *f = f_inline_end(cx, $3);
     if (!f) YYABORT;
     ((struct static_route *) cx->this_item)->cmds = f;
   } ;

@@ -75,6 +75,9 @@ static_route_add(struct static_config *sc, struct static_route *r)
   hash_insert(&sc->by_net, &r->hn, h);
   if (r->net.type == NET_ASPA && !r->aspa_set)
     return "ASPA route needs providers or transit";
+  /* Only IP routes have a destination (BIRD's wording for both mistakes). */
+  if ((r->net.type == NET_IP4 || r->net.type == NET_IP6) != (r->dest != RTD_NONE))
+    return "Unexpected or missing nexthop/type";
   if (r->dest == RTD_UNICAST && ipa_nonzero(r->via) && r->net.type != NET_ROA4 && r->net.type != NET_ROA6 &&
       ipa_is_ip4(r->via) != (r->net.type == NET_IP4))
     return "Gateway address family does not match the route";

@@ -27,6 +27,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/rcu.h"
 #include "lib/resource.h"
 #include "filter/filter.h"
 #include "nest/cli.h"
@@ -35,10 +36,7 @@
 #include "nest/reconf.h"
 #include "nest/gr_recovery.h"
 #include "nest/rt.h"
-#include "proto/device/device.h"
-#include "proto/static/static.h"
-#include "proto/bgp/bgp.h"
-#include "proto/pipe/pipe.h"
+#include "proto/protos.h"
 
 #ifndef PATH_CONFIG_FILE_DEFAULT
 #define PATH_CONFIG_FILE_DEFAULT "/etc/bird/bird.conf"
@@ -244,14 +242,20 @@ write_pidfile(const char *path)
   pid_path = path;
 }
 
+/* liburcu's call_rcu thread and its hash-resize worker (started while the
+ * config was parsed) do not survive fork(): without these calls the
+ * child's first cds_lfht_destroy() waited for the worker for ever, so a
+ * daemon started without -f never finished shutting down. */
 static void
 daemonize(void)
 {
+  call_rcu_before_fork();
   pid_t pid = fork();
   if (pid < 0)
     die("fork: %m");
   if (pid)
     _exit(0);
+  call_rcu_after_fork_child();
   setsid();
   int fd = open("/dev/null", O_RDWR);
   if (fd >= 0) {
@@ -338,10 +342,7 @@ main(int argc, char **argv)
   hash_seed_init();
   ea_init();
   f_user_attr_init();
-  proto_build(&proto_device);
-  proto_build(&proto_static);
-  bgp_build();
-  proto_build(&proto_pipe);
+  protos_build_all();
 
   struct cf_error err;
   struct config *c = config_parse_file(o.config, &err);
