@@ -107,6 +107,7 @@ chan_down_begin(struct channel *c)
   uatomic_set(&c->state, CS_FLUSHING);
   chan_export_stop(c);
   chan_refresh_stop(c);
+  chan_reload_stop(c);
   return 1;
 }
 
@@ -281,7 +282,7 @@ chan_import_count(struct channel *c, uint r, int update, int filtered)
 
 /* The import policy and the table write, for a route from the protocol or
  * from the channel's import table (reload). */
-static void
+void
 chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
 {
   struct channel_stats *st = &c->stats;
@@ -335,26 +336,6 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
   if (c->in_table)
     rt_update(c->in_table, n, src, c, attrs, 0);
   chan_import_policy(c, n, src, attrs);
-}
-
-int
-chan_reload_in(struct channel *c)
-{
-  if (!c->in_table) {
-    if (!c->proto->class->reload_routes)
-      return 0;
-    c->proto->class->reload_routes(c);
-    return 1;
-  }
-  if (uatomic_read(&c->state) != CS_UP)
-    return 1;
-  struct cds_lfht_iter it;
-  rcu_read_lock();
-  for (struct net *n = rt_first_net(c->in_table, &it); n; n = rt_next_net(c->in_table, &it))
-    for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-      chan_import_policy(c, &n->n, r->src, r->attrs);
-  rcu_read_unlock();
-  return 1;
 }
 
 /* --- Export --- */

@@ -130,6 +130,11 @@ struct channel {
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
   struct chan_catchup *catchup;  /* fell behind the journal (nest/channel_catchup.c) */
+  /* Reload from the import table, owner: proto loop (nest/channel_reload.c). */
+  struct event reload_ev;
+  struct rt_reader reload_pin;  /* keeps reload_cursor alive between steps */
+  struct net *reload_cursor;    /* next net; NULL: from the first */
+  int reloading;
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
@@ -309,10 +314,15 @@ struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)
  * or withdraw (attrs NULL). Applies the import policy and counts. */
 void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
-/* Import the channel's routes again through its current import policy.
- * From its import table when it has one; else through the class's
- * reload_routes (the protocol resends). Returns 0 when neither can. */
+/* The import policy and the table write, without the import table. */
+void chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* Import the channel's routes again through its current import policy
+ * (nest/channel_reload.c). From its import table when it has one, in
+ * steps; else through the class's reload_routes (the protocol resends).
+ * Returns 0 when neither can. Proto loop. */
 int chan_reload_in(struct channel *c);
+/* Forget a reload from the import table under way (the channel goes down). */
+void chan_reload_stop(struct channel *c);
 /* Withdraw everything the channel imported (the peer is gone). */
 void chan_flush_imports(struct channel *c);
 /* The protocol goes on, but what the channel imported is gone (a BGP

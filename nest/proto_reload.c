@@ -18,8 +18,8 @@ proto_reload_hook(void *data)
   LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
     if (uatomic_read(&c->state) != CS_UP)
       continue;
-    if ((dir & PROTO_RELOAD_IN) && p->class->reload_routes)
-      p->class->reload_routes(c);
+    if (dir & PROTO_RELOAD_IN)
+      chan_reload_in(c);      /* from the import table if kept, else the protocol resends */
     if ((dir & PROTO_RELOAD_OUT) && c->reader.table)
       chan_refeed(c);
   }

@@ -116,3 +116,21 @@ def test_filter_change_keeps_session(setup, ports):
     poll(lambda: nets(d.raw("show route filtered")) == ["10.3.0.0/24"], timeout=10)
     assert nets(d.raw("show route table master4")) == ["10.1.0.0/16", "10.2.0.0/16", "10.9.0.0/16"]
     assert since(d) == before
+
+
+def import_received(d):
+    m = re.search(r"Import updates:\s+(\d+)", "\n".join(strip_codes(d.raw("show protocols all a"))))
+    return int(m.group(1))
+
+
+def test_reload_in_from_import_table(setup):
+    """`reload in` re-imports from the import table, with no route refresh
+    (the neighbor has none): the routes go through the filter again, the
+    session stays."""
+    d = setup(refresh=False)
+    before, received = since(d), import_received(d)
+    time.sleep(1.1)         # a restarted session would show a later time
+    assert d.raw("reload in a") == b"0015-a: reloading\n0000 \n"
+    assert poll(lambda: import_received(d) == received + 3, timeout=10), import_received(d)
+    assert nets(d.raw("show route filtered")) == ["10.2.0.0/16"]
+    assert since(d) == before

@@ -327,6 +327,14 @@ bgp_can_reload_in(struct proto *pp)
   else
     rv = s->remote_caps.route_refresh ? 1 : -1;
   rcu_read_unlock();
+  /* Channels with an import table reload from it, no refresh needed (the
+   * channel list changes only on reconfiguration, driven from here). */
+  if (rv < 0) {
+    rv = 1;
+    LIST_WALK_ENTRY(c, &pp->channels, struct channel, n)
+      if (!c->in_table)
+        rv = -1;
+  }
   return rv;
 }
 
