@@ -96,8 +96,8 @@ static void
 gen_case(struct cbuf *c, const struct f_expr *e)
 {
   const struct f_arm *arms = e->ptr;
-  uint n = 0;
-  for (const struct f_arm *a = arms; a; a = a->next)
+  uint n = 0, all = 0;
+  for (const struct f_arm *a = arms; a; a = a->next, all++)
     if (!a->is_else)
       n++;
   struct f_switch *sw = cf_alloc(c->cx, sizeof(struct f_switch));
@@ -107,9 +107,10 @@ gen_case(struct cbuf *c, const struct f_expr *e)
   emit(c, FI_SWITCH, 0, 0, sw, e->line, -1);
 
   /* Bodies; items sharing a label list share one body. */
-  uint ends[1024], nends = 0, k = 0;
-  const struct f_expr *done[1024];
-  u32 done_at[1024];
+  /* At most one body per arm (a pair wildcard label makes many arms). */
+  u32 *ends = cf_alloc(c->cx, (all + 1) * sizeof(u32)), nends = 0, k = 0;
+  const struct f_expr **done = cf_alloc(c->cx, (all + 1) * sizeof(*done));
+  u32 *done_at = cf_alloc(c->cx, (all + 1) * sizeof(u32));
   uint ndone = 0;
   int have_else = 0;
   for (const struct f_arm *a = arms; a; a = a->next) {
@@ -120,12 +121,9 @@ gen_case(struct cbuf *c, const struct f_expr *e)
     if (target == (u32) -1) {
       target = c->len;
       gen_list(c, a->body);
-      if (nends < ARRAY_SIZE(ends))
-        ends[nends++] = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
-      if (ndone < ARRAY_SIZE(done)) {
-        done[ndone] = a->body;
-        done_at[ndone++] = target;
-      }
+      ends[nends++] = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
+      done[ndone] = a->body;
+      done_at[ndone++] = target;
     }
     if (a->is_else) {
       sw->deflt = target;

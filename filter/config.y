@@ -29,7 +29,7 @@
 %type <fa> dynamic_attr
 %type <fv> constant fipa set_atom switch_atom
 %type <fl> filter where_filter filter_inline
-%type <sb> set_items set_start set_again
+%type <sb> set_items set_start set_again set_tuple
 %type <pmi> bgp_path_tail
 %type <arm> switch_body switch_items switch_item
 %type <fp> fprefix
@@ -251,6 +251,7 @@ switch_body:
 switch_items: switch_item | switch_items ',' switch_item { struct f_arm *a = $1; while (a->next) a = a->next; a->next = $3; $$ = $1; } ;
 switch_item:
    switch_atom { $$ = cf_alloc(cx, sizeof(struct f_arm)); $$->from = $$->to = $1; }
+ | set_tuple { $$ = f_arms_from_set(cx, $1); }
  | switch_atom DDOT switch_atom {
      $$ = cf_alloc(cx, sizeof(struct f_arm)); $$->from = $1; $$->to = $3;
      if ($1.type != $3.type) cf_error("Range of different types");
@@ -426,32 +427,38 @@ set_again: /* empty */ { $$ = $<sb>-1; } ;
 /* Each item adds itself to the set being built ($<sb>0). */
 set_item:
    set_atom { if (f_setb_add(cx, $<sb>0, $1, $1) < 0) YYABORT; }
- | '(' cnum ',' cnum ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $2, $4, $4) < 0) YYABORT; }
  | set_atom DDOT set_atom { if (f_setb_add(cx, $<sb>0, $1, $3) < 0) YYABORT; }
  | fprefix { if (f_setb_add_prefix(cx, $<sb>0, &$1) < 0) YYABORT; }
- | '(' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $2, $4, $6) < 0) YYABORT; }
- | '(' cnum ',' '*' ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $2, 0, 0xffff) < 0) YYABORT; }
- | '(' cnum DDOT cnum ',' cnum ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $4, $6, $6) < 0) YYABORT; }
- | '(' cnum DDOT cnum ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $4, $6, $8) < 0) YYABORT; }
- | '(' cnum DDOT cnum ',' '*' ')' { if (f_setb_add_pair(cx, $<sb>0, $2, $4, 0, 0xffff) < 0) YYABORT; }
- | '(' '*' ',' cnum ')' { if (f_setb_add_pair(cx, $<sb>0, 0, 0xffff, $4, $4) < 0) YYABORT; }
- | '(' '*' ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, $<sb>0, 0, 0xffff, $4, $6) < 0) YYABORT; }
- | '(' '*' ',' '*' ')' { if (f_setb_add_pair(cx, $<sb>0, 0, 0xffff, 0, 0xffff) < 0) YYABORT; }
+ | set_tuple { if (f_setb_merge(cx, $<sb>0, $1) < 0) YYABORT; }
+ ;
+
+/* Pair, ec and lc items with ranges and wildcards, as ranges of their own
+ * (set items and case labels alike). */
+set_tuple:
+   '(' cnum ',' cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $4) < 0) YYABORT; }
+ | '(' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $6) < 0) YYABORT; }
+ | '(' cnum ',' '*' ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $2, 0, 0xffff) < 0) YYABORT; }
+ | '(' cnum DDOT cnum ',' cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $4, $6, $6) < 0) YYABORT; }
+ | '(' cnum DDOT cnum ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $4, $6, $8) < 0) YYABORT; }
+ | '(' cnum DDOT cnum ',' '*' ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), $2, $4, 0, 0xffff) < 0) YYABORT; }
+ | '(' '*' ',' cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), 0, 0xffff, $4, $4) < 0) YYABORT; }
+ | '(' '*' ',' cnum DDOT cnum ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), 0, 0xffff, $4, $6) < 0) YYABORT; }
+ | '(' '*' ',' '*' ')' { if (f_setb_add_pair(cx, ($$ = f_setb_new(cx)), 0, 0xffff, 0, 0xffff) < 0) YYABORT; }
  | '(' cnum ',' cnum ')' DDOT '(' cnum ',' cnum ')' {
      if ($2 > 0xffff || $4 > 0xffff || $8 > 0xffff || $10 > 0xffff) cf_error("Value %u > 65535", MAX(MAX($2, $4), MAX($8, $10)));
      struct f_val a = f_int(T_PAIR, ($2 << 16) | $4), b = f_int(T_PAIR, ($8 << 16) | $10);
-     if (f_setb_add(cx, $<sb>0, a, b) < 0) YYABORT;
+     if (f_setb_add(cx, ($$ = f_setb_new(cx)), a, b) < 0) YYABORT;
    }
- | '(' ec_kind ',' cnum ',' cnum ')' { if (f_setb_add_ec(cx, $<sb>0, $2, $4, $6, $6) < 0) YYABORT; }
- | '(' ec_kind ',' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_ec(cx, $<sb>0, $2, $4, $6, $8) < 0) YYABORT; }
- | '(' ec_kind ',' cnum ',' '*' ')' { if (f_setb_add_ec(cx, $<sb>0, $2, $4, 0, 0xffffffff) < 0) YYABORT; }
- | '(' cnum ',' cnum ',' cnum ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $2, $4, $4, $6, $6) < 0) YYABORT; }
- | '(' cnum ',' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $2, $4, $4, $6, $8) < 0) YYABORT; }
- | '(' cnum ',' cnum ',' '*' ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $2, $4, $4, 0, 0xffffffff) < 0) YYABORT; }
- | '(' cnum ',' cnum DDOT cnum ',' '*' ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $2, $4, $6, 0, 0xffffffff) < 0) YYABORT; }
- | '(' cnum ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $2, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
- | '(' cnum DDOT cnum ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, $<sb>0, $2, $4, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
- | '(' '*' ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, $<sb>0, 0, 0xffffffff, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' ec_kind ',' cnum ',' cnum ')' { if (f_setb_add_ec(cx, ($$ = f_setb_new(cx)), $2, $4, $6, $6) < 0) YYABORT; }
+ | '(' ec_kind ',' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_ec(cx, ($$ = f_setb_new(cx)), $2, $4, $6, $8) < 0) YYABORT; }
+ | '(' ec_kind ',' cnum ',' '*' ')' { if (f_setb_add_ec(cx, ($$ = f_setb_new(cx)), $2, $4, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' cnum ',' cnum ',' cnum ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $4, $6, $6) < 0) YYABORT; }
+ | '(' cnum ',' cnum ',' cnum DDOT cnum ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $4, $6, $8) < 0) YYABORT; }
+ | '(' cnum ',' cnum ',' '*' ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $4, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' cnum ',' cnum DDOT cnum ',' '*' ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $2, $4, $6, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' cnum ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $2, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' cnum DDOT cnum ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), $2, $4, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
+ | '(' '*' ',' '*' ',' '*' ')' { if (f_setb_add_lc(cx, ($$ = f_setb_new(cx)), 0, 0xffffffff, 0, 0xffffffff, 0, 0xffffffff) < 0) YYABORT; }
  ;
 
 fprefix:

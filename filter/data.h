@@ -140,6 +140,8 @@ struct f_path_mask {
 /* --- Values (filter/value.c) --- */
 #define F_CMP_ERROR 999
 int val_compare(const struct f_val *a, const struct f_val *b);
+/* An IPv4 address (compares with quads, as in BIRD). */
+int val_is_ip4(const struct f_val *v);
 int val_same(const struct f_val *a, const struct f_val *b);
 void val_format(const struct f_val *v, struct buffer *b);
 /* Into a fixed buffer; truncated with "..." if too long. */

@@ -203,6 +203,10 @@ int f_setb_add_pair(struct cf_context *cx, struct f_setb *s, u32 a1, u32 a2, u32
 int f_setb_add_ec(struct cf_context *cx, struct f_setb *s, uint kind, u32 key, u32 v1, u32 v2);
 int f_setb_add_lc(struct cf_context *cx, struct f_setb *s, u32 a1, u32 a2, u32 b1, u32 b2, u32 c1, u32 c2);
 int f_setb_finish(struct cf_context *cx, struct f_setb *s, struct f_val *out);
+/* Add every range of src (a pair/ec/lc tuple item) to s. */
+int f_setb_merge(struct cf_context *cx, struct f_setb *s, const struct f_setb *src);
+/* Case labels from a tuple item: one arm per range, in order. */
+struct f_arm *f_arms_from_set(struct cf_context *cx, const struct f_setb *s);
 
 /* Constant evaluation (define, set atoms, expr) */
 int f_eval_const(struct cf_context *cx, struct f_expr *e, struct f_val *out);

@@ -770,7 +770,8 @@ f_new_case(struct cf_context *cx, struct f_expr *v, struct f_arm *arms)
 {
   for (struct f_arm *a = arms; a; a = a->next)
     if (!a->is_else && known(v->type) && a->from.type != v->type &&
-        !(a->from.type == T_INT && f_type_is_enum(v->type)))
+        !(a->from.type == T_INT && f_type_is_enum(v->type)) &&
+        !(v->type == T_QUAD && val_is_ip4(&a->from) && val_is_ip4(&a->to)))  /* BIRD: IPv4 literals for quads */
       ERR("Case label of type %s doesn't match the switched type %s", f_type_name(a->from.type), f_type_name(v->type));
   struct f_expr *e = f_new(cx, FI_CASE, T_VOID);
   e->a = v;
@@ -988,6 +989,29 @@ f_setb_add(struct cf_context *cx, struct f_setb *s, struct f_val from, struct f_
   s->to[s->n] = to;
   s->n++;
   return 0;
+}
+
+int
+f_setb_merge(struct cf_context *cx, struct f_setb *s, const struct f_setb *src)
+{
+  for (uint i = 0; i < src->n; i++)
+    if (f_setb_add(cx, s, src->from[i], src->to[i]) < 0)
+      return -1;
+  return 0;
+}
+
+struct f_arm *
+f_arms_from_set(struct cf_context *cx, const struct f_setb *s)
+{
+  struct f_arm *first = NULL, **pp = &first;
+  for (uint i = 0; i < s->n; i++) {
+    struct f_arm *a = cf_alloc(cx, sizeof(struct f_arm));
+    a->from = s->from[i];
+    a->to = s->to[i];
+    *pp = a;
+    pp = &a->next;
+  }
+  return first;
 }
 
 int

@@ -79,7 +79,7 @@ adata_same(const struct adata *a, const struct adata *b)
 static int u32_cmp(u32 a, u32 b) { return a < b ? -1 : a > b; }
 static int u64_cmp(u64 a, u64 b) { return a < b ? -1 : a > b; }
 
-static int
+int
 val_is_ip4(const struct f_val *v)
 {
   return v->type == T_IP && ipa_is_ip4(v->val.ip);
