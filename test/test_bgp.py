@@ -601,3 +601,25 @@ def test_import_filter_change_uses_route_refresh(start_daemon, peers, ports):
     assert established(d, "b2")()
     now = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", strip_codes(d.raw("show protocols b2")), re.M).group(1)
     assert now == since, (since, now)
+
+
+def test_extended_messages(start_daemon, peers, ports):
+    """RFC 8654: with extended messages negotiated, routes whose UPDATEs
+    exceed 4,096 bytes (1,500 communities each) pass both ways intact."""
+    def comms(asn):
+        return " ".join("bgp_community.add((%d, %d));" % (asn, i) for i in range(1500))
+    b2 = peers("b2", peer_conf("127.77.0.30", ports[1], 65002, ports[0],
+                               "route 10.61.0.0/16 blackhole { %s };" % comms(65002),
+                               bgp_opts="\n  enable extended messages on;"))
+    d = start_daemon(ours_conf(ports[0], [("b2", "127.77.0.30", ports[1], 65002)],
+                               bgp_opts="enable extended messages on;",
+                               statics="route 10.62.0.0/16 blackhole { %s };" % comms(65001)))
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    caps = strip_codes(d.raw("show protocols all b2"))
+    assert "Extended message" in caps, caps
+    # (`show route all` cuts such a line: "<line overflow>", as BIRD does)
+    def has(x, prefix, asn):
+        return prefix in strip_codes(x.raw("show route where net = %s && bgp_community.len = 1500 && "
+                                           "(%d, 1499) ~ bgp_community" % (prefix, asn)))
+    assert poll(lambda: has(d, "10.61.0.0/16", 65002), timeout=10), route_all(d, "10.61.0.0/16")[:300]
+    assert poll(lambda: has(b2, "10.62.0.0/16", 65001), timeout=10), route_all(b2, "10.62.0.0/16")[:300]

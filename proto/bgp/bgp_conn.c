@@ -21,7 +21,24 @@
 #include "lib/log.h"
 #include "lib/printf.h"
 
-#define BGP_RBUF_SIZE (2 * BGP_MAX_EXT_MSG_LEN + 4096)
+/* Room for two messages of the largest size the session takes, and some:
+ * 12 kB until extended messages are negotiated (a hundred sessions held
+ * 13 MB of buffers sized for 64 kB messages they never saw). */
+static inline uint bgp_rbuf_size(uint max_msg) { return 2 * max_msg + 4096; }
+
+/* Grow the receive buffer once a session allows larger messages. */
+static void
+bgp_rbuf_fit(struct bgp_conn *c, uint max_msg)
+{
+  uint want = bgp_rbuf_size(max_msg);
+  if (c->rsize >= want)
+    return;
+  u8 *b = mem_alloc_shared(MEM_PROTOCOLS, want);
+  memcpy(b, c->rbuf, c->rlen);
+  mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
+  c->rbuf = b;
+  c->rsize = want;
+}
 
 static const char *const state_names[] = {
   [BS_IDLE] = "Idle", [BS_CONNECT] = "Connect", [BS_ACTIVE] = "Active", [BS_OPENSENT] = "OpenSent",
@@ -473,6 +490,7 @@ bgp_conn_rx(struct loop_fd *f)
       u8 type;
       struct bgp_error err;
       uint max = c->state == BS_ESTABLISHED ? c->p->caps.rx_max_len : BGP_MAX_MSG_LEN;
+      bgp_rbuf_fit(c, max ? max : BGP_MAX_MSG_LEN);
       if (bgp_header_check(c->rbuf + pos, max ? max : BGP_MAX_MSG_LEN, &mlen, &type, &err) < 0) {
         bgp_conn_error(c, &err, "Error: Bad message header");
         return;
@@ -545,7 +563,7 @@ static void
 bgp_conn_attach(struct bgp_conn *c, int fd)
 {
   c->fd = fd;
-  c->rsize = BGP_RBUF_SIZE;
+  c->rsize = bgp_rbuf_size(BGP_MAX_MSG_LEN);
   c->rbuf = mem_alloc_shared(MEM_PROTOCOLS, c->rsize);   /* counted in `show memory` */
   c->rlen = 0;
   c->lfd.rx = bgp_conn_rx;
