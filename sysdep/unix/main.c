@@ -27,6 +27,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/rcu.h"
 #include "lib/resource.h"
 #include "filter/filter.h"
 #include "nest/cli.h"
@@ -244,10 +245,14 @@ write_pidfile(const char *path)
   pid_path = path;
 }
 
+/* The config is parsed before the fork (errors reach the terminal, as in
+ * BIRD), and parsing already uses RCU hash tables, whose worker threads a
+ * plain fork() would leave behind in the parent: the child then hung on
+ * its first table tear-down (SIGTERM never finished). */
 static void
 daemonize(void)
 {
-  pid_t pid = fork();
+  pid_t pid = rcu_fork();
   if (pid < 0)
     die("fork: %m");
   if (pid)
