@@ -297,6 +297,8 @@ void bgp_export_cache_flush(struct bgp_channel *bc);
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);
 void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
+/* Can the neighbor restart some family of the session (BIRD's gr_ready)? */
+int bgp_gr_ready(struct bgp_proto *p);
 /* Can the neighbor restart long-lived (BIRD's llgr_ready)? */
 int bgp_llgr_ready(struct bgp_proto *p);
 /* Session down: keep (stale) or flush each family's routes; returns the
