@@ -218,7 +218,9 @@ cfg_done_hook(void *data)
   w->cli = NULL;
   if (!c)
     return;
-  if (w->restarted && !protos_all_settled())
+  /* A restart a protocol's loop asked for may be over already, but BIRD,
+   * single-threaded, never finishes one before it replies. */
+  if (protos_reconfig_restarts() || (w->restarted && !protos_all_settled()))
     cli_printf(c, 4, "Reconfiguration in progress");
   else
     cli_printf(c, 3, "Reconfigured");

@@ -277,6 +277,10 @@ struct proto *proto_spawn(struct proto_config *pc);
 uint protos_commit(struct config *new, struct config *old, struct event *done);
 /* Reconfigurations not yet acknowledged. */
 uint protos_reconfig_pending(void);
+/* Protocols that could not take the last config in place (their class's
+ * reconfigure hook said so in their loop) and restart: the main loop's
+ * own restarts are protos_commit()'s count. */
+uint protos_reconfig_restarts(void);
 struct lnode *proto_list(void);
 struct proto *proto_find_by_name(const char *name);
 void proto_cmd_disable(struct proto *p, const char *msg);

@@ -662,7 +662,7 @@ bgp_connect(struct bgp_proto *p)
     close(fd);
     return;
   }
-  ip_addr src = ipa_nonzero(cf->source_addr) ? cf->source_addr : cf->local_ip;
+  ip_addr src = cf->local_ip;
   if (ipa_nonzero(src)) {
     struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
     ip6_put((u8 *) &sa.sin6_addr, src);
