@@ -95,6 +95,14 @@ proto_notify_state(struct proto *p, enum proto_state s)
   ev_send(main_loop(), &p->notify_ev);
 }
 
+void
+proto_notify_restart(struct proto *p)
+{
+  ASSERT_INSIDE(p->loop);
+  uatomic_set(&p->req_restart, 1);
+  ev_send(main_loop(), &p->notify_ev);
+}
+
 static void
 proto_start_hook(void *data)
 {
@@ -252,6 +260,8 @@ proto_notify_hook(void *data)
     return;
   if (p->stopping && s != PS_DOWN)
     return;
+  if (uatomic_xchg(&p->req_restart, 0) && p->state == s)
+    p->last_state_change = time_real_now();
   proto_set_state_main(p, s);
   if (s != PS_DOWN)
     return;

@@ -170,6 +170,7 @@ struct proto {
                                  the loop does not run, else owner: proto */
   struct rte_src *main_source;
   int req_state;              /* atomic: last state reported by the proto loop */
+  int req_restart;            /* atomic: proto_notify_restart() not yet seen by main */
   struct proto_status *status;/* RCU; written by the proto loop */
 
   struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
@@ -307,6 +308,10 @@ void protos_dump(void);
  * export, the imported routes stay; a BGP session in graceful restart),
  * down flushes them. */
 void proto_notify_state(struct proto *p, enum proto_state s);
+/* Protocol loop: the protocol ended its run and began a new one by itself,
+ * without going down (BIRD 2's BGP restarts after an error before its
+ * session is up): `show protocols` shows it as a new Since. */
+void proto_notify_restart(struct proto *p);
 void proto_set_info(struct proto *p, const char *fmt, ...);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
 struct channel *proto_find_channel(struct proto *p, uint net_type);

@@ -215,10 +215,12 @@ bgp_conn_notify(struct bgp_conn *c, const struct bgp_error *e)
 }
 
 /* After an error the run ends (BIRD's bgp_stop): a connection still
- * opening goes too, with a Cease. */
+ * opening goes too, with a Cease. BIRD 2 then restarts the protocol,
+ * which shows as a new Since even when the session never came up. */
 static void
 bgp_conn_close_all(struct bgp_proto *p)
 {
+  proto_notify_restart(&p->p);
   struct bgp_error e;
   bgp_error_set(&e, BGP_ERR_CEASE, 0, NULL, 0, "Cease");
   struct bgp_conn *cs[] = { &p->out, &p->in };
