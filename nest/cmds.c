@@ -306,8 +306,8 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
     config_unref(nc);
     return;
   }
-  if (file)
-    config_set_path(file);
+  /* As BIRD 2: the file named here is read this once; a plain configure,
+   * configure check and SIGHUP read the one given with -c again. */
   cfg_drop_undo();
   if (timeout) {
     if (!cfg_wait.timer_ready) {
