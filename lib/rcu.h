@@ -18,6 +18,7 @@
 #include <urcu/rculfhash.h>
 #include <urcu/wfcqueue.h>
 #include <urcu/uatomic.h>
+#include <sys/types.h>
 
 /*
  * Pointer publication and atomics over C11 builtins. liburcu 0.13 (Debian
@@ -81,5 +82,11 @@ void *rcu_tsan_gp_token(void);
  * (a scheduler creating its threads, a test, a helper thread). */
 void rcu_thread_register(void);
 void rcu_thread_unregister(void);
+
+/* fork() for a process that has used RCU: liburcu's helper threads (the
+ * call_rcu worker, the hash table resize worker) are paused across the
+ * fork and started anew in the child, which would otherwise wait forever
+ * on workers that exist only in the parent. Returns as fork(). */
+pid_t rcu_fork(void);
 
 #endif

@@ -218,7 +218,9 @@ cfg_done_hook(void *data)
   w->cli = NULL;
   if (!c)
     return;
-  if (w->restarted && !protos_all_settled())
+  /* A restart a protocol's loop asked for may be over already, but BIRD,
+   * single-threaded, never finishes one before it replies. */
+  if (protos_reconfig_restarts() || (w->restarted && !protos_all_settled()))
     cli_printf(c, 4, "Reconfiguration in progress");
   else
     cli_printf(c, 3, "Reconfigured");
@@ -304,8 +306,8 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
     config_unref(nc);
     return;
   }
-  if (file)
-    config_set_path(file);
+  /* As BIRD 2: the file named here is read this once; a plain configure,
+   * configure check and SIGHUP read the one given with -c again. */
   cfg_drop_undo();
   if (timeout) {
     if (!cfg_wait.timer_ready) {

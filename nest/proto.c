@@ -30,9 +30,11 @@ const char *const proto_state_names[PS_MAX] = { "down", "start", "up", "stop" };
 static struct lnode protos = { &protos, &protos };
 static uint reconf_pending;          /* main */
 static struct event *reconf_done;    /* main: sent when reconf_pending drops to 0 */
+static uint reconf_restarts;         /* main: restarts the loops asked for since protos_commit() */
 
 struct lnode *proto_list(void) { return &protos; }
 uint protos_reconfig_pending(void) { return reconf_pending; }
+uint protos_reconfig_restarts(void) { return reconf_restarts; }
 
 struct proto *
 proto_find_by_name(const char *name)
@@ -90,6 +92,14 @@ proto_notify_state(struct proto *p, enum proto_state s)
       channel_down(c);
   }
   uatomic_set(&p->req_state, s);
+  ev_send(main_loop(), &p->notify_ev);
+}
+
+void
+proto_notify_restart(struct proto *p)
+{
+  ASSERT_INSIDE(p->loop);
+  uatomic_set(&p->req_restart, 1);
   ev_send(main_loop(), &p->notify_ev);
 }
 
@@ -250,6 +260,8 @@ proto_notify_hook(void *data)
     return;
   if (p->stopping && s != PS_DOWN)
     return;
+  if (uatomic_xchg(&p->req_restart, 0) && p->state == s)
+    p->last_state_change = time_real_now();
   proto_set_state_main(p, s);
   if (s != PS_DOWN)
     return;
@@ -289,6 +301,8 @@ proto_reconf_done_hook(void *data)
     config_unref(p->reconf_config);
   }
   p->reconf_config = NULL;
+  if (uatomic_read(&p->reconf_result) < 0)
+    reconf_restarts++;
   if (uatomic_read(&p->reconf_result) < 0 && p->cf->spawned_from) {
     /* As BIRD: its peer connects again and spawns a fresh instance. */
     log_msg(L_INFO, "Removing protocol %s", p->name);
@@ -431,6 +445,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
 {
   uint changed = 0;
   reconf_done = done;
+  reconf_restarts = 0;
 
   /* Existing instances: keep, reconfigure, restart or delete. */
   LIST_WALK_ENTRY_SAFE(p, &protos, struct proto, n) {

@@ -175,6 +175,7 @@ struct proto {
                                  the loop does not run, else owner: proto */
   struct rte_src *main_source;
   int req_state;              /* atomic: last state reported by the proto loop */
+  int req_restart;            /* atomic: proto_notify_restart() not yet seen by main */
   struct proto_status *status;/* RCU; written by the proto loop */
 
   struct event start_ev, stop_ev, reconf_ev;      /* sent to the proto loop */
@@ -282,6 +283,10 @@ struct proto *proto_spawn(struct proto_config *pc);
 uint protos_commit(struct config *new, struct config *old, struct event *done);
 /* Reconfigurations not yet acknowledged. */
 uint protos_reconfig_pending(void);
+/* Protocols that could not take the last config in place (their class's
+ * reconfigure hook said so in their loop) and restart: the main loop's
+ * own restarts are protos_commit()'s count. */
+uint protos_reconfig_restarts(void);
 struct lnode *proto_list(void);
 struct proto *proto_find_by_name(const char *name);
 void proto_cmd_disable(struct proto *p, const char *msg);
@@ -308,6 +313,10 @@ void protos_dump(void);
  * export, the imported routes stay; a BGP session in graceful restart),
  * down flushes them. */
 void proto_notify_state(struct proto *p, enum proto_state s);
+/* Protocol loop: the protocol ended its run and began a new one by itself,
+ * without going down (BIRD 2's BGP restarts after an error before its
+ * session is up): `show protocols` shows it as a new Since. */
+void proto_notify_restart(struct proto *p);
 void proto_set_info(struct proto *p, const char *fmt, ...);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
 struct channel *proto_find_channel(struct proto *p, uint net_type);

@@ -45,8 +45,9 @@ class RawPeer:
     def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None):
         self.asn = asn
         # The daemon answers its control socket before its BGP listener is
-        # up (the protocol starts in its own loop): retry a refused connect.
-        deadline = time.time() + 10
+        # up (the protocol starts in its own loop): retry a refused connect,
+        # for long enough that a loaded machine (CI, sanitizers) starts it.
+        deadline = time.time() + 30
         while True:
             self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             if rcvbuf:      # before connect: a small window makes a slow reader

@@ -7,7 +7,8 @@ the session comes and goes.  The channels follow: UP with the session, DOWN
 (no statistics) without it, START (routes and statistics kept) while the
 neighbor restarts gracefully.  After an error of ours or the neighbor's
 (a NOTIFICATION other than Cease) the next attempt waits: Idle, `Error
-wait`.
+wait`; BIRD 2 restarts the protocol then, which moves Since even when the
+session never came up.
 
 Our daemon (127.86.0.1) is the device under test, the peers are Debian
 BIRD 2 daemons on 127.86.0.x.  With BIRD_BIN=/usr/sbin/bird the same tests
@@ -17,7 +18,11 @@ check BIRD 2 itself: the expected lines are what BIRD 2.0.12 prints.
 import os
 import re
 import signal
+import socket
+import struct
+import time
 
+import bgp_raw
 from conftest import poll
 import test_bgp
 from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
@@ -196,3 +201,36 @@ def test_hold_timer_with_llgr_neighbor(start_daemon, peers, ports):
         assert has(d, ROUTE)
     finally:
         os.kill(p.proc.pid, signal.SIGCONT)
+
+
+def test_error_before_session_restarts(start_daemon, ports):
+    """An error before the session is up (here a wrong AS in the neighbor's OPEN) ends
+    the run: BIRD 2 restarts the protocol, so Since moves to the error, the state stays
+    start, and after the error wait the protocol waits for the neighbor again."""
+    ours, peer = "127.90.5.1", "127.90.5.2"
+    d = start_daemon("""router id 10.90.5.1;
+protocol device {}
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor %s as 65002;
+  passive; multihop; hold time 90; error wait time 2, 4;
+  ipv4 { import all; export none; };
+}
+""" % (ours, ports[0], peer))
+    first = wait_start(d, r"^Passive$")
+    time.sleep(0.1)     # a restart within the same millisecond would not show
+    s = socket.socket()
+    try:
+        s.bind((peer, 0))
+        s.connect((ours, ports[0]))
+        caps = b"\x01\x04\x00\x01\x00\x01" + b"\x41\x04" + struct.pack("!I", 65009)
+        opt = b"\x02" + bytes([len(caps)]) + caps
+        s.sendall(bgp_raw.msg(1, struct.pack("!BHH4sB", 4, 65009, 90, socket.inet_aton(peer), len(opt)) + opt))
+        wait_start(d, r"^Idle +BGP Error: Bad peer AS$")
+        # Info comes from the session's loop, Since from the main loop's
+        # restart a moment later
+        assert poll(lambda: row(d)[1] != first[1], timeout=5), (first, row(d))
+    finally:
+        s.close()
+    # the error wait ends without a new run
+    assert wait_start(d, r"^Passive +BGP Error: Bad peer AS$")[1] == after[1]

@@ -224,39 +224,3 @@ def test_bad_config_at_start_fails(tmp_path, bird_bin):
     assert p.returncode != 0
     # BIRD 2 leaves the control socket file behind here; we do not assert either way
     assert "%s:2:43 syntax error, unexpected CF_SYM_UNDEFINED" % conf in p.stderr, p.stderr
-
-
-def test_background_daemon_stops_on_sigterm(tmp_path, bird_bin):
-    """Without -f the daemon forks into the background after parsing its config.
-    It used to hang for ever in its shutdown (liburcu's helper threads, started while
-    parsing, were lost in the fork); now SIGTERM ends it and it removes its pid file."""
-    conf = tmp_path / "bird.conf"
-    conf.write_text("router id 10.0.0.1;\nprotocol device {}\n"
-                    "protocol static s4 { ipv4; route 10.1.0.0/16 blackhole; }\n")
-    sockdir = tempfile.mkdtemp(prefix="bt", dir="/tmp")
-    sock, pidfile = os.path.join(sockdir, "s"), str(tmp_path / "bird.pid")
-    pid = None
-    try:
-        p = subprocess.run([bird_bin, "-c", str(conf), "-s", sock, "-P", pidfile],
-                           capture_output=True, text=True, timeout=5, cwd=str(tmp_path))
-        assert p.returncode == 0, p.stderr
-        deadline = time.monotonic() + 5
-        while not (os.path.exists(pidfile) and os.path.getsize(pidfile)) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        with open(pidfile) as f:
-            pid = int(f.read().strip())
-        while not os.path.exists(sock) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while os.path.exists(pidfile) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not os.path.exists(pidfile), "the daemon did not shut down on SIGTERM"
-        pid = None
-    finally:
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        shutil.rmtree(sockdir, ignore_errors=True)

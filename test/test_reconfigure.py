@@ -78,6 +78,24 @@ def test_configure_other_file(daemon):
     assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
 
 
+def test_plain_configure_reads_the_start_file_again(daemon):
+    """As BIRD 2: `configure "file"` reads that file once; a plain `configure`,
+    `configure check` and SIGHUP read the file given with -c again."""
+    other = daemon.write_file("other.conf", EDITED_CONF)
+    assert daemon.raw('configure "%s"' % other).endswith(b"\n0003 Reconfigured\n")
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+    assert daemon.raw("configure check") == (
+        "0002-Reading configuration from %s\n0020 Configuration OK\n" % daemon.conf).encode()
+    assert daemon.raw("configure") == (
+        "0002-Reading configuration from %s\n0003 Reconfigured\n" % daemon.conf).encode()
+    assert daemon.poll_raw("show route count", BASIC_COUNT) == BASIC_COUNT
+
+    assert daemon.raw('configure "%s"' % other).endswith(b"\n0003 Reconfigured\n")
+    assert daemon.poll_raw("show route count", EDITED_COUNT) == EDITED_COUNT
+    daemon.proc.send_signal(signal.SIGHUP)
+    assert daemon.poll_raw("show route count", BASIC_COUNT) == BASIC_COUNT
+
+
 def test_configure_nonexistent_file(daemon):
     # relative names are taken from the daemon's working directory and echoed as given
     assert daemon.raw('configure "nonexistent.conf"') == (

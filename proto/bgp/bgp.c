@@ -28,13 +28,16 @@ bgp_preconfig(struct proto_config *pc)
   c->startup_hold_time = 240;
   c->enable_refresh = 1;
   c->enable_as4 = 1;
-  c->capabilities = 1;
+  c->capabilities = -1;
   c->gr_mode = BGP_GR_AWARE;
   c->gr_time = 120;
   c->llgr_mode = -1;
   c->llgr_time = 3600;
   c->default_local_pref = 100;
   c->interpret_communities = 1;
+  c->allow_as_sets = 1;
+  c->igp_metric = 1;
+  c->path_metric = 1;
   c->local_role = BGP_ROLE_NONE;
 }
 
@@ -266,7 +269,21 @@ bgp_shutdown(struct proto *pp)
   return PS_DOWN;
 }
 
-/* Anything that changes the session itself needs a restart. */
+static void bgp_reload_routes(struct channel *c);
+
+static int
+bgp_str_same(const char *a, const char *b)
+{
+  return a == b || (a && b && !strcmp(a, b));
+}
+
+/* As BIRD 2 (bgp_reconfigure, bgp_channel_reconfigure, checked by
+ * experiment): any change of the protocol's own options restarts it, timers
+ * included (so new timers never wait for the next session); so do a new
+ * router ID in use, and in a channel the options that change capabilities
+ * or tables. Next hop and AIGP options apply in place: the channel exports
+ * again, and AIGP also asks the neighbor to send its routes again. Filters
+ * are the channel's business (nest/channel.c). */
 static int
 bgp_reconfigure(struct proto *pp, struct proto_config *new)
 {
@@ -274,18 +291,35 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   const struct bgp_config *o = p->cf, *n = (const struct bgp_config *) new;
   size_t off = sizeof(struct proto_config);
   if (memcmp((const u8 *) o + off, (const u8 *) n + off, offsetof(struct bgp_config, password) - off) ||
-      !((!o->password && !n->password) || (o->password && n->password && !strcmp(o->password, n->password))))
+      !bgp_str_same(o->password, n->password) || !bgp_str_same(o->iface, n->iface) ||
+      !bgp_str_same(o->hostname, n->hostname))
     return 0;
+  if ((new->router_id ? new->router_id : new->global->router_id) != p->peer.local_id)
+    return 0;
+  u8 refeed[BGP_AF_MAX] = { 0 }, reload[BGP_AF_MAX] = { 0 };
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
-    struct bgp_channel_config *nb = (struct bgp_channel_config *) cc;
+    const struct bgp_channel_config *nb = (const struct bgp_channel_config *) cc;
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
     const struct bgp_channel_config *ob = p->ch[af].cf;
-    /* Capabilities, and AIGP (what we take and what we send): start over */
-    if (!ob || nb->add_path != ob->add_path || nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate ||
-        nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able || nb->llgr_time != ob->llgr_time)
+    if (!ob || nb->add_path != ob->add_path || nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able ||
+        nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table)
       return 0;
-    p->ch[af].cf = nb;
-    bgp_export_cache_flush(&p->ch[af]);     /* next hop options may differ */
+    refeed[af] = nb->next_hop_mode != ob->next_hop_mode || !ipa_equal(nb->next_hop_addr, ob->next_hop_addr) ||
+                 nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate;
+    reload[af] = nb->aigp != ob->aigp && p->conn && p->caps.af[af];
+    /* AIGP is taken or dropped at parsing, so even an import table cannot
+     * reload it; without route refresh BIRD 2 restarts. */
+    if (reload[af] && !p->caps.route_refresh)
+      return 0;
+  }
+  LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
+    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    p->ch[af].cf = (struct bgp_channel_config *) cc;
+    bgp_export_cache_flush(&p->ch[af]);
+    if (refeed[af] && p->conn && p->caps.af[af])
+      bgp_refeed(p, af);
+    if (reload[af])
+      bgp_reload_routes(p->ch[af].c);
   }
   p->cf = n;
   return 1;

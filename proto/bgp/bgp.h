@@ -53,7 +53,11 @@ struct bgp_channel_config {
 
 struct bgp_config {
   struct proto_config c;
-  ip_addr local_ip;
+  /* From here to `password`: plain values, compared as one block by
+   * bgp_reconfigure(). As BIRD 2, a change in any of them restarts the
+   * protocol. Keep pointers out of the block; configs are zeroed, so the
+   * padding compares equal. */
+  ip_addr local_ip;             /* `local`, or `source address` (as BIRD) */
   uint local_port;
   u32 local_as;
   ip_addr remote_ip;
@@ -65,9 +69,6 @@ struct bgp_config {
   int multihop;                 /* -1 unset, 0 direct, N hops */
   int ttl_security;
   int strict_bind;
-  ip_addr source_addr;
-  const char *password;
-  const char *iface;
   u32 hold_time, keepalive_time, connect_retry_time, connect_delay_time;
   u32 error_wait_min, error_wait_max, error_forget_time, startup_hold_time;
   int rs_client, rr_client;
@@ -76,7 +77,8 @@ struct bgp_config {
   int confederation_member;
   int local_role;               /* enum bgp_role, BGP_ROLE_NONE unset (RFC 9234) */
   int require_roles;
-  int enable_refresh, enable_as4, enable_ext_msg, capabilities;
+  int enable_refresh, enable_as4, enable_ext_msg;
+  int capabilities;             /* -1 unset (on): BIRD 2 restarts for an explicit `on` too */
   int gr_mode;                  /* BGP_GR_* */
   u32 gr_time;
   int llgr_mode;                /* BGP_GR_*; -1 unset: aware with GR, else off */
@@ -87,6 +89,12 @@ struct bgp_config {
   u32 default_local_pref, default_med;
   int interpret_communities;
   int deterministic_med, prefer_older, med_metric;
+  /* Parsed and compared only: our best path always uses IGP metric and
+   * path length */
+  int igp_metric, path_metric;
+  /* Compared by value: a change restarts the protocol too */
+  const char *password;
+  const char *iface;
   const char *hostname;
   /* Names of spawned instances: not compared on reconfigure, they only
    * name the next spawns */
@@ -297,6 +305,8 @@ void bgp_export_cache_flush(struct bgp_channel *bc);
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);
 void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
+/* Can the neighbor restart some family of the session (BIRD's gr_ready)? */
+int bgp_gr_ready(struct bgp_proto *p);
 /* Can the neighbor restart long-lived (BIRD's llgr_ready)? */
 int bgp_llgr_ready(struct bgp_proto *p);
 /* Session down: keep (stale) or flush each family's routes; returns the

@@ -232,10 +232,12 @@ bgp_conn_notify(struct bgp_conn *c, const struct bgp_error *e)
 }
 
 /* After an error the run ends (BIRD's bgp_stop): a connection still
- * opening goes too, with a Cease. */
+ * opening goes too, with a Cease. BIRD 2 then restarts the protocol,
+ * which shows as a new Since even when the session never came up. */
 static void
 bgp_conn_close_all(struct bgp_proto *p)
 {
+  proto_notify_restart(&p->p);
   struct bgp_error e;
   bgp_error_set(&e, BGP_ERR_CEASE, 0, NULL, 0, "Cease");
   struct bgp_conn *cs[] = { &p->out, &p->in };
@@ -349,11 +351,14 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
     return;
   }
 
-  /* Collision detection (RFC 4271 6.8). */
+  /* Collision detection (RFC 4271 6.8): an established session stays;
+   * of two in OpenConfirm the one the dominant side opened (higher BGP
+   * identifier, then higher AS, RFC 6286 2.3) stays. */
   struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
-  if (other->state >= BS_OPENCONFIRM) {
-    int keep_outgoing = my_id > c->remote.router_id;
-    struct bgp_conn *loser = (c->outgoing == keep_outgoing) ? other : c;
+  if (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED) {
+    int neighbor_dominant = my_id < c->remote.router_id ||
+                            (my_id == c->remote.router_id && p->peer.public_as < c->remote.peer_as);
+    struct bgp_conn *loser = other->state == BS_ESTABLISHED || c->outgoing == neighbor_dominant ? c : other;
     bgp_conn_error_code(loser, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
     if (loser == c)
       return;
@@ -677,7 +682,7 @@ bgp_connect(struct bgp_proto *p)
     close(fd);
     return;
   }
-  ip_addr src = ipa_nonzero(cf->source_addr) ? cf->source_addr : cf->local_ip;
+  ip_addr src = cf->local_ip;
   if (ipa_nonzero(src)) {
     struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
     ip6_put((u8 *) &sa.sin6_addr, src);
@@ -732,6 +737,23 @@ bgp_start_connect(struct bgp_proto *p)
   bgp_update_show(p);
 }
 
+/* RFC 4724 4.2, as BIRD 2: a new connection from a neighbor that can
+ * restart, while its session is established, means it has restarted
+ * without our noticing (no reset reached us). The old session ends as if
+ * the connection had dropped: the routes stay, stale, and the new
+ * connection proceeds instead of waiting for our hold timer. A second
+ * incoming connection still opening goes too, to make room. */
+static void
+bgp_neighbor_restarted(struct bgp_proto *p)
+{
+  bsnprintf(p->last_error, sizeof(p->last_error), "Error: Graceful restart");
+  log_rl(&p->rl, L_REMOTE, "%s: New connection from an established neighbor: graceful restart", p->p.name);
+  struct bgp_conn *old = p->conn;
+  bgp_conn_close(old);
+  if (old != &p->in && p->in.state != BS_IDLE)
+    bgp_conn_close(&p->in);
+}
+
 void
 bgp_incoming_hook(void *data)
 {
@@ -739,9 +761,12 @@ bgp_incoming_hook(void *data)
   int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
   if (fd < 0)
     return;
-  if (p->down_requested || p->in.state != BS_IDLE || p->conn || p->start_state == BS_IDLE) {
-    /* Established already, one incoming attempt at a time, none while
-     * waiting after an error (as BIRD 2). */
+  if (p->conn && !p->down_requested && bgp_gr_ready(p))
+    bgp_neighbor_restarted(p);
+  if (p->down_requested || p->in.state != BS_IDLE || p->start_state == BS_IDLE) {
+    /* One incoming attempt at a time, none while waiting after an error
+     * (as BIRD 2). Beside a session we opened, the new connection gets
+     * as far as its OPEN, where collision detection closes it. */
     close(fd);
     return;
   }

@@ -241,11 +241,28 @@ bgp_gr_enter_llgr(struct bgp_proto *p, enum bgp_af af, u32 stale_time)
   chan_refresh_modify_stale(bc->c, bgp_llgr_modify);
 }
 
+/* GR negotiated for the family: we help, the neighbor can restart it. */
+static int
+bgp_gr_af_ready(struct bgp_proto *p, enum bgp_af af)
+{
+  return p->ch[af].c && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF &&
+         (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
+}
+
+int
+bgp_gr_ready(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (bgp_gr_af_ready(p, af))
+      return 1;
+  return 0;
+}
+
 /* Will the family's routes be kept when the session goes down now? */
 static int
 bgp_gr_keeps(struct bgp_proto *p, enum bgp_af af, int graceful, int *gr, u32 *llgr)
 {
-  *gr = graceful && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF && (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
+  *gr = graceful && bgp_gr_af_ready(p, af);
   *llgr = graceful && p->caps.af[af] ? bgp_llgr_time(p, af) : 0;
   return *gr || *llgr || (graceful && p->ch[af].gr_state == BGP_GRS_LLGR);
 }

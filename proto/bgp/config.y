@@ -40,7 +40,7 @@ bgp_proto:
      bgp_cfg(cx)->multihop = $3;
    }
  | bgp_proto DIRECT ';' { bgp_cfg(cx)->multihop = 0; }
- | bgp_proto SOURCE ADDRESS ipa ';' { bgp_cfg(cx)->source_addr = $4; }
+ | bgp_proto SOURCE ADDRESS ipa ';' { bgp_cfg(cx)->local_ip = $4; }
  | bgp_proto STRICT BIND bool ';' { bgp_cfg(cx)->strict_bind = $4; }
  | bgp_proto HOLD TIME expr ';' {
      if ($4 && ($4 < 3 || $4 > 65535)) cf_error("Hold time must be in range 3-65535 or zero");
@@ -91,8 +91,8 @@ bgp_proto:
  | bgp_proto DETERMINISTIC MED bool ';' { bgp_cfg(cx)->deterministic_med = $4; }
  | bgp_proto PREFER OLDER bool ';' { bgp_cfg(cx)->prefer_older = $4; }
  | bgp_proto MED METRIC bool ';' { bgp_cfg(cx)->med_metric = $4; }
- | bgp_proto IGP METRIC bool ';' { }
- | bgp_proto PATH METRIC bool ';' { }
+ | bgp_proto IGP METRIC bool ';' { bgp_cfg(cx)->igp_metric = $4; }
+ | bgp_proto PATH METRIC bool ';' { bgp_cfg(cx)->path_metric = $4; }
  | bgp_proto ADVERTISE HOSTNAME bool ';' { bgp_cfg(cx)->hostname = $4 ? config_hostname(cx) : NULL; }
  | bgp_proto DYNAMIC NAME text ';' {
      /* BIRD's limit: room for the number in a name of 64 bytes */

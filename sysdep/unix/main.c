@@ -242,20 +242,18 @@ write_pidfile(const char *path)
   pid_path = path;
 }
 
-/* liburcu's call_rcu thread and its hash-resize worker (started while the
- * config was parsed) do not survive fork(): without these calls the
- * child's first cds_lfht_destroy() waited for the worker for ever, so a
- * daemon started without -f never finished shutting down. */
+/* The config is parsed before the fork (errors reach the terminal, as in
+ * BIRD), and parsing already uses RCU hash tables, whose worker threads a
+ * plain fork() would leave behind in the parent: the child then hung on
+ * its first table tear-down (SIGTERM never finished). */
 static void
 daemonize(void)
 {
-  call_rcu_before_fork();
-  pid_t pid = fork();
+  pid_t pid = rcu_fork();
   if (pid < 0)
     die("fork: %m");
   if (pid)
     _exit(0);
-  call_rcu_after_fork_child();
   setsid();
   int fd = open("/dev/null", O_RDWR);
   if (fd >= 0) {
