@@ -230,6 +230,7 @@ protocol bgp b2 {
         # Info comes from the session's loop, Since from the main loop's
         # restart a moment later
         assert poll(lambda: row(d)[1] != first[1], timeout=5), (first, row(d))
+        after = row(d)
     finally:
         s.close()
     # the error wait ends without a new run
