@@ -47,9 +47,13 @@ cli_vprintf(struct cli *c, int code, const char *fmt, va_list args)
     pre = bsnprintf(line, sizeof(line), " ");
   else
     pre = bsnprintf(line, sizeof(line), "%04d%c", cd, final ? ' ' : '-');
-  int n = bvsnprintf(line + pre, CLI_LINE_SIZE - pre, fmt, args);
-  if (n >= CLI_LINE_SIZE - pre)
-    n = bsnprintf(line + pre, CLI_LINE_SIZE - pre, "<line overflow>");
+  /* As BIRD: the text gets what is left of the 512 bytes but one; what does
+   * not fit is replaced by a line of its own code, 8000 */
+  int n = bvsnprintf(line + pre, CLI_LINE_SIZE - pre - 1, fmt, args);
+  if (n < 0 || n >= CLI_LINE_SIZE - pre - 1) {
+    cli_printf(c, final ? 8000 : -8000, "<line overflow>");
+    return;
+  }
   line[pre + n] = '\n';
   txq_append(&c->tx, line, pre + n + 1);
   c->last_code = final ? 0 : cd;

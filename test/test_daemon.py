@@ -84,6 +84,14 @@ def test_pipelined_commands_one_write(daemon):
         s.close()
 
 
+def test_reply_line_overflow(daemon):
+    # A reply line has 512 bytes with its code and newline: 505 characters of
+    # text fit; a longer one is replaced by "8000 <line overflow>" (BIRD 2).
+    for n, want in ((505, b"0023 " + b"a" * 505 + b"\n"), (506, b"8000 <line overflow>\n"),
+                    (900, b"8000 <line overflow>\n")):
+        assert daemon.raw('eval "%s"' % ("a" * n)) == want, n
+
+
 def test_long_lines_do_not_kill_daemon(daemon):
     # Up to 1022 chars + "\n" BIRD answers normally; longer lines make it drop the
     # connection.  Either way the daemon must keep serving new connections.
