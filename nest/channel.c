@@ -515,6 +515,8 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   }
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  if (c->proto->class->feed_end)
+    c->proto->class->feed_end(c);
   return 1;
 }
 
@@ -589,4 +591,6 @@ chan_refeed_now(struct channel *c)
   rcu_read_unlock();
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  if (c->proto->class->feed_end)
+    c->proto->class->feed_end(c);
 }

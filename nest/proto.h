@@ -238,6 +238,10 @@ struct proto_class {
    * (which keeps the changes, shared by all readers); the protocol sends
    * c->export_ev when it can take more. NULL: never busy. */
   int (*export_busy)(struct proto *, struct channel *);
+  /* A feed of the channel (its first, or a refeed) has handed every route
+   * to rt_notify; c->feeding is CHAN_FEED_NONE again. Protocol loop; BGP
+   * sends End-of-RIB or EoRR only then. NULL: nothing to do. */
+  void (*feed_end)(struct channel *c);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);
   /* The address the route came from (BGP neighbor), IPA_NONE if none;

@@ -6,68 +6,17 @@ and port; our daemon is the device under test.  Run against the reference
 """
 
 import os
-import random
 import re
-import subprocess
+import time
 
 import pytest
 
-from conftest import Daemon, poll, REFERENCE_BIRD, strip_codes as _strip_codes
-
-
-def strip_codes(reply):
-    return "\n".join(_strip_codes(reply))
+from conftest import poll, REFERENCE_BIRD, strip_codes as _strip_codes
+# the peers live in bgp_peers.py; test_bgp_*.py import some of them from here
+from bgp_peers import (EXABGP, GOBGPD, ExaBGP, GoBGP, PeerBird, count, established,  # noqa: F401 (fixtures)
+                       peers, ports, route_all, strip_codes, tools)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
-
-
-class PeerBird(Daemon):
-    """A BIRD 2 daemon playing a BGP peer."""
-
-    def start(self):
-        import conftest
-        saved = conftest.BIRD_BIN
-        conftest.BIRD_BIN = REFERENCE_BIRD
-        try:
-            return super().start()
-        finally:
-            conftest.BIRD_BIN = saved
-
-
-@pytest.fixture
-def ports():
-    base = random.randrange(20000, 60000, 10)
-    return [base + i for i in range(10)]
-
-
-@pytest.fixture
-def peers(tmp_path):
-    started = []
-
-    def start(name, conf):
-        d = tmp_path / name
-        d.mkdir()
-        p = PeerBird(d, conf)
-        started.append(p)
-        return p.start()
-
-    yield start
-    for p in started:
-        p.close()
-
-
-def established(d, proto):
-    return lambda: re.search(r"^%s\s+BGP\s+\S+\s+up\s+\S+\s+Established" % proto,
-                             strip_codes(d.raw("show protocols %s" % proto)), re.M)
-
-
-def route_all(d, prefix):
-    return strip_codes(d.raw("show route %s all" % prefix))
-
-
-def count(d):
-    m = re.search(r"(\d+) of \d+ routes for \d+ networks in table master4", strip_codes(d.raw("show route table master4 count")))
-    return int(m.group(1)) if m else -1
 
 
 OURS = "127.77.0.1"
@@ -158,146 +107,6 @@ def test_route_server_transparent(start_daemon, peers, ports):
     v = route_all(ps["m4"], "10.3.0.0/16")
     assert "BGP.as_path: 65003" in v and "BGP.med: 33" in v, v   # MED passed unchanged
     assert "BGP.next_hop: 127.77.0.3" in v, v
-
-
-# --- GoBGP and ExaBGP peers ------------------------------------------------------
-#
-# GoBGP refuses loopback next hops (its attribute validation treats 127/8 as
-# invalid), so routes toward it carry next hops from the documentation range
-# (192.0.2.0/24) set with `next hop address`; no traffic is ever sent anywhere.
-
-import json
-import shutil
-import time
-
-GOBGPD = shutil.which("gobgpd")
-EXABGP = shutil.which("exabgp")
-
-
-class GoBGP:
-    def __init__(self, tmp, addr, port, asn, our_port, api_port, gr=False):
-        self.addr, self.api = addr, "%d" % api_port
-        self.conf = conf = tmp / "gobgpd.toml"
-        # graceful restart (RFC 4724), helper and restarting speaker
-        gr_conf = """  [neighbors.graceful-restart.config]
-    enabled = true
-    restart-time = 30
-    [neighbors.afi-safis.mp-graceful-restart.config]
-      enabled = true
-""" if gr else ""
-        conf.write_text("""[global.config]
-  as = %d
-  router-id = "%s"
-  port = %d
-  local-address-list = ["%s"]
-[[neighbors]]
-  [neighbors.config]
-    neighbor-address = "%s"
-    peer-as = 65001
-  [neighbors.transport.config]
-    remote-port = %d
-    local-address = "%s"
-  [neighbors.ebgp-multihop.config]
-    enabled = true
-    multihop-ttl = 10
-  [[neighbors.afi-safis]]
-    [neighbors.afi-safis.config]
-      afi-safi-name = "ipv4-unicast"
-""" % (asn, addr, port, addr, OURS, our_port, addr) + gr_conf)
-        self.log = open(tmp / "gobgpd.log", "wb")
-        self.start()
-
-    def start(self, restarting=False):
-        self.proc = subprocess.Popen([GOBGPD, "-f", str(self.conf), "--api-hosts", "127.0.0.1:" + self.api, "-l", "warn"]
-                                     + (["-r"] if restarting else []), stdout=self.log, stderr=subprocess.STDOUT)
-        assert poll(lambda: self.cli("global").returncode == 0, timeout=10)
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait(timeout=5)
-
-    def cli(self, *args):
-        return subprocess.run(["gobgp", "-u", "127.0.0.1", "-p", self.api] + list(args),
-                              capture_output=True, text=True, timeout=10)
-
-    def rib(self):
-        r = self.cli("global", "rib", "-a", "ipv4", "-j")
-        return json.loads(r.stdout or "{}")
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=5)
-
-
-class ExaBGP:
-    def __init__(self, tmp, addr, port, asn, our_port, routes):
-        self.received = tmp / "received.json"
-        conf = tmp / "exabgp.conf"
-        conf.write_text("""process dump {
-  run /bin/sh -c "cat >> %s";
-  encoder json;
-}
-neighbor %s {
-  router-id %s;
-  local-address %s;
-  local-as %d;
-  peer-as 65001;
-  connect %d;
-  listen %d;
-  family { ipv4 unicast; }
-  capability { route-refresh enable; }
-  api { processes [ dump ]; receive { parsed; update; } }
-  static {
-%s
-  }
-}
-""" % (self.received, OURS, addr, addr, asn, our_port, port, "\n".join("    route %s;" % r for r in routes)))
-        env = dict(os.environ, **{"exabgp.daemon.user": "root", "exabgp.log.level": "WARNING"})
-        self.log = open(tmp / "exabgp.log", "wb")
-        self.proc = subprocess.Popen([EXABGP, str(conf)], cwd=str(tmp), env=env, stdout=self.log, stderr=subprocess.STDOUT)
-
-    def announced(self):
-        """prefix -> (next hop, attributes) of what ExaBGP holds now."""
-        held = {}
-        if not self.received.exists():
-            return held
-        for line in self.received.read_text().splitlines():
-            try:
-                msg = json.loads(line)["neighbor"]["message"]
-            except (ValueError, KeyError):
-                continue
-            upd = msg.get("update", {})
-            for fam in upd.get("withdraw", {}).values():
-                for n in fam:
-                    held.pop(n["nlri"], None)
-            for fam in upd.get("announce", {}).values():
-                for nh, nets in fam.items():
-                    for n in nets:
-                        held[n["nlri"]] = (nh, upd.get("attribute", {}))
-        return held
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-@pytest.fixture
-def tools(tmp_path):
-    made = []
-
-    def make(cls, name, *args, **kw):
-        d = tmp_path / name
-        d.mkdir()
-        t = cls(d, *args, **kw)
-        made.append(t)
-        return t
-
-    yield make
-    for t in made:
-        t.close()
 
 
 def ours_peer_block(name, addr, pport, asn, rs=True, nh=None):

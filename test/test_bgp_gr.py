@@ -15,6 +15,7 @@ import pytest
 from conftest import poll, REFERENCE_BIRD
 import test_bgp
 from test_bgp import PeerBird, established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
+from bgp_peers import since
 
 OURS = "127.79.0.1"
 
@@ -33,14 +34,6 @@ ONE = "route 10.79.1.0/24 blackhole;"
 
 def has(d, prefix):
     return prefix in strip_codes(d.raw("show route %s" % prefix))
-
-
-def since(d, prefix):
-    """The `[proto time from ...]` part of a route line: changes when the route is re-imported."""
-    text = strip_codes(d.raw("show route %s" % prefix))
-    m = re.search(r"\[(\S+ \d\d:\d\d:\d\d\.\d{3})[ \]]", text)
-    assert m, text
-    return m.group(1)
 
 
 def details(d, proto):

@@ -403,6 +403,7 @@ const struct proto_class proto_bgp = {
   .preexport = bgp_preexport,
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
+  .feed_end = bgp_feed_end,
   .reload_routes = bgp_reload_routes,
   .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,

@@ -298,6 +298,7 @@ void bgp_tx_settle_hook(struct timer *t);
 int bgp_preexport(struct channel *c, const struct rte *r);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
 int bgp_export_busy(struct proto *pp, struct channel *c);
+void bgp_feed_end(struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 void bgp_export_cache_flush(struct bgp_channel *bc);

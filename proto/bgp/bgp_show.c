@@ -62,7 +62,7 @@ bgp_show_afs(struct cli *c, const char *what, const u8 *flags, u8 bits)
   for (int af = 0; af < BGP_AF_MAX; af++)
     if ((flags[af] & bits) == bits)
       bsnprintf(afs + strlen(afs), sizeof(afs) - strlen(afs), " %s", af == BGP_AF_IPV4 ? "ipv4" : "ipv6");
-  cli_printf(c, -1006, "        AF %s:%s", what, afs);
+  cli_printf(c, -1006, "        %s:%s", what, afs);
 }
 
 /* BIRD shows the details only of a speaker that can restart itself (it
@@ -79,8 +79,8 @@ bgp_show_gr_cap(struct cli *c, const struct bgp_caps *k)
   cli_printf(c, -1006, "        Restart time: %u", k->gr_time);
   if (k->gr_flags & BGP_GRF_RESTART)
     cli_printf(c, -1006, "        Restart recovery");
-  bgp_show_afs(c, "supported", k->gr_af, BGP_GR_AF_PRESENT);
-  bgp_show_afs(c, "preserved", k->gr_af, BGP_GR_AF_PRESENT | BGP_GR_AF_FORWARDING);
+  bgp_show_afs(c, "AF supported", k->gr_af, BGP_GR_AF_PRESENT);
+  bgp_show_afs(c, "AF preserved", k->gr_af, BGP_GR_AF_PRESENT | BGP_GR_AF_FORWARDING);
 }
 
 static void
@@ -94,8 +94,8 @@ bgp_show_llgr_cap(struct cli *c, const struct bgp_caps *k)
   if (af0 < 0)
     return;
   cli_printf(c, -1006, "        LL stale time: %u", k->llgr_time[af0]);
-  bgp_show_afs(c, "supported", k->llgr_af, BGP_LLGR_AF_PRESENT);
-  bgp_show_afs(c, "preserved", k->llgr_af, BGP_LLGR_AF_PRESENT | BGP_LLGR_AF_FORWARDING);
+  bgp_show_afs(c, "AF supported", k->llgr_af, BGP_LLGR_AF_PRESENT);
+  bgp_show_afs(c, "AF preserved", k->llgr_af, BGP_LLGR_AF_PRESENT | BGP_LLGR_AF_FORWARDING);
 }
 
 static void
@@ -114,22 +114,28 @@ bgp_show_caps(struct cli *c, const struct bgp_caps *k)
   }
   if (k->route_refresh)
     cli_printf(c, -1006, "      Route refresh");
-  for (int af = 0; af < BGP_AF_MAX; af++)
-    if (k->ext_next_hop[af]) {
-      cli_printf(c, -1006, "      Extended next hop");
-      break;
-    }
+  /* Under these two BIRD 2 lists families: those whose NLRI may have an
+   * IPv6 next hop, and those that may carry several paths, each way */
+  u8 ext_nh[BGP_AF_MAX], any_ext_nh = 0, any_add_path = 0;
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    any_ext_nh |= ext_nh[af] = k->ext_next_hop[af];
+    any_add_path |= k->add_path[af];
+  }
+  if (any_ext_nh) {
+    cli_printf(c, -1006, "      Extended next hop");
+    bgp_show_afs(c, "IPv6 nexthop", ext_nh, 1);
+  }
   if (k->ext_messages)
     cli_printf(c, -1006, "      Extended message");
   if (k->gr)
     bgp_show_gr_cap(c, k);
   if (k->as4)
     cli_printf(c, -1006, "      4-octet AS numbers");
-  for (int af = 0; af < BGP_AF_MAX; af++)
-    if (k->add_path[af]) {
-      cli_printf(c, -1006, "      ADD-PATH");
-      break;
-    }
+  if (any_add_path) {
+    cli_printf(c, -1006, "      ADD-PATH");
+    bgp_show_afs(c, "RX", k->add_path, BGP_ADD_PATH_RX);
+    bgp_show_afs(c, "TX", k->add_path, BGP_ADD_PATH_TX);
+  }
   if (k->enhanced_refresh)
     cli_printf(c, -1006, "      Enhanced refresh");
   if (k->llgr)

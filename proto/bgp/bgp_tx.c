@@ -344,6 +344,14 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
     tm_start(&p->tx_settle, BGP_TX_SETTLE);
 }
 
+/* The channel's feed has ended (nest's feed_end): if it left nothing
+ * pending, no rt_notify would wake the tx hook for End-of-RIB or EoRR. */
+void
+bgp_feed_end(struct channel *c)
+{
+  ev_send(c->proto->loop, &((struct bgp_proto *) c->proto)->tx_ev);
+}
+
 void
 bgp_tx_settle_hook(struct timer *t)
 {
@@ -448,6 +456,9 @@ bgp_tx_fill(struct bgp_proto *p)
         any = 1;
         if (bgp_tx_bucket(p, bc, container_of(first, struct bgp_bucket, n)) < 0)
           return;
+      } else if (bc->c->feeding) {
+        /* End-of-RIB and EoRR close the whole table: bgp_feed_end()
+         * wakes us once the rest of it is here. */
       } else if (!bc->eor_sent && !p->gr_deferred) {
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
