@@ -6,7 +6,9 @@
  * concurrent runs of one filter, and a fuzz pass over random config text.
  *
  * FILTER_BENCH=N runs the route-server benchmark on N routes (default 1M
- * when set to 1) and prints ns per route.
+ * when set to 1) and prints ns per route; FILTER_BENCH_NAME=rs_check (or
+ * rs_import) runs only that filter (for perf), FILTER_DUMP=1 prints the
+ * bytecode of the filters.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -525,6 +527,22 @@ now_ns(void)
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* FILTER_DUMP=1: the bytecode of the benchmark filters (and of what they call). */
+static void
+dump_code(const struct filter *f, int depth)
+{
+  printf("%*s-- %s (%u insns)\n", depth * 2, "", f->name ? f->name : "?", f->len);
+  for (uint i = 0; i < f->len; i++) {
+    const struct f_insn *in = &f->code[i];
+    printf("%*s%3u %-14s b=%u a=%u", depth * 2, "", i, f_op_names[in->op], in->b, in->a);
+    if (in->op == FI_CONST)
+      printf(" type=%#x", in->p.v->type);
+    printf("\n");
+    if (in->op == FI_CALL && depth < 2)
+      dump_code(in->p.p, depth + 1);
+  }
+}
+
 static void
 run_bench(uint nroutes, int print)
 {
@@ -569,8 +587,13 @@ run_bench(uint nroutes, int print)
   pool *p = rp_new(root_pool(), MEM_CONFIG, "bench");
   linpool *lp = lp_new(p);
   static const char *const names[] = { "rs_check", "rs_import" };
+  const char *only = getenv("FILTER_BENCH_NAME");
   for (uint k = 0; k < ARRAY_SIZE(names); k++) {
+    if (only && strcmp(only, names[k]))
+      continue;
     const struct filter *f = find_filter(c, names[k]);
+    if (getenv("FILTER_DUMP"))
+      dump_code(f, 0);
     uint accepted = 0;
     double t0 = now_ns();
     for (uint i = 0; i < nroutes; i++) {
