@@ -117,10 +117,21 @@ struct f_trie_node4 {
   u32 c[2];
 };
 
+/* Where a lookup of an IPv4 net stands after its first 8 (or 16) bits:
+ * the lengths accepted by the nodes passed so far, and the node to go on
+ * from (index + 1; 0: no deeper node on the path). */
+struct f_trie_stride {
+  u64 accept;
+  u32 resume;
+  u32 sub;                       /* top level: table of the next 8 bits (index + 1), or 0 */
+};
+
 struct f_trie {
   struct f_trie_node *root[2];   /* [0] IPv4, [1] IPv6 */
   struct f_trie_node4 *v4;       /* flattened IPv4 trie (f_trie_finish) */
   uint v4_count;
+  struct f_trie_stride *v4_top;  /* big tries: by the first 8 bits, or NULL */
+  struct f_trie_stride *v4_sub;  /* 256 entries per /8 with enough nodes below */
   uint count;
   struct f_trie_entry *entries;  /* as written, for printing and comparing */
 };

@@ -226,13 +226,17 @@ test_trie(void **state)
   pool *p = rp_new(root_pool(), MEM_CONFIG, "trie test");
   linpool *lp = lp_new(p);
   srandom(42);
-  for (int round = 0; round < 40; round++) {
-    uint n = 1 + random() % 60;
-    struct f_trie_entry e[64];
+  /* Rounds from 40 on: big sets in a few /8s (stride tables, trie.c). */
+  struct f_trie_entry *e = malloc(2000 * sizeof(*e));
+  for (int round = 0; round < 60; round++) {
+    int big = round >= 40;
+    uint n = big ? 50 + random() % 1500 : 1 + random() % 60;
     struct f_trie *t = f_trie_new(lp);
     for (uint i = 0; i < n; i++) {
       uint len = random() % 33;
       u32 a = (random() & 0xff000000) | ((random() & 3) << 22);
+      if (big)
+        a = ((10 + random() % 3) << 24) | (random() & 0xffff00);
       net_fill_ip4(&e[i].net, ip4_from_u32(a), len);
       net_normalize(&e[i].net);
       uint lo = random() % 33, hi = lo + random() % (33 - lo);
@@ -244,12 +248,18 @@ test_trie(void **state)
     f_trie_finish(lp, t, e, n);
     for (int k = 0; k < 3000; k++) {
       net_addr x;
-      net_fill_ip4(&x, ip4_from_u32((random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff)), random() % 33);
+      u32 a = (random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff);
+      if (big && k % 4)
+        a = k % 2 ? ((const net_addr_ip4 *) &e[random() % n].net)->prefix.addr ^ (random() & 0x1ff) : ((9 + random() % 5) << 24) | (random() & 0xffffff);
+      net_fill_ip4(&x, ip4_from_u32(a), random() % 33);
       net_normalize(&x);
       if (f_trie_match(t, &x) != brute_match(e, n, &x))
         fail_msg("round %d: trie and brute force differ on %N", round, &x);
     }
+    if (big && !t->v4_sub)
+      fail_msg("round %d: %u entries and no /16 stride table", round, n);
   }
+  free(e);
   rfree(p);
 }
 
