@@ -38,6 +38,16 @@ struct f_frame {
   u32 base;
 };
 
+/* Attribute values read in this run: a filter that reads bgp_path four
+ * times looks it up once. An entry goes when its attribute is written.
+ * Payload views live in views[], each used once per run, so a value that
+ * outlives its entry (in a variable) stays as it was. */
+#define F_EA_CACHE 8
+struct f_ea_cached {
+  const struct f_attr *a;
+  struct f_val v;
+};
+
 struct f_state {
   struct f_route *r;
   linpool *lp;
@@ -46,6 +56,9 @@ struct f_state {
   struct ea_builder *ebs;       /* storage for it (left uninitialised until then) */
   struct buffer out;            /* print buffer */
   int out_used;
+  uint ncached, nviews;
+  struct f_ea_cached cached[F_EA_CACHE];
+  struct adata views[F_EA_CACHE];
 };
 
 static const u8 empty_bytes[4];
@@ -85,12 +98,23 @@ st_ea_find(struct f_state *st, u16 id, const void **data)
   return e;
 }
 
+/* A read-only view of an attribute payload: in view if given, else in lp. */
+static const struct adata *
+ea_view(linpool *lp, struct adata *view, const void *data, uint len)
+{
+  if (!view)
+    return adata_view(lp, data, len);
+  view->length = len;
+  view->data = (u8 *) data;
+  return view;
+}
+
 /* Attribute payloads stay valid for the whole run (the input list is
  * held by the caller; builder payloads live in the run's linpool). */
 /* An attribute's value as the filter type a says it is; payloads are
- * viewed (or copied, for nets) in lp. */
-struct f_val
-f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
+ * viewed in view (or lp), nets copied in lp. */
+static struct f_val
+ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp, struct adata *view)
 {
   if (!e)
     return f_val_empty(a->type);
@@ -104,7 +128,7 @@ f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, lin
       memcpy(&v.val.ip, data, sizeof(ip_addr));
     return v;
   case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
+    v.val.ad = ea_view(lp, view, data ? data : empty_bytes, e->len);
     return v;
   case EAF_OPAQUE:
     switch (a->type) {
@@ -121,19 +145,45 @@ f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, lin
     }
     default:
       v.type = T_BYTESTRING;
-      v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
+      v.val.ad = ea_view(lp, view, data ? data : empty_bytes, e->len);
       return v;
     }
   }
   return F_VAL_VOID;
 }
 
+struct f_val
+f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
+{
+  return ea_to_val(a, e, data, lp, NULL);
+}
+
 static struct f_val
 ea_value(struct f_state *st, const struct f_attr *a)
 {
+  for (uint i = 0; i < st->ncached; i++)
+    if (st->cached[i].a == a)
+      return st->cached[i].v;
   const void *data = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &data);
-  return f_ea_to_val(a, e, data, st->lp);
+  struct adata *view = st->nviews < F_EA_CACHE ? &st->views[st->nviews] : NULL;
+  struct f_val v = ea_to_val(a, e, data, st->lp, view);
+  if (view && v.val.ad == view)
+    st->nviews++;
+  if (st->ncached < F_EA_CACHE)
+    st->cached[st->ncached++] = (struct f_ea_cached){ .a = a, .v = v };
+  return v;
+}
+
+/* Attribute id is about to change: drop what was read of it. */
+static void
+ea_forget(struct f_state *st, u16 id)
+{
+  for (uint i = 0; i < st->ncached; )
+    if (st->cached[i].a->id == id)
+      st->cached[i] = st->cached[--st->ncached];
+    else
+      i++;
 }
 
 /* Would storing v leave the attribute as it is? (Common in route-server
@@ -160,6 +210,7 @@ ea_store(struct f_state *st, const struct f_attr *a, const struct f_val *v)
 {
   if (ea_unchanged(st, a, v))
     return;
+  ea_forget(st, a->id);
   st_cow(st);
   const void *old = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &old);
@@ -286,6 +337,10 @@ sa_set(struct f_state *st, uint sa, const struct f_val *v)
   if (sa == SA_PREFERENCE && ST_FIELD(st, preference) == v->val.i)
     return NULL;
   st_cow(st);
+  /* from, weight and onlink are stored as attributes */
+  ea_forget(st, EA_GEN_FROM);
+  ea_forget(st, EA_GEN_WEIGHT);
+  ea_forget(st, EA_GEN_ONLINK);
   struct ea_builder *b = st->eb;
   switch (sa) {
   case SA_FROM: {
@@ -571,7 +626,14 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   struct f_val stack[F_STACK];
   struct f_frame frames[F_MAX_FRAMES];
   struct ea_builder ebs;        /* big: not zeroed unless a write needs it */
-  struct f_state st = { .r = r, .lp = lp, .opts = opts, .ebs = &ebs };
+  struct f_state st;            /* not zeroed whole: the caches are big */
+  st.r = r;
+  st.lp = lp;
+  st.opts = opts;
+  st.eb = NULL;
+  st.ebs = &ebs;
+  st.out_used = 0;
+  st.ncached = st.nviews = 0;
   uint nframes = 0, sp = 0, steps = 0;
   const struct filter *f = top;
   const struct f_insn *code = f->code;
@@ -970,6 +1032,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     }
     L_FI_EA_UNSET: ;
       NEED_ROUTE();
+      ea_forget(&st, in->a);
       st_cow(&st);
       ea_unset(st.eb, in->a);
       DISPATCH();
