@@ -65,6 +65,116 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
 
 static void gen(struct cbuf *c, const struct f_expr *e);
 
+/*
+ * Conditions compile to jumps. gen_cond() emits code that jumps when the
+ * condition is `when` and falls through otherwise; the jumps wait for
+ * their target in a list chained through their a operands (backpatching).
+ * `!`, `&&` and `||` never build a bool, and a comparison or `~` with a
+ * constant side is one fused instruction (JCMP, JMATCH) instead of push
+ * constant, operate, test. Run-time type errors keep their wording: errop
+ * names the op whose operand a non-bool value would have been.
+ */
+#define JLIST_END ((u32) -1)
+
+static void
+jlist_patch(struct cbuf *c, u32 list, u32 target)
+{
+  while (list != JLIST_END) {
+    u32 next = c->code[list].a;
+    c->code[list].a = target;
+    list = next;
+  }
+}
+
+static u32
+jlist_merge(struct cbuf *c, u32 a, u32 b)
+{
+  if (a == JLIST_END)
+    return b;
+  u32 last = a;
+  while (c->code[last].a != JLIST_END)
+    last = c->code[last].a;
+  c->code[last].a = b;
+  return a;
+}
+
+static const struct f_val *
+const_copy(struct cbuf *c, const struct f_val *v)
+{
+  struct f_val *x = cf_alloc(c->cx, sizeof(struct f_val));
+  *x = *v;
+  return x;
+}
+
+/* JCMP on u32-valued equal types: which relations of value to constant
+ * jump. (Types of the other kinds take the generic path.) */
+static uint
+jcmp_rel_flags(uint op, int swap, int when)
+{
+  /* truth of `value OP constant` for value below, equal, above */
+  uint lt = 0, eq = 0, gt = 0;
+  switch (op) {
+  case FI_EQ: eq = 1; break;
+  case FI_NEQ: lt = gt = 1; break;
+  case FI_LT: lt = 1; break;     /* value < constant; swapped: constant < value */
+  case FI_LE: lt = eq = 1; break;
+  }
+  if (swap) {
+    uint t = lt;
+    lt = gt;
+    gt = t;
+  }
+  if (!when) {
+    lt = !lt;
+    eq = !eq;
+    gt = !gt;
+  }
+  return (lt ? FJ_BELOW : 0) | (eq ? FJ_EQUAL : 0) | (gt ? FJ_ABOVE : 0);
+}
+
+static u32
+gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
+{
+  u32 l1, l2;
+  switch (e->op) {
+  case FI_NOT:
+    return gen_cond(c, e->a, !when, FI_NOT);
+  case FI_AND: case FI_OR:
+    /* Jump for the left side when it alone decides: && false, || true. */
+    if ((e->op == FI_AND) != when) {
+      l1 = gen_cond(c, e->a, when, e->op == FI_AND ? FI_JZ : FI_JNZ);
+      l2 = gen_cond(c, e->b, when, errop);
+      return jlist_merge(c, l1, l2);
+    }
+    l1 = gen_cond(c, e->a, !when, e->op == FI_AND ? FI_JZ : FI_JNZ);
+    l2 = gen_cond(c, e->b, when, errop);
+    jlist_patch(c, l1, c->len);
+    return l2;
+  case FI_CONST:
+    if (e->type == T_BOOL && e->val.type == T_BOOL) {
+      if (!!e->val.val.i != when)
+        return JLIST_END;
+      return emit(c, FI_JMP, 0, JLIST_END, NULL, e->line, 0);
+    }
+    break;
+  case FI_EQ: case FI_NEQ: case FI_LT: case FI_LE:
+  case FI_MATCH: case FI_NMATCH: {
+    int swap = e->a->op == FI_CONST;
+    if (!swap && e->b->op != FI_CONST)
+      break;
+    const struct f_expr *k = swap ? e->a : e->b, *x = swap ? e->b : e->a;
+    gen(c, x);
+    uint b = e->op | (swap ? FJ_SWAP : 0) | (when ? FJ_WHEN : 0);
+    int cmp = e->op != FI_MATCH && e->op != FI_NMATCH;
+    if (cmp)
+      b |= jcmp_rel_flags(e->op, swap, when);
+    return emit(c, cmp ? FI_JCMP : FI_JMATCH, b, JLIST_END, const_copy(c, &k->val), e->line, -1);
+  }
+  }
+  gen(c, e);
+  return emit(c, when ? FI_JNZ : FI_JZ, errop == FI_JZ || errop == FI_JNZ ? 0 : errop, JLIST_END, NULL, e->line, -1);
+}
+
 static void
 gen_list(struct cbuf *c, const struct f_expr *e)
 {
@@ -146,7 +256,7 @@ gen_case(struct cbuf *c, const struct f_expr *e)
 static void
 gen(struct cbuf *c, const struct f_expr *e)
 {
-  uint j1, j2, top;
+  uint j2, top;
   switch (e->op) {
   case FI_CONST: {
     struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
@@ -169,12 +279,13 @@ gen(struct cbuf *c, const struct f_expr *e)
   case FI_BLOCK:
     gen_list(c, e->a);
     return;
-  case FI_AND: case FI_OR:
-    gen(c, e->a);
-    j1 = emit(c, e->op == FI_AND ? FI_JZ : FI_JNZ, 0, 0, NULL, e->line, -1);
+  case FI_AND: case FI_OR: {
+    /* The left side decides (false for &&, true for ||), or the right
+     * side's value is the result. */
+    u32 l = gen_cond(c, e->a, e->op == FI_OR, e->op == FI_AND ? FI_JZ : FI_JNZ);
     gen(c, e->b);
     j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, -1);
-    c->code[j1].a = c->len;
+    jlist_patch(c, l, c->len);
     {
       struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
       *v = f_bool(e->op == FI_OR);
@@ -182,18 +293,19 @@ gen(struct cbuf *c, const struct f_expr *e)
     }
     c->code[j2].a = c->len;
     return;
-  case FI_IF:
-    gen(c, e->a);
-    j1 = emit(c, FI_JZ, 0, 0, NULL, e->line, -1);
+  }
+  case FI_IF: {
+    u32 l = gen_cond(c, e->a, 0, FI_JZ);
     gen_list(c, e->b);
     if (e->c) {
       j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
-      c->code[j1].a = c->len;
+      jlist_patch(c, l, c->len);
       gen_list(c, e->c);
       c->code[j2].a = c->len;
     } else
-      c->code[j1].a = c->len;
+      jlist_patch(c, l, c->len);
     return;
+  }
   case FI_CASE:
     gen_case(c, e);
     return;
@@ -240,7 +352,7 @@ gen(struct cbuf *c, const struct f_expr *e)
     emit(c, FI_PATHMASK, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
     return;
   case FI_SA_GET:
-    emit(c, FI_SA_GET, e->bx, 0, NULL, e->line, 1);
+    emit(c, e->bx == SA_NET ? FI_SA_NET : FI_SA_GET, e->bx, 0, NULL, e->line, 1);
     return;
   case FI_SA_SET:
     gen(c, e->a);
@@ -381,7 +493,7 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   if (a->op != b->op || a->b != b->b || a->a != b->a)
     return 0;
   switch (a->op) {
-  case FI_CONST:
+  case FI_CONST: case FI_JCMP: case FI_JMATCH:
     return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
   case FI_CALL:
     return code_same(a->p.p, b->p.p, depth + 1);

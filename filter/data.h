@@ -52,6 +52,8 @@ enum f_type {
 };
 
 static inline int f_type_is_enum(uint t) { return t >= T_ENUM_LO && t <= T_ENUM_HI; }
+/* Values in val.i, compared as u32 (val_compare) */
+static inline int f_type_is_u32(uint t) { return (t >= T_INT && t <= T_QUAD) || f_type_is_enum(t); }
 const char *f_type_name(uint t);
 
 /* Byte data: paths, community lists, strings of bytes. data usually

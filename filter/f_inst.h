@@ -51,6 +51,20 @@ struct f_insn {
   } p;
 };
 
+/*
+ * Operand b of the conditional jumps. JZ/JNZ: the op named when the value
+ * is not a bool (0: CONDITION). JCMP and JMATCH test a value against a
+ * constant (compile.c fuses `if x < 5`, `if net ~ SET` so): the original
+ * op (EQ, NEQ, LT, LE, MATCH, NMATCH) in the low byte and these flags.
+ */
+enum f_jcond {
+  FJ_SWAP = 0x100,          /* the constant is the left operand */
+  FJ_WHEN = 0x200,          /* jump when the test is true (else when false) */
+  /* JCMP on equal u32-valued types: jump when the value is below, equal
+   * to, above the constant (flags, with swap and sense folded in) */
+  FJ_BELOW = 0x1000, FJ_EQUAL = 0x2000, FJ_ABOVE = 0x4000,
+};
+
 /* SWITCH table: first matching range wins; else deflt. */
 struct f_switch {
   uint n;

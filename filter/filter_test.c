@@ -197,6 +197,57 @@ test_errors(void **state)
   check_error("function f() { int a; int a; }", "already defined");
 }
 
+/* Run-time errors in conditions (compiled to fused jumps) name the
+ * operation they always named. */
+static const char *cond_error_conf =
+  "function nothing() { }\n"
+  "function e_if() { if nothing() then return 1; return 2; }\n"
+  "function e_not() { if !nothing() then return 1; return 2; }\n"
+  "function e_and(bool b) { if b && nothing() then return 1; return 2; }\n"
+  "function e_and_left(bool b) { if nothing() && b then return 1; return 2; }\n"
+  "function e_or_not(bool b) { if !(b || nothing()) then return 1; return 2; }\n"
+  "function e_val(bool b) bool x; { x = b && nothing(); return x; }\n"
+  "function e_lt() int i; { if i < 5 then return 1; return 2; }\n"
+  "function e_eq() int i; { if i = 5 then return 1; return 2; }\n"
+  "function e_match() int i; { if i ~ [1, 2] then return 1; return 2; }\n"
+  "function w_and() { return e_and(true); }\n"
+  "function w_and_left() { return e_and_left(true); }\n"
+  "function w_or_not() { return e_or_not(false); }\n"
+  "function w_val() { if e_val(true) then return 1; return 2; }\n";
+
+static void
+check_cond_error(struct config *c, const char *fn, const char *want)
+{
+  linpool *lp = lp_new(root_pool());
+  char err[160] = "";
+  struct f_exec_opts o = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  struct f_val ret;
+  enum f_result res = f_exec(find_filter(c, fn), NULL, lp, &ret, &o);
+  if (!want) {
+    if (res != F_RETURN || ret.type != T_INT || ret.val.i != 2)
+      fail_msg("%s: result %d (%s)", fn, res, err);
+  } else if (res != F_ERROR || strcmp(err, want))
+    fail_msg("%s: result %d, error '%s', want '%s'", fn, res, err, want);
+  rfree(lp);
+}
+
+static void
+test_cond_errors(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(cond_error_conf);
+  check_cond_error(c, "e_if", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "e_not", "Argument 1 of NOT must be of type bool, got type void");
+  check_cond_error(c, "w_and", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "w_and_left", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "w_or_not", "Argument 1 of NOT must be of type bool, got type void");
+  check_cond_error(c, "w_val", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "e_lt", "Can't compare values of incompatible types");
+  check_cond_error(c, "e_eq", NULL);
+  check_cond_error(c, "e_match", "~ applied on unknown type pair");
+  config_unref(c);
+}
+
 /* Prefix trie against a brute-force matcher on random sets and nets. */
 static int
 brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
@@ -358,11 +409,18 @@ test_same(void **state)
 {
   (void) state;
   struct config *c1 = parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
-                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }");
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }\n"
+                               "filter c { if bgp_med > 5 || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
+                               "filter d { if bgp_med > 5 then reject; accept; }");
   struct config *c2 = parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
-                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }");
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }\n"
+                               "define FIVE = 5;\n"
+                               "filter c { if bgp_med > FIVE || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
+                               "filter d { if bgp_med > 6 then reject; accept; }");
   assert_true(filter_same(find_filter(c1, "a"), find_filter(c2, "a")));
   assert_false(filter_same(find_filter(c1, "b"), find_filter(c2, "b")));
+  assert_true(filter_same(find_filter(c1, "c"), find_filter(c2, "c")));
+  assert_false(filter_same(find_filter(c1, "d"), find_filter(c2, "d")));
   assert_false(filter_same(find_filter(c1, "a"), find_filter(c1, "b")));
   assert_true(filter_same(FILTER_ACCEPT, FILTER_ACCEPT));
   assert_false(filter_same(FILTER_ACCEPT, FILTER_REJECT));
@@ -658,6 +716,7 @@ main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_values),
     cmocka_unit_test(test_errors),
+    cmocka_unit_test(test_cond_errors),
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
     cmocka_unit_test(test_same),

@@ -689,6 +689,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_JMP] = &&L_FI_JMP,
     [FI_JZ] = &&L_FI_JZ,
     [FI_JNZ] = &&L_FI_JNZ,
+    [FI_JCMP] = &&L_FI_JCMP,
+    [FI_JMATCH] = &&L_FI_JMATCH,
     [FI_SWITCH] = &&L_FI_SWITCH,
     [FI_FOR_NEXT] = &&L_FI_FOR_NEXT,
     [FI_CALL] = &&L_FI_CALL,
@@ -703,6 +705,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_LC] = &&L_FI_LC,
     [FI_PATHMASK] = &&L_FI_PATHMASK,
     [FI_SA_GET] = &&L_FI_SA_GET,
+    [FI_SA_NET] = &&L_FI_SA_NET,
     [FI_SA_SET] = &&L_FI_SA_SET,
     [FI_EA_GET] = &&L_FI_EA_GET,
     [FI_EA_SET] = &&L_FI_EA_SET,
@@ -824,9 +827,49 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       pc = in->a;
       DISPATCH();
     L_FI_JZ: L_FI_JNZ: ; {
-      struct f_val c = POP();
-      ARG_TYPE(c, 1, T_BOOL);
-      if (!c.val.i == (in->op == FI_JZ))
+      const struct f_val *c = &stack[--sp];
+      if (unlikely(c->type != T_BOOL))
+        ERROR("Argument 1 of %s must be of type bool, got type %s", f_op_names[in->b ? in->b : in->op], f_type_name(c->type));
+      if (!c->val.i == (in->op == FI_JZ))
+        pc = in->a;
+      DISPATCH();
+    }
+    L_FI_JCMP: ; {
+      const struct f_val *x = &stack[--sp], *k = in->p.v;
+      int res;
+      if (x->type == k->type && f_type_is_u32(x->type)) {
+        u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
+        if (in->b & rel)
+          pc = in->a;
+        DISPATCH();
+      }
+      const struct f_val *l = x, *rt = k;
+      if (in->b & FJ_SWAP)
+        l = k, rt = x;
+      uint op = in->b & 0xff;
+      if (op == FI_EQ || op == FI_NEQ)
+        res = val_same(l, rt) == (op == FI_EQ);
+      else {
+        int c = val_compare(l, rt);
+        if (c == F_CMP_ERROR)
+          ERROR("Can't compare values of incompatible types");
+        res = op == FI_LT ? c < 0 : c <= 0;
+      }
+      if (res == !!(in->b & FJ_WHEN))
+        pc = in->a;
+      DISPATCH();
+    }
+    L_FI_JMATCH: ; {
+      const struct f_val *x = &stack[--sp], *k = in->p.v;
+      int m;
+      if (k->type == T_PREFIX_SET && x->type == T_NET && !(in->b & FJ_SWAP))
+        m = f_trie_match(k->val.trie, x->val.net);
+      else {
+        m = in->b & FJ_SWAP ? val_match(k, x) : val_match(x, k);
+        if (m < 0)
+          ERROR("~ applied on unknown type pair");
+      }
+      if ((m == ((in->b & 0xff) == FI_MATCH)) == !!(in->b & FJ_WHEN))
         pc = in->a;
       DISPATCH();
     }
@@ -1001,6 +1044,12 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     }
 
+    L_FI_SA_NET: ;
+      NEED_ROUTE();
+      stack[sp].type = T_NET;
+      stack[sp].val.net = r->net;
+      sp++;
+      DISPATCH();
     L_FI_SA_GET: ;
       NEED_ROUTE();
       if (sa_get(&st, in->b, &stack[sp]) < 0)
