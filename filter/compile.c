@@ -28,6 +28,9 @@ struct cbuf {
   struct cf_context *cx;
   struct f_insn *code;
   u32 *lines;
+  const struct filter **origin;
+  const struct filter *inlining;   /* the function being inlined, or NULL */
+  int inlined;                     /* anything was */
   uint len, size;
   int depth, max_depth;
 };
@@ -39,16 +42,20 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
     uint size = c->size ? c->size * 2 : 64;
     struct f_insn *code = malloc(size * sizeof(struct f_insn));
     u32 *lines = malloc(size * sizeof(u32));
-    if (!code || !lines)
+    const struct filter **origin = malloc(size * sizeof(struct filter *));
+    if (!code || !lines || !origin)
       die("Out of memory");
     if (c->len) {
       memcpy(code, c->code, c->len * sizeof(struct f_insn));
       memcpy(lines, c->lines, c->len * sizeof(u32));
+      memcpy(origin, c->origin, c->len * sizeof(struct filter *));
     }
     free(c->code);
     free(c->lines);
+    free(c->origin);
     c->code = code;
     c->lines = lines;
+    c->origin = origin;
     c->size = size;
   }
   struct f_insn *i = &c->code[c->len];
@@ -57,6 +64,7 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
   i->a = a;
   i->p.p = p;
   c->lines[c->len] = line;
+  c->origin[c->len] = c->inlining;
   c->depth += stack;
   if (c->depth > c->max_depth)
     c->max_depth = c->depth;
@@ -132,11 +140,45 @@ jcmp_rel_flags(uint op, int swap, int when)
   return (lt ? FJ_BELOW : 0) | (eq ? FJ_EQUAL : 0) | (gt ? FJ_ABOVE : 0);
 }
 
+/*
+ * Small functions are inlined: a call of a function without arguments or
+ * locals whose body is `return E;` compiles E in its place (as a value,
+ * or as jumps in a condition), saving the call and the return, and
+ * letting `if !is_bogon() then` fuse like any other test. The origin of
+ * each instruction keeps run-time errors naming the function they happen
+ * in. A function being defined is not compiled yet, so recursion is
+ * never inlined.
+ */
+static const struct f_expr *
+inline_body(const struct f_expr *call)
+{
+  const struct filter *fn = call->ptr;
+  return fn && fn->compiled && !call->a ? fn->inline_ret : NULL;
+}
+
+static const struct filter *
+inline_enter(struct cbuf *c, const struct f_expr *call)
+{
+  const struct filter *saved = c->inlining;
+  c->inlining = call->ptr;
+  c->inlined = 1;
+  return saved;
+}
+
 static u32
 gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
 {
   u32 l1, l2;
   switch (e->op) {
+  case FI_CALL: {
+    const struct f_expr *body = inline_body(e);
+    if (!body)
+      break;
+    const struct filter *saved = inline_enter(c, e);
+    l1 = gen_cond(c, body, when, errop);
+    c->inlining = saved;
+    return l1;
+  }
   case FI_NOT:
     return gen_cond(c, e->a, !when, FI_NOT);
   case FI_AND: case FI_OR:
@@ -323,10 +365,18 @@ gen(struct cbuf *c, const struct f_expr *e)
     emit(c, FI_JMP, 0, top, NULL, e->line, 0);
     c->code[top].p.u = c->len;
     return;
-  case FI_CALL:
+  case FI_CALL: {
+    const struct f_expr *body = inline_body(e);
+    if (body) {
+      const struct filter *saved = inline_enter(c, e);
+      gen(c, body);
+      c->inlining = saved;
+      return;
+    }
     gen_args(c, e->a);
     emit(c, FI_CALL, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
     return;
+  }
   case FI_RETURN:
     if (e->a)
       gen(c, e->a);
@@ -412,13 +462,23 @@ f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body)
   f->len = c.len;
   f->code = cf_alloc(cx, (c.len + 1) * sizeof(struct f_insn));
   f->lines = cf_alloc(cx, (c.len + 1) * sizeof(u32));
+  f->origin = NULL;
   if (c.len) {
     memcpy((void *) f->code, c.code, c.len * sizeof(struct f_insn));
     memcpy((void *) f->lines, c.lines, c.len * sizeof(u32));
   }
+  if (c.inlined) {
+    const struct filter **origin = cf_alloc(cx, c.len * sizeof(struct filter *));
+    memcpy(origin, c.origin, c.len * sizeof(struct filter *));
+    f->origin = origin;
+  }
   free(c.code);
   free(c.lines);
+  free(c.origin);
   f->nslots = MAX(fp->nslots, f->argc);
+  f->inline_ret = NULL;
+  if (f->kind == FK_FUNCTION && !f->argc && !f->nslots && body && !body->next && body->op == FI_RETURN && body->a)
+    f->inline_ret = body->a;
   f->stack_need = f->nslots + c.max_depth + 4;
   f->compiled = 1;
   return f;

@@ -89,8 +89,14 @@ struct filter {
   u32 len;
   const struct f_insn *code;
   const u32 *lines;
+  /* Per instruction, the function it was inlined from (NULL: this one's
+   * own); NULL when nothing was inlined. Run-time errors name it. */
+  const struct filter *const *origin;
   const char *file;
   int compiled;                 /* body done (recursion sees a half-built one) */
+  /* A function of no arguments and no locals whose body is `return E;`:
+   * E, which calls compile in place of the call. */
+  const struct f_expr *inline_ret;
   /* Self-tests */
   const char *test_desc;
   u32 test_seq;

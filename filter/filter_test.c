@@ -213,7 +213,18 @@ static const char *cond_error_conf =
   "function w_and() { return e_and(true); }\n"
   "function w_and_left() { return e_and_left(true); }\n"
   "function w_or_not() { return e_or_not(false); }\n"
-  "function w_val() { if e_val(true) then return 1; return 2; }\n";
+  "function w_val() { if e_val(true) then return 1; return 2; }\n"
+  "function zero() { return 0; }\n"
+  "function divz() {\n"
+  "  return 10 / zero();\n"
+  "}\n"
+  "function w_divz() { if divz() > 1 then return 1; return 2; }\n";
+
+static void
+capture(void *ctx, const char *text)
+{
+  bsnprintf(ctx, 160, "%s", text);
+}
 
 static void
 check_cond_error(struct config *c, const char *fn, const char *want)
@@ -245,6 +256,14 @@ test_cond_errors(void **state)
   check_cond_error(c, "e_lt", "Can't compare values of incompatible types");
   check_cond_error(c, "e_eq", NULL);
   check_cond_error(c, "e_match", "~ applied on unknown type pair");
+  /* In an inlined function, the error names that function and its line. */
+  check_cond_error(c, "w_divz", "Mother told me not to divide by 0");
+  char text[160] = "";
+  linpool *lp = lp_new(root_pool());
+  struct f_exec_opts o = { .print = capture, .print_ctx = text };
+  assert_int_equal(f_exec(find_filter(c, "w_divz"), NULL, lp, NULL, &o), F_ERROR);
+  assert_string_equal(text, "divz, line 18: Mother told me not to divide by 0");
+  rfree(lp);
   config_unref(c);
 }
 

@@ -641,6 +641,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   enum f_result res = F_NOP;
   char errmsg[160];
   u32 errline = 0;
+  const struct filter *errf = top;   /* named in the message */
 
   if (f->stack_need > F_STACK) {
     bsnprintf(errmsg, sizeof(errmsg), "Filter stack overflow");
@@ -653,7 +654,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     st.eb->preference = r->set_preference;
   }
 
-#define ERROR(...) do { errline = f->lines[pc - 1]; bsnprintf(errmsg, sizeof(errmsg), __VA_ARGS__); goto fail; } while (0)
+#define ERROR_AT() do { errline = f->lines[pc - 1]; errf = f->origin && f->origin[pc - 1] ? f->origin[pc - 1] : f; } while (0)
+#define ERROR(...) do { ERROR_AT(); bsnprintf(errmsg, sizeof(errmsg), __VA_ARGS__); goto fail; } while (0)
 #define NEED_ROUTE() do { if (!r) ERROR(F_ERR_NO_ROUTE); } while (0)
 #define ARG_TYPE(v, n, t) do { if ((v).type != (t)) \
       ERROR("Argument %d of %s must be of type %s, got type %s", n, f_op_names[in->op], f_type_name(t), f_type_name((v).type)); } while (0)
@@ -956,7 +958,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       buffer_init(&b);
       for (uint i = 0; i < in->a; i++)
         val_format(&stack[sp + i], &b);
-      errline = f->lines[pc - 1];
+      ERROR_AT();
       bsnprintf(errmsg, sizeof(errmsg), "%s", b.start);
       buffer_free(&b);
       goto fail;
@@ -1300,13 +1302,14 @@ fail:
   if (opts && opts->silent)
     ;
   else if (opts && opts->print)
-    opts->print(opts->print_ctx, lp_sprintf(lp, "%s, line %u: %s", f->name ? f->name : "filter", errline, errmsg));
+    opts->print(opts->print_ctx, lp_sprintf(lp, "%s, line %u: %s", errf->name ? errf->name : "filter", errline, errmsg));
   else
-    log_msg(L_ERR, "%s, line %u: %s", f->name ? f->name : "filters", errline, errmsg);
+    log_msg(L_ERR, "%s, line %u: %s", errf->name ? errf->name : "filters", errline, errmsg);
   if (r)
     r->out = NULL;
   return F_ERROR;
 #undef ERROR
+#undef ERROR_AT
 #undef DISPATCH
 #undef POP
 #undef TOP
