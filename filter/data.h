@@ -160,6 +160,23 @@ char *val_format_str(const struct f_val *v, linpool *lp);
 int ec_format(char *buf, size_t size, u64 ec);
 
 /* Sets */
+/* x in a set of a u32-valued type (from32 set): the last range starting
+ * at or below x must reach it. The search is branchless: its steps depend
+ * on the set's size only, so they predict well whatever x is. */
+static inline int
+f_set_contains_u32(const struct f_set *s, u32 x)
+{
+  const u32 *base = s->from32;
+  uint n = s->count;
+  if (!n || base[0] > x)
+    return 0;
+  while (n > 1) {
+    uint half = n / 2;
+    base = base[half] <= x ? base + half : base;
+    n -= half;
+  }
+  return s->maxto32[base - s->from32] >= x;
+}
 struct f_set *f_set_build(linpool *lp, uint type, struct f_val *from, struct f_val *to, uint n, const char **err);
 int f_set_contains(const struct f_set *s, const struct f_val *v);
 int f_set_same(const struct f_set *a, const struct f_set *b);

@@ -267,6 +267,46 @@ test_cond_errors(void **state)
   config_unref(c);
 }
 
+/* Set membership (binary searches, value.c/data.h) against a linear scan:
+ * random, overlapping ranges of ints and of large communities. */
+static void
+test_sets(void **state)
+{
+  (void) state;
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "set test");
+  linpool *lp = lp_new(p);
+  srandom(7);
+  struct f_val from[40], to[40];
+  for (int round = 0; round < 200; round++) {
+    int lc = round % 2;
+    uint n = random() % 40;
+    for (uint i = 0; i < n; i++) {
+      u32 a = random() % 1000, b = a + (random() % 4 ? random() % 50 : 0);
+      if (lc) {
+        from[i] = (struct f_val){ .type = T_LC, .val.lc = { random() % 3, a, 0 } };
+        to[i] = (struct f_val){ .type = T_LC, .val.lc = { from[i].val.lc.asn, b, random() % 2 ? ~0u : 0 } };
+      } else {
+        from[i] = f_int(T_INT, a);
+        to[i] = f_int(T_INT, b);
+      }
+    }
+    const char *err = NULL;
+    struct f_set *set = f_set_build(lp, lc ? T_LC : T_INT, from, to, n, &err);
+    assert_non_null(set);
+    for (int k = 0; k < 500; k++) {
+      struct f_val x = lc ? (struct f_val){ .type = T_LC, .val.lc = { random() % 3, random() % 1100, random() % 2 } }
+                          : f_int(T_INT, random() % 1100);
+      int want = 0;
+      for (uint i = 0; i < n; i++)
+        if (val_compare(&from[i], &x) <= 0 && val_compare(&x, &to[i]) <= 0)
+          want = 1;
+      if (f_set_contains(set, &x) != want)
+        fail_msg("round %d: set membership differs from a scan", round);
+    }
+  }
+  rfree(p);
+}
+
 /* Prefix trie against a brute-force matcher on random sets and nets. */
 static int
 brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
@@ -736,6 +776,7 @@ main(void)
     cmocka_unit_test(test_values),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_cond_errors),
+    cmocka_unit_test(test_sets),
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
     cmocka_unit_test(test_same),

@@ -420,12 +420,18 @@ static int
 path_any_in_set(const struct adata *p, const struct f_set *set)
 {
   const u8 *d = p->data, *end = d + p->length;
+  int u32set = set->from32 && set->type == T_INT;
   while (d < end) {
     uint n = d[1];
     d += 2;
     for (uint i = 0; i < n; i++, d += 4) {
       u32 asn;
       memcpy(&asn, d, 4);
+      if (u32set) {
+        if (f_set_contains_u32(set, asn))
+          return 1;
+        continue;
+      }
       struct f_val x = f_int(T_INT, asn);
       if (f_set_contains(set, &x))
         return 1;
