@@ -158,21 +158,29 @@ f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, lin
   return ea_to_val(a, e, data, lp, NULL);
 }
 
-static struct f_val
-ea_value(struct f_state *st, const struct f_attr *a)
+/* Not read yet in this run: look it up and remember it. */
+static void __attribute__((noinline))
+ea_value_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
-  for (uint i = 0; i < st->ncached; i++)
-    if (st->cached[i].a == a)
-      return st->cached[i].v;
   const void *data = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &data);
   struct adata *view = st->nviews < F_EA_CACHE ? &st->views[st->nviews] : NULL;
-  struct f_val v = ea_to_val(a, e, data, st->lp, view);
-  if (view && v.val.ad == view)
+  *out = ea_to_val(a, e, data, st->lp, view);
+  if (view && out->val.ad == view)
     st->nviews++;
   if (st->ncached < F_EA_CACHE)
-    st->cached[st->ncached++] = (struct f_ea_cached){ .a = a, .v = v };
-  return v;
+    st->cached[st->ncached++] = (struct f_ea_cached){ .a = a, .v = *out };
+}
+
+static inline void
+ea_value(struct f_state *st, const struct f_attr *a, struct f_val *out)
+{
+  for (uint i = 0; i < st->ncached; i++)
+    if (st->cached[i].a == a) {
+      *out = st->cached[i].v;
+      return;
+    }
+  ea_value_miss(st, a, out);
 }
 
 /* Attribute id is about to change: drop what was read of it. */
@@ -186,14 +194,12 @@ ea_forget(struct f_state *st, u16 id)
       i++;
 }
 
-/* Would storing v leave the attribute as it is? (Common in route-server
- * filters: scrubbing communities that are not there, setting a value that
- * is already set.) Then no copy-on-write happens at all. */
+/* Would storing v leave the attribute (e, payload old) as it is? (Common
+ * in route-server filters: scrubbing communities that are not there,
+ * setting a value that is already set.) Then no copy-on-write happens. */
 static int
-ea_unchanged(struct f_state *st, const struct f_attr *a, const struct f_val *v)
+ea_unchanged(const struct f_attr *a, const struct eattr *e, const void *old, const struct f_val *v)
 {
-  const void *old = NULL;
-  const struct eattr *e = st_ea_find(st, a->id, &old);
   switch (a->eaf) {
   case EAF_INT: case EAF_ROUTER_ID:
     return e && e->val == v->val.i;
@@ -205,57 +211,77 @@ ea_unchanged(struct f_state *st, const struct f_attr *a, const struct f_val *v)
   return 0;
 }
 
+/* Builder entry i (-1: a new one) becomes id: an integer val, or payload
+ * data (non-NULL) of len bytes. */
+static void
+eb_put(struct ea_builder *b, int i, u16 id, u8 type, u8 flags, u32 val, const void *data, u32 len)
+{
+  if (i < 0) {
+    if (data)
+      ea_set_data(b, id, type, flags, data, len);
+    else
+      ea_set_int(b, id, type, flags, val);
+    return;
+  }
+  b->a[i] = (struct eattr){ .id = id, .type = type, .flags = flags, .val = data ? 0 : val, .len = data ? len : 0 };
+  b->payload[i] = data;
+}
+
 static void
 ea_store(struct f_state *st, const struct f_attr *a, const struct f_val *v)
 {
-  if (ea_unchanged(st, a, v))
-    return;
-  ea_forget(st, a->id);
-  st_cow(st);
   const void *old = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &old);
+  if (ea_unchanged(a, e, old, v))
+    return;
+  ea_forget(st, a->id);
+  /* Its index: ea_builder_from() copies the list's entries in order, so
+   * one found in the list has the same index in the builder. */
+  int i = !e ? -1 : st->eb ? (int) (e - st->eb->a) : (int) (e - st->r->attrs->a);
   u8 flags = e ? e->flags : a->flags;
+  st_cow(st);
+  struct ea_builder *b = st->eb;
   switch (a->eaf) {
   case EAF_INT: case EAF_ROUTER_ID:
-    ea_set_int(st->eb, a->id, a->eaf, flags, v->val.i);
+    eb_put(b, i, a->id, a->eaf, flags, v->val.i, NULL, 0);
     return;
   case EAF_IP: {
     ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
     *ip = v->val.ip;
-    ea_set_data(st->eb, a->id, EAF_IP, flags, ip, sizeof(ip_addr));
+    eb_put(b, i, a->id, EAF_IP, flags, 0, ip, sizeof(ip_addr));
     return;
   }
   case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    ea_set_data(st->eb, a->id, a->eaf, flags, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+    eb_put(b, i, a->id, a->eaf, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
     return;
   case EAF_OPAQUE:
     switch (v->type) {
     case T_BOOL:
       if (v->val.i)
-        ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, empty_bytes, 0);
+        eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, empty_bytes, 0);
       else
-        ea_unset(st->eb, a->id);
+        ea_unset(b, a->id);
       return;
     case T_STRING:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.s, strlen(v->val.s) + 1);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.s, strlen(v->val.s) + 1);
       return;
     case T_EC: case T_RD: {
       u64 *x = lp_alloc(st->lp, 8);
       *x = v->val.ec;
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, x, 8);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 8);
       return;
     }
     case T_LC: {
       lcomm *x = lp_alloc(st->lp, sizeof(lcomm));
       *x = v->val.lc;
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, x, 12);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 12);
       return;
     }
     case T_NET:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.net, v->val.net->length);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.net, v->val.net->length);
       return;
     default:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
       return;
     }
   }
@@ -1076,7 +1102,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     }
     L_FI_EA_GET: ;
       NEED_ROUTE();
-      stack[sp++] = ea_value(&st, in->p.p);
+      ea_value(&st, in->p.p, &stack[sp++]);
       DISPATCH();
     L_FI_EA_SET: ; {
       NEED_ROUTE();
@@ -1270,7 +1296,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     L_FI_ROA_CHECK_ROUTE: ; {
       NEED_ROUTE();
       u32 asn = 0;
-      struct f_val p = ea_value(&st, f_bgp_attr(EAB_AS_PATH));
+      struct f_val p;
+      ea_value(&st, f_bgp_attr(EAB_AS_PATH), &p);
       if (p.type == T_PATH)
         as_path_last(p.val.ad, &asn);
       { SET_INT(stack[sp], T_ENUM_ROA, roa_check(in->p.p, r->net, asn)); sp++; };
