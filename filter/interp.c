@@ -38,14 +38,21 @@ struct f_frame {
   u32 base;
 };
 
-/* Attribute values read in this run: a filter that reads bgp_path four
- * times looks it up once. An entry goes when its attribute is written.
- * Payload views live in views[], each used once per run, so a value that
- * outlives its entry (in a variable) stays as it was. */
+/* Attributes read in this run: a filter that reads bgp_path four times
+ * looks it up once. An entry keeps what the lookup found (a copy of the
+ * eattr, its payload) and the object made of the payload on the first
+ * read (a view of a list, a copy of a net); a read builds the value from
+ * that in place, field by field. (Copying a whole struct f_val just built
+ * stalls on store forwarding.) An entry goes when its attribute is
+ * written. Payload views live in views[], each used once per run, so a
+ * value that outlives its entry (in a variable) stays as it was. */
 #define F_EA_CACHE 8
 struct f_ea_cached {
   const struct f_attr *a;
-  struct f_val v;
+  struct eattr e;
+  int found;                    /* 0: the attribute is not set (e unused) */
+  const void *data;
+  const void *obj;
 };
 
 struct f_state {
@@ -98,78 +105,123 @@ st_ea_find(struct f_state *st, u16 id, const void **data)
   return e;
 }
 
-/* A read-only view of an attribute payload: in view if given, else in lp. */
-static const struct adata *
-ea_view(linpool *lp, struct adata *view, const void *data, uint len)
+/* Attribute payloads stay valid for the whole run (the input list is
+ * held by the caller; builder payloads live in the run's linpool). */
+
+/* Does a value of attribute a point to an object made of its payload? */
+static int
+ea_needs_obj(const struct f_attr *a, const struct eattr *e)
 {
+  switch (e->type) {
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    return 1;
+  case EAF_OPAQUE:
+    return a->type != T_BOOL && a->type != T_STRING && a->type != T_EC && a->type != T_RD && a->type != T_LC;
+  }
+  return 0;
+}
+
+/* That object: a copy of a net (in lp), or a view of the payload (in
+ * view if given, else in lp). */
+static const void *
+ea_make_obj(linpool *lp, struct adata *view, const struct f_attr *a, const struct eattr *e, const void *data)
+{
+  if (e->type == EAF_OPAQUE && a->type == T_NET) {
+    net_addr *n = lp_allocz(lp, sizeof(net_addr));
+    memcpy(n, data, MIN(e->len, sizeof(net_addr)));
+    return n;
+  }
   if (!view)
-    return adata_view(lp, data, len);
-  view->length = len;
-  view->data = (u8 *) data;
+    view = lp_alloc(lp, sizeof(struct adata));
+  view->length = e->len;
+  view->data = (u8 *) (data ? data : empty_bytes);
   return view;
 }
 
-/* Attribute payloads stay valid for the whole run (the input list is
- * held by the caller; builder payloads live in the run's linpool). */
-/* An attribute's value as the filter type a says it is; payloads are
- * viewed in view (or lp), nets copied in lp. */
-static struct f_val
-ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp, struct adata *view)
+/* An attribute's value as the filter type a says it is (e NULL: not set),
+ * built in v; obj from ea_make_obj() where ea_needs_obj(). */
+static void
+ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, const void *obj, struct f_val *v)
 {
-  if (!e)
-    return f_val_empty(a->type);
-  struct f_val v = { .type = a->type };
+  v->subtype = 0;
+  if (!e) {
+    switch (a->type) {
+    case T_PATH: case T_CLIST: case T_ECLIST: case T_LCLIST:
+      v->type = a->type;
+      v->val.ad = &adata_empty;
+      return;
+    }
+    v->type = T_VOID;
+    return;
+  }
+  v->type = a->type;
   switch (e->type) {
   case EAF_INT: case EAF_ROUTER_ID:
-    v.val.i = a->type == T_BOOL ? !!e->val : e->val;
-    return v;
+    v->val.i = a->type == T_BOOL ? !!e->val : e->val;
+    return;
   case EAF_IP:
     if (e->len >= sizeof(ip_addr))
-      memcpy(&v.val.ip, data, sizeof(ip_addr));
-    return v;
+      memcpy(&v->val.ip, data, sizeof(ip_addr));
+    else
+      v->val.ip = IPA_NONE;
+    return;
   case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    v.val.ad = ea_view(lp, view, data ? data : empty_bytes, e->len);
-    return v;
+    v->val.ad = obj;
+    return;
   case EAF_OPAQUE:
     switch (a->type) {
-    case T_BOOL: v.val.i = 1; return v;
-    case T_STRING: v.val.s = e->len ? (const char *) data : ""; return v;
-    case T_EC: if (e->len == 8) memcpy(&v.val.ec, data, 8); return v;
-    case T_RD: if (e->len == 8) memcpy(&v.val.ec, data, 8); return v;
-    case T_LC: if (e->len == 12) memcpy(&v.val.lc, data, 12); return v;
-    case T_NET: {
-      net_addr *n = lp_allocz(lp, sizeof(net_addr));
-      memcpy(n, data, MIN(e->len, sizeof(net_addr)));
-      v.val.net = n;
-      return v;
-    }
+    case T_BOOL: v->val.i = 1; return;
+    case T_STRING: v->val.s = e->len ? (const char *) data : ""; return;
+    case T_EC: case T_RD:
+      v->val.ec = 0;
+      if (e->len == 8)
+        memcpy(&v->val.ec, data, 8);
+      return;
+    case T_LC:
+      v->val.lc = (lcomm){ 0, 0, 0 };
+      if (e->len == 12)
+        memcpy(&v->val.lc, data, 12);
+      return;
+    case T_NET: v->val.net = obj; return;
     default:
-      v.type = T_BYTESTRING;
-      v.val.ad = ea_view(lp, view, data ? data : empty_bytes, e->len);
-      return v;
+      v->type = T_BYTESTRING;
+      v->val.ad = obj;
+      return;
     }
   }
-  return F_VAL_VOID;
+  v->type = T_VOID;
 }
 
 struct f_val
 f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
 {
-  return ea_to_val(a, e, data, lp, NULL);
+  struct f_val v;
+  ea_to_val(a, e, data, e && ea_needs_obj(a, e) ? ea_make_obj(lp, NULL, a, e, data) : NULL, &v);
+  return v;
 }
 
 /* Not read yet in this run: look it up and remember it. */
 static void __attribute__((noinline))
 ea_value_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
-  const void *data = NULL;
+  const void *data = NULL, *obj = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &data);
-  struct adata *view = st->nviews < F_EA_CACHE ? &st->views[st->nviews] : NULL;
-  *out = ea_to_val(a, e, data, st->lp, view);
-  if (view && out->val.ad == view)
-    st->nviews++;
-  if (st->ncached < F_EA_CACHE)
-    st->cached[st->ncached++] = (struct f_ea_cached){ .a = a, .v = *out };
+  if (e && ea_needs_obj(a, e)) {
+    struct adata *view = NULL;
+    if (!(e->type == EAF_OPAQUE && a->type == T_NET) && st->nviews < F_EA_CACHE)
+      view = &st->views[st->nviews++];
+    obj = ea_make_obj(st->lp, view, a, e, data);
+  }
+  if (st->ncached < F_EA_CACHE) {
+    struct f_ea_cached *c = &st->cached[st->ncached++];
+    c->a = a;
+    c->found = !!e;
+    if (e)
+      c->e = *e;
+    c->data = data;
+    c->obj = obj;
+  }
+  ea_to_val(a, e, data, obj, out);
 }
 
 static inline void
@@ -177,7 +229,8 @@ ea_value(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
   for (uint i = 0; i < st->ncached; i++)
     if (st->cached[i].a == a) {
-      *out = st->cached[i].v;
+      const struct f_ea_cached *c = &st->cached[i];
+      ea_to_val(a, c->found ? &c->e : NULL, c->data, c->obj, out);
       return;
     }
   ea_value_miss(st, a, out);
