@@ -406,6 +406,13 @@ int
 clist_contains(uint type, const struct adata *l, const struct f_val *v)
 {
   uint n = clist_count(type, l);
+  if (type == T_CLIST) {
+    /* (the common case, read as words: no value per item) */
+    for (uint i = 0; i < n; i++)
+      if (get_u32(l->data + 4 * i) == v->val.i)
+        return 1;
+    return 0;
+  }
   for (uint i = 0; i < n; i++)
     if (item_equal(type, l, i, v))
       return 1;
@@ -416,6 +423,8 @@ clist_contains(uint type, const struct adata *l, const struct f_val *v)
 static int
 item_matches(uint type, const struct adata *l, uint i, const struct f_val *v)
 {
+  if (type == T_CLIST && v->type == T_SET && v->val.set->type == T_PAIR && v->val.set->from32)
+    return f_set_contains_u32(v->val.set, get_u32(l->data + 4 * i));
   if (v->type == T_SET) {
     struct f_val x = clist_item(type, l, i);
     return f_set_contains(v->val.set, &x);
