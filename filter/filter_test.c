@@ -267,6 +267,52 @@ test_cond_errors(void **state)
   config_unref(c);
 }
 
+/* Interning (nest/rt_attr.c) as filters use it: equal lists are one list
+ * whatever order the builder has them in and whatever follows a payload
+ * in memory (the padding to 4 bytes is not the caller's bytes). */
+static void
+test_intern(void **state)
+{
+  (void) state;
+  u8 p1[8] = { 2, 1, 1, 0, 0, 0, 0xaa, 0xbb }, p2[8] = { 2, 1, 1, 0, 0, 0, 0, 0 };
+  u32 comm[2] = { (64500u << 16) | 1, (64500u << 16) | 2 }, comm2[2] = { comm[0], comm[1] };
+  struct ea_builder b;
+  ea_builder_init(&b);
+  b.preference = 100;
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p1, 6);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm, 8);
+  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
+  struct ea_list *l1 = ea_intern(&b);
+
+  ea_builder_init(&b);
+  b.preference = 100;
+  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm2, 8);
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p2, 6);
+  struct ea_list *l2 = ea_intern(&b);
+  assert_ptr_equal(l1, l2);
+
+  /* From the list, an equal payload elsewhere: the same list again */
+  ea_builder_from(&b, l1);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm2, 8);
+  struct ea_list *l3 = ea_intern(&b);
+  assert_ptr_equal(l1, l3);
+
+  /* One byte of a payload differs: another list */
+  p2[5] = 1;
+  ea_builder_from(&b, l1);
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p2, 6);
+  struct ea_list *l4 = ea_intern(&b);
+  assert_ptr_not_equal(l1, l4);
+  assert_int_equal(ea_find(l4, EA_BGP(EAB_AS_PATH))->len, 6);
+  assert_memory_equal(ea_data(l4, ea_find(l4, EA_BGP(EAB_AS_PATH))), p2, 6);
+
+  ea_unref(l1);
+  ea_unref(l2);
+  ea_unref(l3);
+  ea_unref(l4);
+}
+
 /* Set membership (binary searches, value.c/data.h) against a linear scan:
  * random, overlapping ranges of ints and of large communities. */
 static void
@@ -776,6 +822,7 @@ main(void)
     cmocka_unit_test(test_values),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_cond_errors),
+    cmocka_unit_test(test_intern),
     cmocka_unit_test(test_sets),
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
