@@ -295,10 +295,42 @@ gen_case(struct cbuf *c, const struct f_expr *e)
     c->code[ends[i]].a = c->len;
 }
 
+/*
+ * A method on the route's net or on a list attribute (`net.len`,
+ * `bgp_path.first`, `bgp_community.len`) is one instruction: the read and
+ * the method fused.
+ */
+static int
+gen_fused_method(struct cbuf *c, const struct f_expr *e)
+{
+  const struct f_expr *x = e->a;
+  if (e->b || !x)
+    return 0;
+  if (x->op == FI_SA_GET && x->bx == SA_NET && (e->op == FI_LEN || e->op == FI_TYPE)) {
+    emit(c, FI_NET_METHOD, e->op, 0, NULL, e->line, 1);
+    return 1;
+  }
+  if (x->op != FI_EA_GET)
+    return 0;
+  const struct f_attr *a = x->ptr;
+  int ok = (e->op == FI_LEN && (a->type == T_PATH || a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)) ||
+           ((e->op == FI_FIRST || e->op == FI_LAST || e->op == FI_LAST_NONAGG) && a->type == T_PATH);
+  if (!ok)
+    return 0;
+  emit(c, FI_EA_METHOD, e->op, a->id, a, e->line, 1);
+  return 1;
+}
+
 static void
 gen(struct cbuf *c, const struct f_expr *e)
 {
   uint j2, top;
+  switch (e->op) {
+  case FI_LEN: case FI_TYPE: case FI_FIRST: case FI_LAST: case FI_LAST_NONAGG:
+    if (gen_fused_method(c, e))
+      return;
+    break;
+  }
   switch (e->op) {
   case FI_CONST: {
     struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
@@ -569,7 +601,7 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   }
   case FI_PATHMASK:
     return path_mask_same(a->p.p, b->p.p);
-  case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: {
+  case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: case FI_EA_METHOD: {
     const struct f_attr *x = a->p.p, *y = b->p.p;
     return x->id == y->id && x->type == y->type;
   }

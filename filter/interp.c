@@ -799,6 +799,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_PATHMASK] = &&L_FI_PATHMASK,
     [FI_SA_GET] = &&L_FI_SA_GET,
     [FI_SA_NET] = &&L_FI_SA_NET,
+    [FI_NET_METHOD] = &&L_FI_NET_METHOD,
+    [FI_EA_METHOD] = &&L_FI_EA_METHOD,
     [FI_SA_SET] = &&L_FI_SA_SET,
     [FI_EA_GET] = &&L_FI_EA_GET,
     [FI_EA_SET] = &&L_FI_EA_SET,
@@ -1143,6 +1145,37 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       stack[sp].val.net = r->net;
       sp++;
       DISPATCH();
+    L_FI_NET_METHOD: ;
+      NEED_ROUTE();
+      if (in->b == FI_LEN)
+        SET_INT(stack[sp], T_INT, r->net->pxlen);
+      else
+        SET_INT(stack[sp], T_ENUM_NETTYPE, net_type_enum(r->net));
+      sp++;
+      DISPATCH();
+    L_FI_EA_METHOD: ; {
+      NEED_ROUTE();
+      struct f_val v;
+      ea_value(&st, in->p.p, &v);
+      u32 x = 0;
+      if (in->b == FI_LEN) {
+        switch (v.type) {
+        case T_PATH: x = as_path_length(v.val.ad); break;
+        case T_CLIST: case T_ECLIST: case T_LCLIST: x = clist_count(v.type, v.val.ad); break;
+        case T_BYTESTRING: x = v.val.ad->length; break;
+        default: ERROR("Prefix, path, clist or eclist expected");
+        }
+      } else {
+        if (v.type != T_PATH)
+          ERROR("Argument 1 of %s must be of type %s, got type %s", f_op_names[in->b], f_type_name(T_PATH), f_type_name(v.type));
+        if (in->b == FI_FIRST) as_path_first(v.val.ad, &x);
+        else if (in->b == FI_LAST) as_path_last(v.val.ad, &x);
+        else as_path_last_nonaggregated(v.val.ad, &x);
+      }
+      SET_INT(stack[sp], T_INT, x);
+      sp++;
+      DISPATCH();
+    }
     L_FI_SA_GET: ;
       NEED_ROUTE();
       if (sa_get(&st, in->b, &stack[sp]) < 0)
