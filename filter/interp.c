@@ -1184,10 +1184,10 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     L_FI_SA_SET: ; {
       NEED_ROUTE();
-      struct f_val v = POP();
-      if (v.type == T_VOID)
+      const struct f_val *v = &stack[--sp];
+      if (v->type == T_VOID)
         ERROR("Can't set an attribute to void");
-      const char *e = sa_set(&st, in->b, &v);
+      const char *e = sa_set(&st, in->b, v);
       if (e)
         ERROR("%s", e);
       DISPATCH();
@@ -1199,10 +1199,10 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     L_FI_EA_SET: ; {
       NEED_ROUTE();
       const struct f_attr *a = in->p.p;
-      struct f_val v = POP();
-      if (v.type != a->type)
-        ERROR("Argument 1 of EA_SET must be of type %s, got type %s", f_type_name(a->type), f_type_name(v.type));
-      ea_store(&st, a, &v);
+      const struct f_val *v = &stack[--sp];
+      if (v->type != a->type)
+        ERROR("Argument 1 of EA_SET must be of type %s, got type %s", f_type_name(a->type), f_type_name(v->type));
+      ea_store(&st, a, v);
       DISPATCH();
     }
     L_FI_EA_UNSET: ;
@@ -1340,30 +1340,33 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     }
     L_FI_ADD_ITEM: L_FI_DELETE: L_FI_FILTER: ; {
-      struct f_val b = POP();
+      struct f_val *b = &stack[--sp];   /* in place: no copy (store forwarding) */
       struct f_val *a = &TOP;
       if (a->type == T_PATH) {
         if (in->op == FI_ADD_ITEM)
           ERROR("Can't add to a path");
-        if (b.type != T_INT && !(b.type == T_SET && b.val.set->type == T_INT))
+        if (b->type != T_INT && !(b->type == T_SET && b->val.set->type == T_INT))
           ERROR("Integer or integer set expected");
-        a->val.ad = as_path_filter(lp, a->val.ad, &b, in->op == FI_FILTER);
+        a->val.ad = as_path_filter(lp, a->val.ad, b, in->op == FI_FILTER);
         DISPATCH();
       }
       if (a->type != T_CLIST && a->type != T_ECLIST && a->type != T_LCLIST)
         ERROR("Argument 1 of %s must be of type clist, eclist, lclist or bgppath, got type %s",
               f_op_names[in->op], f_type_name(a->type));
       uint it = clist_item_type(a->type);
-      if (a->type == T_CLIST && (b.type == T_QUAD || b.type == T_INT))
-        b.type = T_PAIR;
-      else if (a->type == T_CLIST && b.type == T_IP && ipa_is_ip4(b.val.ip))
-        b = f_int(T_PAIR, ipa_to_ip4(b.val.ip).addr);
-      if (b.type != it && b.type != a->type && !(b.type == T_SET && in->op != FI_ADD_ITEM))
-        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op], f_type_name(it), f_type_name(b.type));
+      if (a->type == T_CLIST && (b->type == T_QUAD || b->type == T_INT))
+        b->type = T_PAIR;
+      else if (a->type == T_CLIST && b->type == T_IP && ipa_is_ip4(b->val.ip)) {
+        u32 q = ipa_to_ip4(b->val.ip).addr;
+        b->type = T_PAIR;
+        b->val.i = q;
+      }
+      if (b->type != it && b->type != a->type && !(b->type == T_SET && in->op != FI_ADD_ITEM))
+        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op], f_type_name(it), f_type_name(b->type));
       if (in->op == FI_ADD_ITEM)
-        a->val.ad = clist_add(lp, a->type, a->val.ad, &b);
+        a->val.ad = clist_add(lp, a->type, a->val.ad, b);
       else
-        a->val.ad = clist_filter(lp, a->type, a->val.ad, &b, in->op == FI_FILTER);
+        a->val.ad = clist_filter(lp, a->type, a->val.ad, b, in->op == FI_FILTER);
       DISPATCH();
     }
     L_FI_FORMAT: ;
