@@ -176,7 +176,7 @@ trie_flatten4(struct f_trie_node4 *out, u32 *next, const struct f_trie_node *n)
  * no longer than the stride that union is the whole answer) and the node
  * where the walk goes on for longer nets.
  */
-#define TRIE_STRIDE_MIN_NODES 64   /* smaller tries: the walk is short anyway */
+#define TRIE_STRIDE_MIN_NODES 8    /* smaller tries: the walk is as short */
 #define TRIE_STRIDE_SUB_NODES 16   /* a /8 with this many nodes below gets a /16 table */
 
 /* The walk over the first depth bits of a, accept bits ignored. */
