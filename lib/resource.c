@@ -714,6 +714,10 @@ lp_restore(linpool *lp, struct lp_state *s)
 void
 lp_flush(linpool *lp)
 {
+  /* Nothing allocated since the last flush (filters that only read, run
+   * once per route): nothing to do. */
+  if (!lp->first && (!lp->spare || !lp->spare->next))
+    return;
   struct lp_state empty = { NULL, 0 };
   lp_restore(lp, &empty);
 
