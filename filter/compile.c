@@ -165,6 +165,43 @@ inline_enter(struct cbuf *c, const struct f_expr *call)
   return saved;
 }
 
+/*
+ * Values read straight from the route: the net, an attribute, and the
+ * methods read together with them (`net.len`, `net.type`, `.len` of a
+ * list attribute, `.first`/`.last`/`.last_nonaggregated` of a path). Such
+ * an operand compiles into the instruction that uses it: NET_METHOD or
+ * EA_METHOD for a value, JCMP_RT or JMATCH_RT for a test.
+ */
+static int
+route_operand(const struct f_expr *x, const struct f_attr **attr, uint *method)
+{
+  *attr = NULL;
+  *method = 0;
+  if (x->op == FI_SA_GET && x->bx == SA_NET)
+    return 1;
+  if (x->op == FI_EA_GET) {
+    *attr = x->ptr;
+    return 1;
+  }
+  if (x->b || !x->a)
+    return 0;
+  const struct f_expr *o = x->a;
+  if (o->op == FI_SA_GET && o->bx == SA_NET && (x->op == FI_LEN || x->op == FI_TYPE)) {
+    *method = x->op;
+    return 1;
+  }
+  if (o->op != FI_EA_GET)
+    return 0;
+  const struct f_attr *a = o->ptr;
+  if ((x->op == FI_LEN && (a->type == T_PATH || a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)) ||
+      ((x->op == FI_FIRST || x->op == FI_LAST || x->op == FI_LAST_NONAGG) && a->type == T_PATH)) {
+    *attr = a;
+    *method = x->op;
+    return 1;
+  }
+  return 0;
+}
+
 static u32
 gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
 {
@@ -205,11 +242,20 @@ gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
     if (!swap && e->b->op != FI_CONST)
       break;
     const struct f_expr *k = swap ? e->a : e->b, *x = swap ? e->b : e->a;
-    gen(c, x);
     uint b = e->op | (swap ? FJ_SWAP : 0) | (when ? FJ_WHEN : 0);
     int cmp = e->op != FI_MATCH && e->op != FI_NMATCH;
     if (cmp)
       b |= jcmp_rel_flags(e->op, swap, when);
+    const struct f_attr *attr;
+    uint method;
+    if (route_operand(x, &attr, &method)) {
+      struct f_jtest *t = cf_alloc(c->cx, sizeof(struct f_jtest));
+      t->k = k->val;
+      t->attr = attr;
+      t->method = method;
+      return emit(c, cmp ? FI_JCMP_RT : FI_JMATCH_RT, b, JLIST_END, t, e->line, 0);
+    }
+    gen(c, x);
     return emit(c, cmp ? FI_JCMP : FI_JMATCH, b, JLIST_END, const_copy(c, &k->val), e->line, -1);
   }
   }
@@ -295,29 +341,18 @@ gen_case(struct cbuf *c, const struct f_expr *e)
     c->code[ends[i]].a = c->len;
 }
 
-/*
- * A method on the route's net or on a list attribute (`net.len`,
- * `bgp_path.first`, `bgp_community.len`) is one instruction: the read and
- * the method fused.
- */
+/* A method read with its operand from the route (route_operand()). */
 static int
 gen_fused_method(struct cbuf *c, const struct f_expr *e)
 {
-  const struct f_expr *x = e->a;
-  if (e->b || !x)
+  const struct f_attr *attr;
+  uint method;
+  if (!route_operand(e, &attr, &method) || !method)
     return 0;
-  if (x->op == FI_SA_GET && x->bx == SA_NET && (e->op == FI_LEN || e->op == FI_TYPE)) {
-    emit(c, FI_NET_METHOD, e->op, 0, NULL, e->line, 1);
-    return 1;
-  }
-  if (x->op != FI_EA_GET)
-    return 0;
-  const struct f_attr *a = x->ptr;
-  int ok = (e->op == FI_LEN && (a->type == T_PATH || a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)) ||
-           ((e->op == FI_FIRST || e->op == FI_LAST || e->op == FI_LAST_NONAGG) && a->type == T_PATH);
-  if (!ok)
-    return 0;
-  emit(c, FI_EA_METHOD, e->op, a->id, a, e->line, 1);
+  if (attr)
+    emit(c, FI_EA_METHOD, method, attr->id, attr, e->line, 1);
+  else
+    emit(c, FI_NET_METHOD, method, 0, NULL, e->line, 1);
   return 1;
 }
 
@@ -587,6 +622,14 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   switch (a->op) {
   case FI_CONST: case FI_JCMP: case FI_JMATCH:
     return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
+  case FI_JCMP_RT: case FI_JMATCH_RT: {
+    const struct f_jtest *x = a->p.p, *y = b->p.p;
+    if (x->method != y->method || !x->attr != !y->attr)
+      return 0;
+    if (x->attr && (x->attr->id != y->attr->id || x->attr->type != y->attr->type))
+      return 0;
+    return x->k.type == y->k.type && val_same(&x->k, &y->k);
+  }
   case FI_CALL:
     return code_same(a->p.p, b->p.p, depth + 1);
   case FI_SWITCH: {

@@ -65,6 +65,15 @@ enum f_jcond {
   FJ_BELOW = 0x1000, FJ_EQUAL = 0x2000, FJ_ABOVE = 0x4000,
 };
 
+/* JCMP_RT, JMATCH_RT: the tested value is read from the route, not popped:
+ * the net or an attribute, or a method of it (`net.len <= 24`, `bgp_path ~
+ * BOGON_ASNS`, `bgp_path.first != 3320` are one instruction each). */
+struct f_jtest {
+  struct f_val k;               /* the constant */
+  const struct f_attr *attr;    /* this attribute; NULL: the net */
+  u16 method;                   /* then this method (FI_LEN, FI_TYPE, FI_FIRST, ...); 0: none */
+};
+
 /* SWITCH table: first matching range wins; else deflt. */
 struct f_switch {
   uint n;

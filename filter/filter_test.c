@@ -219,7 +219,9 @@ static const char *cond_error_conf =
   "function divz() {\n"
   "  return 10 / zero();\n"
   "}\n"
-  "function w_divz() { if divz() > 1 then return 1; return 2; }\n";
+  "function w_divz() { if divz() > 1 then return 1; return 2; }\n"
+  "filter e_med { if bgp_med < 5 then accept; reject; }\n"
+  "filter e_path { if bgp_path.first > 5 then accept; reject; }\n";
 
 static void
 capture(void *ctx, const char *text)
@@ -264,6 +266,22 @@ test_cond_errors(void **state)
   struct f_exec_opts o = { .print = capture, .print_ctx = text };
   assert_int_equal(f_exec(find_filter(c, "w_divz"), NULL, lp, NULL, &o), F_ERROR);
   assert_string_equal(text, "divz, line 18: Mother told me not to divide by 0");
+  /* A test of an attribute that is not set (void) against a constant */
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
+  u32 path[] = { 65001 };
+  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 0);
+  struct f_route r = { .net = &n, .attrs = a };
+  char err[160] = "";
+  struct f_exec_opts so = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  assert_int_equal(f_exec(find_filter(c, "e_med"), &r, lp, NULL, &so), F_ERROR);
+  assert_string_equal(err, "Can't compare values of incompatible types");
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_exec(find_filter(c, "e_path"), &r, lp, NULL, &so), F_ACCEPT);
+  assert_null(r.out);
+  assert_int_equal(f_exec(find_filter(c, "e_path"), NULL, lp, NULL, &so), F_ERROR);
+  assert_string_equal(err, F_ERR_NO_ROUTE);
+  ea_unref(a);
   rfree(lp);
   config_unref(c);
 }

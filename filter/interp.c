@@ -676,6 +676,48 @@ aspa_check(const struct rtable_config *tc, const struct adata *path, int upstrea
   return r;
 }
 
+/* --- Fused tests (compile.c: gen_cond) --- */
+
+/* Does JCMP with flags b jump for value x and constant k? -1: the types
+ * do not compare (LT, LE). */
+static inline int
+jcmp_jumps(uint b, const struct f_val *x, const struct f_val *k)
+{
+  if (x->type == k->type && f_type_is_u32(x->type)) {
+    u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
+    return !!(b & rel);
+  }
+  const struct f_val *l = x, *r = k;
+  if (b & FJ_SWAP)
+    l = k, r = x;
+  uint op = b & 0xff;
+  int res;
+  if (op == FI_EQ || op == FI_NEQ)
+    res = val_same(l, r) == (op == FI_EQ);
+  else {
+    int c = val_compare(l, r);
+    if (c == F_CMP_ERROR)
+      return -1;
+    res = op == FI_LT ? c < 0 : c <= 0;
+  }
+  return res == !!(b & FJ_WHEN);
+}
+
+/* Does JMATCH with flags b jump? -1: `~` does not apply to the types. */
+static inline int
+jmatch_jumps(uint b, const struct f_val *x, const struct f_val *k)
+{
+  int m;
+  if (k->type == T_PREFIX_SET && x->type == T_NET && !(b & FJ_SWAP))
+    m = f_trie_match(k->val.trie, x->val.net);
+  else {
+    m = b & FJ_SWAP ? val_match(k, x) : val_match(x, k);
+    if (m < 0)
+      return -1;
+  }
+  return (m == ((b & 0xff) == FI_MATCH)) == !!(b & FJ_WHEN);
+}
+
 /* --- Printing --- */
 
 static void
@@ -751,6 +793,36 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
 #define ARG_TYPE(v, n, t) do { if ((v).type != (t)) \
       ERROR("Argument %d of %s must be of type %s, got type %s", n, f_op_names[in->op], f_type_name(t), f_type_name((v).type)); } while (0)
 #define POP() (stack[--sp])
+/* A method of an attribute's value v (EA_METHOD, route operands) into u32 x. */
+#define EA_METHOD(method, v, x) do { \
+      if ((method) == FI_LEN) { \
+        switch ((v)->type) { \
+        case T_PATH: x = as_path_length((v)->val.ad); break; \
+        case T_CLIST: case T_ECLIST: case T_LCLIST: x = clist_count((v)->type, (v)->val.ad); break; \
+        case T_BYTESTRING: x = (v)->val.ad->length; break; \
+        default: ERROR("Prefix, path, clist or eclist expected"); \
+        } \
+      } else { \
+        if ((v)->type != T_PATH) \
+          ERROR("Argument 1 of %s must be of type %s, got type %s", f_op_names[method], f_type_name(T_PATH), f_type_name((v)->type)); \
+        if ((method) == FI_FIRST) as_path_first((v)->val.ad, &x); \
+        else if ((method) == FI_LAST) as_path_last((v)->val.ad, &x); \
+        else as_path_last_nonaggregated((v)->val.ad, &x); \
+      } } while (0)
+/* The operand of JCMP_RT / JMATCH_RT (struct f_jtest t) into *x. */
+#define ROUTE_OPERAND(t, x) do { \
+      if (!(t)->attr) { \
+        if (!(t)->method) { (x)->type = T_NET; (x)->val.net = r->net; } \
+        else if ((t)->method == FI_LEN) SET_INT(*(x), T_INT, r->net->pxlen); \
+        else SET_INT(*(x), T_ENUM_NETTYPE, net_type_enum(r->net)); \
+      } else { \
+        ea_value(&st, (t)->attr, (x)); \
+        if ((t)->method) { \
+          u32 m_ = 0; \
+          EA_METHOD((t)->method, (x), m_); \
+          SET_INT(*(x), T_INT, m_); \
+        } \
+      } } while (0)
 
 #define TOP (stack[sp - 1])
 
@@ -784,6 +856,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_JNZ] = &&L_FI_JNZ,
     [FI_JCMP] = &&L_FI_JCMP,
     [FI_JMATCH] = &&L_FI_JMATCH,
+    [FI_JCMP_RT] = &&L_FI_JCMP_RT,
+    [FI_JMATCH_RT] = &&L_FI_JMATCH_RT,
     [FI_SWITCH] = &&L_FI_SWITCH,
     [FI_FOR_NEXT] = &&L_FI_FOR_NEXT,
     [FI_CALL] = &&L_FI_CALL,
@@ -930,41 +1004,42 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     }
     L_FI_JCMP: ; {
-      const struct f_val *x = &stack[--sp], *k = in->p.v;
-      int res;
-      if (x->type == k->type && f_type_is_u32(x->type)) {
-        u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
-        if (in->b & rel)
-          pc = in->a;
-        DISPATCH();
-      }
-      const struct f_val *l = x, *rt = k;
-      if (in->b & FJ_SWAP)
-        l = k, rt = x;
-      uint op = in->b & 0xff;
-      if (op == FI_EQ || op == FI_NEQ)
-        res = val_same(l, rt) == (op == FI_EQ);
-      else {
-        int c = val_compare(l, rt);
-        if (c == F_CMP_ERROR)
-          ERROR("Can't compare values of incompatible types");
-        res = op == FI_LT ? c < 0 : c <= 0;
-      }
-      if (res == !!(in->b & FJ_WHEN))
+      int j = jcmp_jumps(in->b, &stack[--sp], in->p.v);
+      if (j < 0)
+        ERROR("Can't compare values of incompatible types");
+      if (j)
         pc = in->a;
       DISPATCH();
     }
     L_FI_JMATCH: ; {
-      const struct f_val *x = &stack[--sp], *k = in->p.v;
-      int m;
-      if (k->type == T_PREFIX_SET && x->type == T_NET && !(in->b & FJ_SWAP))
-        m = f_trie_match(k->val.trie, x->val.net);
-      else {
-        m = in->b & FJ_SWAP ? val_match(k, x) : val_match(x, k);
-        if (m < 0)
-          ERROR("~ applied on unknown type pair");
-      }
-      if ((m == ((in->b & 0xff) == FI_MATCH)) == !!(in->b & FJ_WHEN))
+      int j = jmatch_jumps(in->b, &stack[--sp], in->p.v);
+      if (j < 0)
+        ERROR("~ applied on unknown type pair");
+      if (j)
+        pc = in->a;
+      DISPATCH();
+    }
+    L_FI_JCMP_RT: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      struct f_val x;
+      ROUTE_OPERAND(t, &x);
+      int j = jcmp_jumps(in->b, &x, &t->k);
+      if (j < 0)
+        ERROR("Can't compare values of incompatible types");
+      if (j)
+        pc = in->a;
+      DISPATCH();
+    }
+    L_FI_JMATCH_RT: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      struct f_val x;
+      ROUTE_OPERAND(t, &x);
+      int j = jmatch_jumps(in->b, &x, &t->k);
+      if (j < 0)
+        ERROR("~ applied on unknown type pair");
+      if (j)
         pc = in->a;
       DISPATCH();
     }
@@ -1158,20 +1233,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       struct f_val v;
       ea_value(&st, in->p.p, &v);
       u32 x = 0;
-      if (in->b == FI_LEN) {
-        switch (v.type) {
-        case T_PATH: x = as_path_length(v.val.ad); break;
-        case T_CLIST: case T_ECLIST: case T_LCLIST: x = clist_count(v.type, v.val.ad); break;
-        case T_BYTESTRING: x = v.val.ad->length; break;
-        default: ERROR("Prefix, path, clist or eclist expected");
-        }
-      } else {
-        if (v.type != T_PATH)
-          ERROR("Argument 1 of %s must be of type %s, got type %s", f_op_names[in->b], f_type_name(T_PATH), f_type_name(v.type));
-        if (in->b == FI_FIRST) as_path_first(v.val.ad, &x);
-        else if (in->b == FI_LAST) as_path_last(v.val.ad, &x);
-        else as_path_last_nonaggregated(v.val.ad, &x);
-      }
+      EA_METHOD(in->b, &v, x);
       SET_INT(stack[sp], T_INT, x);
       sp++;
       DISPATCH();
@@ -1438,6 +1500,8 @@ fail:
   return F_ERROR;
 #undef ERROR
 #undef ERROR_AT
+#undef EA_METHOD
+#undef ROUTE_OPERAND
 #undef DISPATCH
 #undef POP
 #undef TOP
