@@ -179,6 +179,13 @@ route_operand(const struct f_expr *x, const struct f_attr **attr, uint *method)
   *method = 0;
   if (x->op == FI_SA_GET && x->bx == SA_NET)
     return 1;
+  if (x->op == FI_ROA_CHECK && x->a->op == FI_SA_GET && x->a->bx == SA_NET &&
+      route_operand(x->b, attr, method) && *attr && *method == FI_LAST) {
+    /* roa_check(T, net, bgp_path.last) (only in tests: the table goes
+     * with the test's constant) */
+    *method = FI_ROA_CHECK;
+    return 1;
+  }
   if (x->op == FI_EA_GET) {
     *attr = x->ptr;
     return 1;
@@ -253,6 +260,7 @@ gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
       t->k = k->val;
       t->attr = attr;
       t->method = method;
+      t->table = method == FI_ROA_CHECK ? x->ptr : NULL;
       return emit(c, cmp ? FI_JCMP_RT : FI_JMATCH_RT, b, JLIST_END, t, e->line, 0);
     }
     gen(c, x);
@@ -347,7 +355,7 @@ gen_fused_method(struct cbuf *c, const struct f_expr *e)
 {
   const struct f_attr *attr;
   uint method;
-  if (!route_operand(e, &attr, &method) || !method)
+  if (!route_operand(e, &attr, &method) || !method || method == FI_ROA_CHECK)
     return 0;
   if (attr)
     emit(c, FI_EA_METHOD, method, attr->id, attr, e->line, 1);
@@ -627,6 +635,9 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
     if (x->method != y->method || !x->attr != !y->attr)
       return 0;
     if (x->attr && (x->attr->id != y->attr->id || x->attr->type != y->attr->type))
+      return 0;
+    if (x->method == FI_ROA_CHECK &&
+        strcmp(((const struct rtable_config *) x->table)->name, ((const struct rtable_config *) y->table)->name))
       return 0;
     return x->k.type == y->k.type && val_same(&x->k, &y->k);
   }

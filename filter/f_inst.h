@@ -71,7 +71,9 @@ enum f_jcond {
 struct f_jtest {
   struct f_val k;               /* the constant */
   const struct f_attr *attr;    /* this attribute; NULL: the net */
-  u16 method;                   /* then this method (FI_LEN, FI_TYPE, FI_FIRST, ...); 0: none */
+  u16 method;                   /* then this method (FI_LEN, FI_TYPE, FI_FIRST, ...); 0: none;
+                                 * FI_ROA_CHECK: roa_check(table, net, attr.last) */
+  const void *table;            /* FI_ROA_CHECK: the ROA table (struct rtable_config) */
 };
 
 /* SWITCH table: first matching range wins; else deflt. */

@@ -535,16 +535,24 @@ test_same(void **state)
   struct config *c1 = parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
                                "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }\n"
                                "filter c { if bgp_med > 5 || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
-                               "filter d { if bgp_med > 5 then reject; accept; }");
+                               "filter d { if bgp_med > 5 then reject; accept; }\n"
+                               "roa4 table r4; roa4 table r5;\n"
+                               "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
+                               "filter f { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
   struct config *c2 = parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
                                "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }\n"
                                "define FIVE = 5;\n"
                                "filter c { if bgp_med > FIVE || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
-                               "filter d { if bgp_med > 6 then reject; accept; }");
+                               "filter d { if bgp_med > 6 then reject; accept; }\n"
+                               "roa4 table r4; roa4 table r5;\n"
+                               "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
+                               "filter f { if roa_check(r5, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
   assert_true(filter_same(find_filter(c1, "a"), find_filter(c2, "a")));
   assert_false(filter_same(find_filter(c1, "b"), find_filter(c2, "b")));
   assert_true(filter_same(find_filter(c1, "c"), find_filter(c2, "c")));
   assert_false(filter_same(find_filter(c1, "d"), find_filter(c2, "d")));
+  assert_true(filter_same(find_filter(c1, "e"), find_filter(c2, "e")));
+  assert_false(filter_same(find_filter(c1, "f"), find_filter(c2, "f")));
   assert_false(filter_same(find_filter(c1, "a"), find_filter(c1, "b")));
   assert_true(filter_same(FILTER_ACCEPT, FILTER_ACCEPT));
   assert_false(filter_same(FILTER_ACCEPT, FILTER_REJECT));

@@ -817,7 +817,11 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
         else SET_INT(*(x), T_ENUM_NETTYPE, net_type_enum(r->net)); \
       } else { \
         ea_value(&st, (t)->attr, (x)); \
-        if ((t)->method) { \
+        if ((t)->method == FI_ROA_CHECK) { \
+          u32 m_ = 0; \
+          EA_METHOD(FI_LAST, (x), m_); \
+          SET_INT(*(x), T_ENUM_ROA, roa_check((t)->table, r->net, m_)); \
+        } else if ((t)->method) { \
           u32 m_ = 0; \
           EA_METHOD((t)->method, (x), m_); \
           SET_INT(*(x), T_INT, m_); \
