@@ -158,6 +158,18 @@ test_values(void **state)
   check_value("add(add(-empty-, (1,2)), (1,2))", "(clist (1,2))");
   check_value("delete(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (3,4))");
   check_value("filter(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (1,2))");
+  /* list scrubbing: first, middle, last, none, all; by set, value, list */
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(1,*)])", "(clist (3,4) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(3,*)])", "(clist (1,2) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(5,*)])", "(clist (1,2) (3,4))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(7,*)])", "(clist (1,2) (3,4) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(0..9,*)])", "(clist )");
+  check_value("filter(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(1,*), (5,*)])", "(clist (1,2) (5,6))");
+  check_value("delete(add(add(-empty-, (1,2)), (3,4)), (3,4))", "(clist (1,2))");
+  check_value("delete(add(add(-empty-, (1,2)), (3,4)), add(-empty-, (1,2)))", "(clist (3,4))");
+  check_value("delete(-empty-, [(1,*)])", "(clist )");
+  check_value("delete(add(add(---empty---, (1, 2, 3)), (4, 5, 6)), [(1, *, *)])", "(lclist (4, 5, 6))");
+  check_value("filter(add(add(--empty--, (rt, 1, 2)), (rt, 3, 4)), [(rt, 3, *)])", "(eclist (rt, 3, 4))");
   check_value("add(--empty--, (rt, 1, 2))", "(eclist (rt, 1, 2))");
   check_value("add(---empty---, (1, 2, 3))", "(lclist (1, 2, 3))");
   check_value("add(add(-empty-, (1,2)), (3,4)).max", "(3,4)");

@@ -492,20 +492,30 @@ struct adata *
 clist_filter(linpool *lp, uint type, const struct adata *l, const struct f_val *v, int keep)
 {
   uint n = clist_count(type, l), sz = item_size(type);
-  /* Nothing to drop: the same list (callers then see an unchanged value). */
-  uint i;
-  for (i = 0; i < n; i++)
-    if (item_matches(type, l, i, v) != keep)
-      break;
-  if (i == n && l)
-    return (struct adata *) l;
-  struct adata *r = adata_alloc(lp, (l ? l->length : 0));
-  r->length = 0;
-  for (uint i = 0; i < n; i++)
-    if (item_matches(type, l, i, v) == keep) {
-      memcpy(r->data + r->length, l->data + i * sz, sz);
-      r->length += sz;
+  /* One pass; nothing to drop gives the same list (callers then see an
+   * unchanged value), the first item dropped starts the copy. */
+  const struct f_set *ps = NULL;
+  if (type == T_CLIST && v->type == T_SET && v->val.set->type == T_PAIR && v->val.set->from32)
+    ps = v->val.set;
+  struct adata *r = NULL;
+  for (uint i = 0; i < n; i++) {
+    int m = ps ? f_set_contains_u32(ps, get_u32(l->data + 4 * i)) : item_matches(type, l, i, v);
+    if (m == keep) {
+      if (r) {
+        memcpy(r->data + r->length, l->data + i * sz, sz);
+        r->length += sz;
+      }
+    } else if (!r) {
+      r = adata_alloc(lp, l->length);
+      memcpy(r->data, l->data, i * sz);
+      r->length = i * sz;
     }
+  }
+  if (r)
+    return r;
+  if (l)
+    return (struct adata *) l;
+  r = adata_alloc(lp, 0);
   return r;
 }
 
