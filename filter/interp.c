@@ -1007,46 +1007,20 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
         pc = in->a;
       DISPATCH();
     }
-    L_FI_JCMP: ; {
-      int j = jcmp_jumps(in->b, &stack[--sp], in->p.v);
-      if (j < 0)
-        ERROR("Can't compare values of incompatible types");
-      if (j)
-        pc = in->a;
-      DISPATCH();
-    }
-    L_FI_JMATCH: ; {
-      int j = jmatch_jumps(in->b, &stack[--sp], in->p.v);
-      if (j < 0)
-        ERROR("~ applied on unknown type pair");
-      if (j)
-        pc = in->a;
-      DISPATCH();
-    }
-    L_FI_JCMP_RT: ; {
-      NEED_ROUTE();
-      const struct f_jtest *t = in->p.p;
-      struct f_val x;
-      ROUTE_OPERAND(t, &x);
-      int j = jcmp_jumps(in->b, &x, &t->k);
-      if (j < 0)
-        ERROR("Can't compare values of incompatible types");
-      if (j)
-        pc = in->a;
-      DISPATCH();
-    }
-    L_FI_JMATCH_RT: ; {
-      NEED_ROUTE();
-      const struct f_jtest *t = in->p.p;
-      struct f_val x;
-      ROUTE_OPERAND(t, &x);
-      int j = jmatch_jumps(in->b, &x, &t->k);
-      if (j < 0)
-        ERROR("~ applied on unknown type pair");
-      if (j)
-        pc = in->a;
-      DISPATCH();
-    }
+    /* Fused tests: one handler each (each its own dispatch jump). */
+#define JUMP_IF(j, msg) do { int j_ = (j); if (j_ < 0) ERROR(msg); if (j_) pc = in->a; DISPATCH(); } while (0)
+#define F_ERR_CMP "Can't compare values of incompatible types"
+#define F_ERR_MATCH "~ applied on unknown type pair"
+    L_FI_JCMP: ;
+      JUMP_IF(jcmp_jumps(in->b, &stack[--sp], in->p.v), F_ERR_CMP);
+    L_FI_JMATCH: ;
+      JUMP_IF(jmatch_jumps(in->b, &stack[--sp], in->p.v), F_ERR_MATCH);
+#define ROUTE_TEST(jumps, msg) do { NEED_ROUTE(); const struct f_jtest *t_ = in->p.p; struct f_val x_; \
+      ROUTE_OPERAND(t_, &x_); JUMP_IF(jumps(in->b, &x_, &t_->k), msg); } while (0)
+    L_FI_JCMP_RT: ;
+      ROUTE_TEST(jcmp_jumps, F_ERR_CMP);
+    L_FI_JMATCH_RT: ;
+      ROUTE_TEST(jmatch_jumps, F_ERR_MATCH);
     L_FI_SWITCH: ; {
       struct f_val v = POP();
       const struct f_switch *sw = in->p.p;
@@ -1506,6 +1480,8 @@ fail:
 #undef ERROR_AT
 #undef EA_METHOD
 #undef ROUTE_OPERAND
+#undef JUMP_IF
+#undef ROUTE_TEST
 #undef DISPATCH
 #undef POP
 #undef TOP
