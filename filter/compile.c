@@ -149,11 +149,15 @@ jcmp_rel_flags(uint op, int swap, int when)
  * in. A function being defined is not compiled yet, so recursion is
  * never inlined.
  */
+#define F_INLINE_MAX 48      /* instructions of the function (its own inlining included) */
+
 static const struct f_expr *
 inline_body(const struct f_expr *call)
 {
   const struct filter *fn = call->ptr;
-  return fn && fn->compiled && !call->a ? fn->inline_ret : NULL;
+  /* (The size bound keeps nested one-liners, each calling the previous
+   * twice, from growing the code exponentially.) */
+  return fn && fn->compiled && !call->a && fn->len <= F_INLINE_MAX ? fn->inline_ret : NULL;
 }
 
 static const struct filter *

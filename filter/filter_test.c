@@ -298,6 +298,25 @@ test_cond_errors(void **state)
   config_unref(c);
 }
 
+/* Inlining is bounded: one-liners that each call the previous one twice
+ * would otherwise double the code at every level. */
+static void
+test_inline_bound(void **state)
+{
+  (void) state;
+  struct buffer b;
+  buffer_init(&b);
+  buffer_puts(&b, "function f0() { return bgp_med > 5; }\n");
+  for (uint i = 1; i <= 24; i++)
+    buffer_print(&b, "function f%u() { return f%u() && f%u(); }\n", i, i - 1, i - 1);
+  buffer_puts(&b, "filter top { if f24() then accept; reject; }\n");
+  struct config *c = parse_ok(b.start);
+  buffer_free(&b);
+  assert_true(find_filter(c, "top")->len < 200);
+  assert_true(find_filter(c, "f2")->origin != NULL);   /* small ones are inlined */
+  config_unref(c);
+}
+
 /* Interning (nest/rt_attr.c) as filters use it: equal lists are one list
  * whatever order the builder has them in and whatever follows a payload
  * in memory (the padding to 4 bytes is not the caller's bytes). */
@@ -882,6 +901,7 @@ main(void)
     cmocka_unit_test(test_values),
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_cond_errors),
+    cmocka_unit_test(test_inline_bound),
     cmocka_unit_test(test_intern),
     cmocka_unit_test(test_sets),
     cmocka_unit_test(test_trie),
