@@ -173,8 +173,10 @@ measure_daemon() {
       echo "fail 0"; daemon_pid=; return
     fi
     if [ -S "$sock" ]; then
+      # (birdc fails while the daemon is busy loading: not an error here,
+      # and under set -e a failed substitution would end the whole run)
       count=$("$client" -s "$sock" show route count 2>/dev/null |
-              awk '/in table master4/ { print $1; exit }')
+              awk '/in table master4/ { print $1; exit }' || true)
       [ "${count:-0}" -ge "$n" ] 2>/dev/null && break
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -210,7 +212,7 @@ if [ "$daemons" = 1 ]; then
     { [ $d = ours ] && [ $have_ours = 0 ]; } && continue
     bin=$BIRD2; cl=$BIRD2C; [ $d = ours ] && { bin=$BUILD/bird; cl=$ours_client; }
     echo "== $d: empty config" >&2
-    read -r _ rss < <(measure_daemon "$bin" "$cl" "$work/s0.conf" 0 "$d-0")
+    read -r _ rss < <(measure_daemon "$bin" "$cl" "$work/s0.conf" 0 "$d-0") || rss=0
     base[$d]=$rss
     base[$d-tab]=$(mem_line_bytes "Routing tables" "$work/$d-0.mem")
     base[$d-cfg]=$(mem_line_bytes "Current config" "$work/$d-0.mem")
@@ -233,7 +235,7 @@ if [ "$daemons" = 1 ]; then
       "$bin" -p -c "$work/s$n.conf" > /dev/null 2>&1 || true
       parse_s=$(awk -v a="$pt0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
       echo "== $d: $n static routes (parse alone ${parse_s}s)" >&2
-      read -r load rss < <(measure_daemon "$bin" "$cl" "$work/s$n.conf" "$n" "$d-$n")
+      read -r load rss < <(measure_daemon "$bin" "$cl" "$work/s$n.conf" "$n" "$d-$n") || load=fail
       if [ "$load" = fail ] || [ "$load" = timeout ]; then
         daemon_rows+=("| $n | $name | $load | $parse_s | | | | | |")
         continue
