@@ -275,7 +275,7 @@ fi
   if [ ${#filter_rows[@]} -gt 0 ]; then
     echo "## Route-server import filters (filter/filter_test)"
     echo
-    echo "\`FILTER_BENCH=$fnets FILTER_BENCH_ONLY=1 FILTER_BENCH_REPEAT=$fpasses $BUILD/filter/filter_test\`: the"
+    echo "\`FILTER_BENCH=$fnets FILTER_BENCH_ONLY=1 FILTER_BENCH_REPEAT=$fpasses build/filter/filter_test\`: the"
     echo "filters \`rs_check\` (bogons, prefix length, path length, first AS, bogon ASNs in the path, a"
     echo "4,000-entry IRR prefix set, \`roa_check\`, a community test: accept/reject only) and \`rs_import\` (the same"
     echo "plus community scrubbing and tagging, and the interning of the changed attributes) over routes"
