@@ -28,6 +28,9 @@ struct cbuf {
   struct cf_context *cx;
   struct f_insn *code;
   u32 *lines;
+  const struct filter **origin;
+  const struct filter *inlining;   /* the function being inlined, or NULL */
+  int inlined;                     /* anything was */
   uint len, size;
   int depth, max_depth;
 };
@@ -39,16 +42,20 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
     uint size = c->size ? c->size * 2 : 64;
     struct f_insn *code = malloc(size * sizeof(struct f_insn));
     u32 *lines = malloc(size * sizeof(u32));
-    if (!code || !lines)
+    const struct filter **origin = malloc(size * sizeof(struct filter *));
+    if (!code || !lines || !origin)
       die("Out of memory");
     if (c->len) {
       memcpy(code, c->code, c->len * sizeof(struct f_insn));
       memcpy(lines, c->lines, c->len * sizeof(u32));
+      memcpy(origin, c->origin, c->len * sizeof(struct filter *));
     }
     free(c->code);
     free(c->lines);
+    free(c->origin);
     c->code = code;
     c->lines = lines;
+    c->origin = origin;
     c->size = size;
   }
   struct f_insn *i = &c->code[c->len];
@@ -57,6 +64,7 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
   i->a = a;
   i->p.p = p;
   c->lines[c->len] = line;
+  c->origin[c->len] = c->inlining;
   c->depth += stack;
   if (c->depth > c->max_depth)
     c->max_depth = c->depth;
@@ -64,6 +72,208 @@ emit(struct cbuf *c, uint op, uint b, u32 a, const void *p, u32 line, int stack)
 }
 
 static void gen(struct cbuf *c, const struct f_expr *e);
+
+/*
+ * Conditions compile to jumps. gen_cond() emits code that jumps when the
+ * condition is `when` and falls through otherwise; the jumps wait for
+ * their target in a list chained through their a operands (backpatching).
+ * `!`, `&&` and `||` never build a bool, and a comparison or `~` with a
+ * constant side is one fused instruction (JCMP, JMATCH) instead of push
+ * constant, operate, test. Run-time type errors keep their wording: errop
+ * names the op whose operand a non-bool value would have been.
+ */
+#define JLIST_END ((u32) -1)
+
+static void
+jlist_patch(struct cbuf *c, u32 list, u32 target)
+{
+  while (list != JLIST_END) {
+    u32 next = c->code[list].a;
+    c->code[list].a = target;
+    list = next;
+  }
+}
+
+static u32
+jlist_merge(struct cbuf *c, u32 a, u32 b)
+{
+  if (a == JLIST_END)
+    return b;
+  u32 last = a;
+  while (c->code[last].a != JLIST_END)
+    last = c->code[last].a;
+  c->code[last].a = b;
+  return a;
+}
+
+static const struct f_val *
+const_copy(struct cbuf *c, const struct f_val *v)
+{
+  struct f_val *x = cf_alloc(c->cx, sizeof(struct f_val));
+  *x = *v;
+  return x;
+}
+
+/* JCMP on u32-valued equal types: which relations of value to constant
+ * jump. (Types of the other kinds take the generic path.) */
+static uint
+jcmp_rel_flags(uint op, int swap, int when)
+{
+  /* truth of `value OP constant` for value below, equal, above */
+  uint lt = 0, eq = 0, gt = 0;
+  switch (op) {
+  case FI_EQ: eq = 1; break;
+  case FI_NEQ: lt = gt = 1; break;
+  case FI_LT: lt = 1; break;     /* value < constant; swapped: constant < value */
+  case FI_LE: lt = eq = 1; break;
+  }
+  if (swap) {
+    uint t = lt;
+    lt = gt;
+    gt = t;
+  }
+  if (!when) {
+    lt = !lt;
+    eq = !eq;
+    gt = !gt;
+  }
+  return (lt ? FJ_BELOW : 0) | (eq ? FJ_EQUAL : 0) | (gt ? FJ_ABOVE : 0);
+}
+
+/*
+ * Small functions are inlined: a call of a function without arguments or
+ * locals whose body is `return E;` compiles E in its place (as a value,
+ * or as jumps in a condition), saving the call and the return, and
+ * letting `if !is_bogon() then` fuse like any other test. The origin of
+ * each instruction keeps run-time errors naming the function they happen
+ * in. A function being defined is not compiled yet, so recursion is
+ * never inlined.
+ */
+#define F_INLINE_MAX 48      /* instructions of the function (its own inlining included) */
+
+static const struct f_expr *
+inline_body(const struct f_expr *call)
+{
+  const struct filter *fn = call->ptr;
+  /* (The size bound keeps nested one-liners, each calling the previous
+   * twice, from growing the code exponentially.) */
+  return fn && fn->compiled && !call->a && fn->len <= F_INLINE_MAX ? fn->inline_ret : NULL;
+}
+
+static const struct filter *
+inline_enter(struct cbuf *c, const struct f_expr *call)
+{
+  const struct filter *saved = c->inlining;
+  c->inlining = call->ptr;
+  c->inlined = 1;
+  return saved;
+}
+
+/*
+ * Values read straight from the route: the net, an attribute, and the
+ * methods read together with them (`net.len`, `net.type`, `.len` of a
+ * list attribute, `.first`/`.last`/`.last_nonaggregated` of a path). Such
+ * an operand compiles into the instruction that uses it: NET_METHOD or
+ * EA_METHOD for a value, JCMP_RT or JMATCH_RT for a test.
+ */
+static int
+route_operand(const struct f_expr *x, const struct f_attr **attr, uint *method)
+{
+  *attr = NULL;
+  *method = 0;
+  if (x->op == FI_SA_GET && x->bx == SA_NET)
+    return 1;
+  if (x->op == FI_ROA_CHECK && x->a->op == FI_SA_GET && x->a->bx == SA_NET &&
+      route_operand(x->b, attr, method) && *attr && *method == FI_LAST) {
+    /* roa_check(T, net, bgp_path.last) (only in tests: the table goes
+     * with the test's constant) */
+    *method = FI_ROA_CHECK;
+    return 1;
+  }
+  if (x->op == FI_EA_GET) {
+    *attr = x->ptr;
+    return 1;
+  }
+  if (x->b || !x->a)
+    return 0;
+  const struct f_expr *o = x->a;
+  if (o->op == FI_SA_GET && o->bx == SA_NET && (x->op == FI_LEN || x->op == FI_TYPE)) {
+    *method = x->op;
+    return 1;
+  }
+  if (o->op != FI_EA_GET)
+    return 0;
+  const struct f_attr *a = o->ptr;
+  if ((x->op == FI_LEN && (a->type == T_PATH || a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)) ||
+      ((x->op == FI_FIRST || x->op == FI_LAST || x->op == FI_LAST_NONAGG) && a->type == T_PATH)) {
+    *attr = a;
+    *method = x->op;
+    return 1;
+  }
+  return 0;
+}
+
+static u32
+gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
+{
+  u32 l1, l2;
+  switch (e->op) {
+  case FI_CALL: {
+    const struct f_expr *body = inline_body(e);
+    if (!body)
+      break;
+    const struct filter *saved = inline_enter(c, e);
+    l1 = gen_cond(c, body, when, errop);
+    c->inlining = saved;
+    return l1;
+  }
+  case FI_NOT:
+    return gen_cond(c, e->a, !when, FI_NOT);
+  case FI_AND: case FI_OR:
+    /* Jump for the left side when it alone decides: && false, || true. */
+    if ((e->op == FI_AND) != when) {
+      l1 = gen_cond(c, e->a, when, e->op == FI_AND ? FI_JZ : FI_JNZ);
+      l2 = gen_cond(c, e->b, when, errop);
+      return jlist_merge(c, l1, l2);
+    }
+    l1 = gen_cond(c, e->a, !when, e->op == FI_AND ? FI_JZ : FI_JNZ);
+    l2 = gen_cond(c, e->b, when, errop);
+    jlist_patch(c, l1, c->len);
+    return l2;
+  case FI_CONST:
+    if (e->type == T_BOOL && e->val.type == T_BOOL) {
+      if (!!e->val.val.i != when)
+        return JLIST_END;
+      return emit(c, FI_JMP, 0, JLIST_END, NULL, e->line, 0);
+    }
+    break;
+  case FI_EQ: case FI_NEQ: case FI_LT: case FI_LE:
+  case FI_MATCH: case FI_NMATCH: {
+    int swap = e->a->op == FI_CONST;
+    if (!swap && e->b->op != FI_CONST)
+      break;
+    const struct f_expr *k = swap ? e->a : e->b, *x = swap ? e->b : e->a;
+    uint b = e->op | (swap ? FJ_SWAP : 0) | (when ? FJ_WHEN : 0);
+    int cmp = e->op != FI_MATCH && e->op != FI_NMATCH;
+    if (cmp)
+      b |= jcmp_rel_flags(e->op, swap, when);
+    const struct f_attr *attr;
+    uint method;
+    if (route_operand(x, &attr, &method)) {
+      struct f_jtest *t = cf_alloc(c->cx, sizeof(struct f_jtest));
+      t->k = k->val;
+      t->attr = attr;
+      t->method = method;
+      t->table = method == FI_ROA_CHECK ? x->ptr : NULL;
+      return emit(c, cmp ? FI_JCMP_RT : FI_JMATCH_RT, b, JLIST_END, t, e->line, 0);
+    }
+    gen(c, x);
+    return emit(c, cmp ? FI_JCMP : FI_JMATCH, b, JLIST_END, const_copy(c, &k->val), e->line, -1);
+  }
+  }
+  gen(c, e);
+  return emit(c, when ? FI_JNZ : FI_JZ, errop == FI_JZ || errop == FI_JNZ ? 0 : errop, JLIST_END, NULL, e->line, -1);
+}
 
 static void
 gen_list(struct cbuf *c, const struct f_expr *e)
@@ -141,10 +351,31 @@ gen_case(struct cbuf *c, const struct f_expr *e)
     c->code[ends[i]].a = c->len;
 }
 
+/* A method read with its operand from the route (route_operand()). */
+static int
+gen_fused_method(struct cbuf *c, const struct f_expr *e)
+{
+  const struct f_attr *attr;
+  uint method;
+  if (!route_operand(e, &attr, &method) || !method || method == FI_ROA_CHECK)
+    return 0;
+  if (attr)
+    emit(c, FI_EA_METHOD, method, attr->id, attr, e->line, 1);
+  else
+    emit(c, FI_NET_METHOD, method, 0, NULL, e->line, 1);
+  return 1;
+}
+
 static void
 gen(struct cbuf *c, const struct f_expr *e)
 {
-  uint j1, j2, top;
+  uint j2, top;
+  switch (e->op) {
+  case FI_LEN: case FI_TYPE: case FI_FIRST: case FI_LAST: case FI_LAST_NONAGG:
+    if (gen_fused_method(c, e))
+      return;
+    break;
+  }
   switch (e->op) {
   case FI_CONST: {
     struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
@@ -167,12 +398,13 @@ gen(struct cbuf *c, const struct f_expr *e)
   case FI_BLOCK:
     gen_list(c, e->a);
     return;
-  case FI_AND: case FI_OR:
-    gen(c, e->a);
-    j1 = emit(c, e->op == FI_AND ? FI_JZ : FI_JNZ, 0, 0, NULL, e->line, -1);
+  case FI_AND: case FI_OR: {
+    /* The left side decides (false for &&, true for ||), or the right
+     * side's value is the result. */
+    u32 l = gen_cond(c, e->a, e->op == FI_OR, e->op == FI_AND ? FI_JZ : FI_JNZ);
     gen(c, e->b);
     j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, -1);
-    c->code[j1].a = c->len;
+    jlist_patch(c, l, c->len);
     {
       struct f_val *v = cf_alloc(c->cx, sizeof(struct f_val));
       *v = f_bool(e->op == FI_OR);
@@ -180,18 +412,19 @@ gen(struct cbuf *c, const struct f_expr *e)
     }
     c->code[j2].a = c->len;
     return;
-  case FI_IF:
-    gen(c, e->a);
-    j1 = emit(c, FI_JZ, 0, 0, NULL, e->line, -1);
+  }
+  case FI_IF: {
+    u32 l = gen_cond(c, e->a, 0, FI_JZ);
     gen_list(c, e->b);
     if (e->c) {
       j2 = emit(c, FI_JMP, 0, 0, NULL, e->line, 0);
-      c->code[j1].a = c->len;
+      jlist_patch(c, l, c->len);
       gen_list(c, e->c);
       c->code[j2].a = c->len;
     } else
-      c->code[j1].a = c->len;
+      jlist_patch(c, l, c->len);
     return;
+  }
   case FI_CASE:
     gen_case(c, e);
     return;
@@ -209,10 +442,18 @@ gen(struct cbuf *c, const struct f_expr *e)
     emit(c, FI_JMP, 0, top, NULL, e->line, 0);
     c->code[top].p.u = c->len;
     return;
-  case FI_CALL:
+  case FI_CALL: {
+    const struct f_expr *body = inline_body(e);
+    if (body) {
+      const struct filter *saved = inline_enter(c, e);
+      gen(c, body);
+      c->inlining = saved;
+      return;
+    }
     gen_args(c, e->a);
     emit(c, FI_CALL, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
     return;
+  }
   case FI_RETURN:
     if (e->a)
       gen(c, e->a);
@@ -238,7 +479,7 @@ gen(struct cbuf *c, const struct f_expr *e)
     emit(c, FI_PATHMASK, 0, e->ax, e->ptr, e->line, 1 - (int) e->ax);
     return;
   case FI_SA_GET:
-    emit(c, FI_SA_GET, e->bx, 0, NULL, e->line, 1);
+    emit(c, e->bx == SA_NET ? FI_SA_NET : FI_SA_GET, e->bx, 0, NULL, e->line, 1);
     return;
   case FI_SA_SET:
     gen(c, e->a);
@@ -298,13 +539,23 @@ f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body)
   f->len = c.len;
   f->code = cf_alloc(cx, (c.len + 1) * sizeof(struct f_insn));
   f->lines = cf_alloc(cx, (c.len + 1) * sizeof(u32));
+  f->origin = NULL;
   if (c.len) {
     memcpy((void *) f->code, c.code, c.len * sizeof(struct f_insn));
     memcpy((void *) f->lines, c.lines, c.len * sizeof(u32));
   }
+  if (c.inlined) {
+    const struct filter **origin = cf_alloc(cx, c.len * sizeof(struct filter *));
+    memcpy(origin, c.origin, c.len * sizeof(struct filter *));
+    f->origin = origin;
+  }
   free(c.code);
   free(c.lines);
+  free(c.origin);
   f->nslots = MAX(fp->nslots, f->argc);
+  f->inline_ret = NULL;
+  if (f->kind == FK_FUNCTION && !f->argc && !f->nslots && body && !body->next && body->op == FI_RETURN && body->a)
+    f->inline_ret = body->a;
   f->stack_need = f->nslots + c.max_depth + 4;
   f->compiled = 1;
   return f;
@@ -379,8 +630,19 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   if (a->op != b->op || a->b != b->b || a->a != b->a)
     return 0;
   switch (a->op) {
-  case FI_CONST:
+  case FI_CONST: case FI_JCMP: case FI_JMATCH:
     return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
+  case FI_JCMP_RT: case FI_JMATCH_RT: {
+    const struct f_jtest *x = a->p.p, *y = b->p.p;
+    if (x->method != y->method || !x->attr != !y->attr)
+      return 0;
+    if (x->attr && (x->attr->id != y->attr->id || x->attr->type != y->attr->type))
+      return 0;
+    if (x->method == FI_ROA_CHECK &&
+        strcmp(((const struct rtable_config *) x->table)->name, ((const struct rtable_config *) y->table)->name))
+      return 0;
+    return x->k.type == y->k.type && val_same(&x->k, &y->k);
+  }
   case FI_CALL:
     return code_same(a->p.p, b->p.p, depth + 1);
   case FI_SWITCH: {
@@ -395,7 +657,7 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   }
   case FI_PATHMASK:
     return path_mask_same(a->p.p, b->p.p);
-  case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: {
+  case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: case FI_EA_METHOD: {
     const struct f_attr *x = a->p.p, *y = b->p.p;
     return x->id == y->id && x->type == y->type;
   }

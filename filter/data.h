@@ -52,6 +52,8 @@ enum f_type {
 };
 
 static inline int f_type_is_enum(uint t) { return t >= T_ENUM_LO && t <= T_ENUM_HI; }
+/* Values in val.i, compared as u32 (val_compare) */
+static inline int f_type_is_u32(uint t) { return (t >= T_INT && t <= T_QUAD) || f_type_is_enum(t); }
 const char *f_type_name(uint t);
 
 /* Byte data: paths, community lists, strings of bytes. data usually
@@ -117,10 +119,21 @@ struct f_trie_node4 {
   u32 c[2];
 };
 
+/* Where a lookup of an IPv4 net stands after its first 8 (or 16) bits:
+ * the lengths accepted by the nodes passed so far, and the node to go on
+ * from (index + 1; 0: no deeper node on the path). */
+struct f_trie_stride {
+  u64 accept;
+  u32 resume;
+  u32 sub;                       /* top level: table of the next 8 bits (index + 1), or 0 */
+};
+
 struct f_trie {
   struct f_trie_node *root[2];   /* [0] IPv4, [1] IPv6 */
   struct f_trie_node4 *v4;       /* flattened IPv4 trie (f_trie_finish) */
   uint v4_count;
+  struct f_trie_stride *v4_top;  /* big tries: by the first 8 bits, or NULL */
+  struct f_trie_stride *v4_sub;  /* 256 entries per /8 with enough nodes below */
   uint count;
   struct f_trie_entry *entries;  /* as written, for printing and comparing */
 };
@@ -149,6 +162,23 @@ char *val_format_str(const struct f_val *v, linpool *lp);
 int ec_format(char *buf, size_t size, u64 ec);
 
 /* Sets */
+/* x in a set of a u32-valued type (from32 set): the last range starting
+ * at or below x must reach it. The search is branchless: its steps depend
+ * on the set's size only, so they predict well whatever x is. */
+static inline int
+f_set_contains_u32(const struct f_set *s, u32 x)
+{
+  const u32 *base = s->from32;
+  uint n = s->count;
+  if (!n || base[0] > x)
+    return 0;
+  while (n > 1) {
+    uint half = n / 2;
+    base = base[half] <= x ? base + half : base;
+    n -= half;
+  }
+  return s->maxto32[base - s->from32] >= x;
+}
 struct f_set *f_set_build(linpool *lp, uint type, struct f_val *from, struct f_val *to, uint n, const char **err);
 int f_set_contains(const struct f_set *s, const struct f_val *v);
 int f_set_same(const struct f_set *a, const struct f_set *b);

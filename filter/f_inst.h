@@ -51,6 +51,31 @@ struct f_insn {
   } p;
 };
 
+/*
+ * Operand b of the conditional jumps. JZ/JNZ: the op named when the value
+ * is not a bool (0: CONDITION). JCMP and JMATCH test a value against a
+ * constant (compile.c fuses `if x < 5`, `if net ~ SET` so): the original
+ * op (EQ, NEQ, LT, LE, MATCH, NMATCH) in the low byte and these flags.
+ */
+enum f_jcond {
+  FJ_SWAP = 0x100,          /* the constant is the left operand */
+  FJ_WHEN = 0x200,          /* jump when the test is true (else when false) */
+  /* JCMP on equal u32-valued types: jump when the value is below, equal
+   * to, above the constant (flags, with swap and sense folded in) */
+  FJ_BELOW = 0x1000, FJ_EQUAL = 0x2000, FJ_ABOVE = 0x4000,
+};
+
+/* JCMP_RT, JMATCH_RT: the tested value is read from the route, not popped:
+ * the net or an attribute, or a method of it (`net.len <= 24`, `bgp_path ~
+ * BOGON_ASNS`, `bgp_path.first != 3320` are one instruction each). */
+struct f_jtest {
+  struct f_val k;               /* the constant */
+  const struct f_attr *attr;    /* this attribute; NULL: the net */
+  u16 method;                   /* then this method (FI_LEN, FI_TYPE, FI_FIRST, ...); 0: none;
+                                 * FI_ROA_CHECK: roa_check(table, net, attr.last) */
+  const void *table;            /* FI_ROA_CHECK: the ROA table (struct rtable_config) */
+};
+
 /* SWITCH table: first matching range wins; else deflt. */
 struct f_switch {
   uint n;
@@ -75,8 +100,14 @@ struct filter {
   u32 len;
   const struct f_insn *code;
   const u32 *lines;
+  /* Per instruction, the function it was inlined from (NULL: this one's
+   * own); NULL when nothing was inlined. Run-time errors name it. */
+  const struct filter *const *origin;
   const char *file;
   int compiled;                 /* body done (recursion sees a half-built one) */
+  /* A function of no arguments and no locals whose body is `return E;`:
+   * E, which calls compile in place of the call. */
+  const struct f_expr *inline_ret;
   /* Self-tests */
   const char *test_desc;
   u32 test_seq;

@@ -6,7 +6,10 @@
  * concurrent runs of one filter, and a fuzz pass over random config text.
  *
  * FILTER_BENCH=N runs the route-server benchmark on N routes (default 1M
- * when set to 1) and prints ns per route.
+ * when set to 1) and prints ns per route; FILTER_BENCH_NAME=rs_check (or
+ * rs_import) runs only that filter (for perf), FILTER_DUMP=1 prints the
+ * bytecode of the filters, FILTER_BENCH_REPEAT=R runs R passes (alternating
+ * between the filters) and prints the median, min and max.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -155,6 +158,18 @@ test_values(void **state)
   check_value("add(add(-empty-, (1,2)), (1,2))", "(clist (1,2))");
   check_value("delete(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (3,4))");
   check_value("filter(add(add(-empty-, (1,2)), (3,4)), [(1,*)])", "(clist (1,2))");
+  /* list scrubbing: first, middle, last, none, all; by set, value, list */
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(1,*)])", "(clist (3,4) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(3,*)])", "(clist (1,2) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(5,*)])", "(clist (1,2) (3,4))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(7,*)])", "(clist (1,2) (3,4) (5,6))");
+  check_value("delete(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(0..9,*)])", "(clist )");
+  check_value("filter(add(add(add(-empty-, (1,2)), (3,4)), (5,6)), [(1,*), (5,*)])", "(clist (1,2) (5,6))");
+  check_value("delete(add(add(-empty-, (1,2)), (3,4)), (3,4))", "(clist (1,2))");
+  check_value("delete(add(add(-empty-, (1,2)), (3,4)), add(-empty-, (1,2)))", "(clist (3,4))");
+  check_value("delete(-empty-, [(1,*)])", "(clist )");
+  check_value("delete(add(add(---empty---, (1, 2, 3)), (4, 5, 6)), [(1, *, *)])", "(lclist (4, 5, 6))");
+  check_value("filter(add(add(--empty--, (rt, 1, 2)), (rt, 3, 4)), [(rt, 3, *)])", "(eclist (rt, 3, 4))");
   check_value("add(--empty--, (rt, 1, 2))", "(eclist (rt, 1, 2))");
   check_value("add(---empty---, (1, 2, 3))", "(lclist (1, 2, 3))");
   check_value("add(add(-empty-, (1,2)), (3,4)).max", "(3,4)");
@@ -218,6 +233,199 @@ test_errors(void **state)
   check_error("function f() { int a; int a; }", "already defined");
 }
 
+/* Run-time errors in conditions (compiled to fused jumps) name the
+ * operation they always named. */
+static const char *cond_error_conf =
+  "function nothing() { }\n"
+  "function e_if() { if nothing() then return 1; return 2; }\n"
+  "function e_not() { if !nothing() then return 1; return 2; }\n"
+  "function e_and(bool b) { if b && nothing() then return 1; return 2; }\n"
+  "function e_and_left(bool b) { if nothing() && b then return 1; return 2; }\n"
+  "function e_or_not(bool b) { if !(b || nothing()) then return 1; return 2; }\n"
+  "function e_val(bool b) bool x; { x = b && nothing(); return x; }\n"
+  "function e_lt() int i; { if i < 5 then return 1; return 2; }\n"
+  "function e_eq() int i; { if i = 5 then return 1; return 2; }\n"
+  "function e_match() int i; { if i ~ [1, 2] then return 1; return 2; }\n"
+  "function w_and() { return e_and(true); }\n"
+  "function w_and_left() { return e_and_left(true); }\n"
+  "function w_or_not() { return e_or_not(false); }\n"
+  "function w_val() { if e_val(true) then return 1; return 2; }\n"
+  "function zero() { return 0; }\n"
+  "function divz() {\n"
+  "  return 10 / zero();\n"
+  "}\n"
+  "function w_divz() { if divz() > 1 then return 1; return 2; }\n"
+  "filter e_med { if bgp_med < 5 then accept; reject; }\n"
+  "filter e_path { if bgp_path.first > 5 then accept; reject; }\n";
+
+static void
+capture(void *ctx, const char *text)
+{
+  bsnprintf(ctx, 160, "%s", text);
+}
+
+static void
+check_cond_error(struct config *c, const char *fn, const char *want)
+{
+  linpool *lp = lp_new(root_pool());
+  char err[160] = "";
+  struct f_exec_opts o = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  struct f_val ret;
+  enum f_result res = f_exec(find_filter(c, fn), NULL, lp, &ret, &o);
+  if (!want) {
+    if (res != F_RETURN || ret.type != T_INT || ret.val.i != 2)
+      fail_msg("%s: result %d (%s)", fn, res, err);
+  } else if (res != F_ERROR || strcmp(err, want))
+    fail_msg("%s: result %d, error '%s', want '%s'", fn, res, err, want);
+  rfree(lp);
+}
+
+static void
+test_cond_errors(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(cond_error_conf);
+  check_cond_error(c, "e_if", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "e_not", "Argument 1 of NOT must be of type bool, got type void");
+  check_cond_error(c, "w_and", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "w_and_left", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "w_or_not", "Argument 1 of NOT must be of type bool, got type void");
+  check_cond_error(c, "w_val", "Argument 1 of CONDITION must be of type bool, got type void");
+  check_cond_error(c, "e_lt", "Can't compare values of incompatible types");
+  check_cond_error(c, "e_eq", NULL);
+  check_cond_error(c, "e_match", "~ applied on unknown type pair");
+  /* In an inlined function, the error names that function and its line. */
+  check_cond_error(c, "w_divz", "Mother told me not to divide by 0");
+  char text[160] = "";
+  linpool *lp = lp_new(root_pool());
+  struct f_exec_opts o = { .print = capture, .print_ctx = text };
+  assert_int_equal(f_exec(find_filter(c, "w_divz"), NULL, lp, NULL, &o), F_ERROR);
+  assert_string_equal(text, "divz, line 18: Mother told me not to divide by 0");
+  /* A test of an attribute that is not set (void) against a constant */
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
+  u32 path[] = { 65001 };
+  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 0);
+  struct f_route r = { .net = &n, .attrs = a };
+  char err[160] = "";
+  struct f_exec_opts so = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
+  assert_int_equal(f_exec(find_filter(c, "e_med"), &r, lp, NULL, &so), F_ERROR);
+  assert_string_equal(err, "Can't compare values of incompatible types");
+  r = (struct f_route){ .net = &n, .attrs = a };
+  assert_int_equal(f_exec(find_filter(c, "e_path"), &r, lp, NULL, &so), F_ACCEPT);
+  assert_null(r.out);
+  assert_int_equal(f_exec(find_filter(c, "e_path"), NULL, lp, NULL, &so), F_ERROR);
+  assert_string_equal(err, F_ERR_NO_ROUTE);
+  ea_unref(a);
+  rfree(lp);
+  config_unref(c);
+}
+
+/* Inlining is bounded: one-liners that each call the previous one twice
+ * would otherwise double the code at every level. */
+static void
+test_inline_bound(void **state)
+{
+  (void) state;
+  struct buffer b;
+  buffer_init(&b);
+  buffer_puts(&b, "function f0() { return bgp_med > 5; }\n");
+  for (uint i = 1; i <= 24; i++)
+    buffer_print(&b, "function f%u() { return f%u() && f%u(); }\n", i, i - 1, i - 1);
+  buffer_puts(&b, "filter top { if f24() then accept; reject; }\n");
+  struct config *c = parse_ok(b.start);
+  buffer_free(&b);
+  assert_true(find_filter(c, "top")->len < 200);
+  assert_true(find_filter(c, "f2")->origin != NULL);   /* small ones are inlined */
+  config_unref(c);
+}
+
+/* Interning (nest/rt_attr.c) as filters use it: equal lists are one list
+ * whatever order the builder has them in and whatever follows a payload
+ * in memory (the padding to 4 bytes is not the caller's bytes). */
+static void
+test_intern(void **state)
+{
+  (void) state;
+  u8 p1[8] = { 2, 1, 1, 0, 0, 0, 0xaa, 0xbb }, p2[8] = { 2, 1, 1, 0, 0, 0, 0, 0 };
+  u32 comm[2] = { (64500u << 16) | 1, (64500u << 16) | 2 }, comm2[2] = { comm[0], comm[1] };
+  struct ea_builder b;
+  ea_builder_init(&b);
+  b.preference = 100;
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p1, 6);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm, 8);
+  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
+  struct ea_list *l1 = ea_intern(&b);
+
+  ea_builder_init(&b);
+  b.preference = 100;
+  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm2, 8);
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p2, 6);
+  struct ea_list *l2 = ea_intern(&b);
+  assert_ptr_equal(l1, l2);
+
+  /* From the list, an equal payload elsewhere: the same list again */
+  ea_builder_from(&b, l1);
+  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm2, 8);
+  struct ea_list *l3 = ea_intern(&b);
+  assert_ptr_equal(l1, l3);
+
+  /* One byte of a payload differs: another list */
+  p2[5] = 1;
+  ea_builder_from(&b, l1);
+  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, p2, 6);
+  struct ea_list *l4 = ea_intern(&b);
+  assert_ptr_not_equal(l1, l4);
+  assert_int_equal(ea_find(l4, EA_BGP(EAB_AS_PATH))->len, 6);
+  assert_memory_equal(ea_data(l4, ea_find(l4, EA_BGP(EAB_AS_PATH))), p2, 6);
+
+  ea_unref(l1);
+  ea_unref(l2);
+  ea_unref(l3);
+  ea_unref(l4);
+}
+
+/* Set membership (binary searches, value.c/data.h) against a linear scan:
+ * random, overlapping ranges of ints and of large communities. */
+static void
+test_sets(void **state)
+{
+  (void) state;
+  pool *p = rp_new(root_pool(), MEM_CONFIG, "set test");
+  linpool *lp = lp_new(p);
+  srandom(7);
+  struct f_val from[40], to[40];
+  for (int round = 0; round < 200; round++) {
+    int lc = round % 2;
+    uint n = random() % 40;
+    for (uint i = 0; i < n; i++) {
+      u32 a = random() % 1000, b = a + (random() % 4 ? random() % 50 : 0);
+      if (lc) {
+        from[i] = (struct f_val){ .type = T_LC, .val.lc = { random() % 3, a, 0 } };
+        to[i] = (struct f_val){ .type = T_LC, .val.lc = { from[i].val.lc.asn, b, random() % 2 ? ~0u : 0 } };
+      } else {
+        from[i] = f_int(T_INT, a);
+        to[i] = f_int(T_INT, b);
+      }
+    }
+    const char *err = NULL;
+    struct f_set *set = f_set_build(lp, lc ? T_LC : T_INT, from, to, n, &err);
+    assert_non_null(set);
+    for (int k = 0; k < 500; k++) {
+      struct f_val x = lc ? (struct f_val){ .type = T_LC, .val.lc = { random() % 3, random() % 1100, random() % 2 } }
+                          : f_int(T_INT, random() % 1100);
+      int want = 0;
+      for (uint i = 0; i < n; i++)
+        if (val_compare(&from[i], &x) <= 0 && val_compare(&x, &to[i]) <= 0)
+          want = 1;
+      if (f_set_contains(set, &x) != want)
+        fail_msg("round %d: set membership differs from a scan", round);
+    }
+  }
+  rfree(p);
+}
+
 /* Prefix trie against a brute-force matcher on random sets and nets. */
 static int
 brute_match(const struct f_trie_entry *e, uint n, const net_addr *x)
@@ -278,13 +486,17 @@ test_trie(void **state)
   pool *p = rp_new(root_pool(), MEM_CONFIG, "trie test");
   linpool *lp = lp_new(p);
   srandom(42);
-  for (int round = 0; round < 40; round++) {
-    uint n = 1 + random() % 60;
-    struct f_trie_entry e[64];
+  /* Rounds from 40 on: big sets in a few /8s (stride tables, trie.c). */
+  struct f_trie_entry *e = malloc(2000 * sizeof(*e));
+  for (int round = 0; round < 60; round++) {
+    int big = round >= 40;
+    uint n = big ? 50 + random() % 1500 : 1 + random() % 60;
     struct f_trie *t = f_trie_new(lp);
     for (uint i = 0; i < n; i++) {
       uint len = random() % 33;
       u32 a = (random() & 0xff000000) | ((random() & 3) << 22);
+      if (big)
+        a = ((10 + random() % 3) << 24) | (random() & 0xffff00);
       net_fill_ip4(&e[i].net, ip4_from_u32(a), len);
       net_normalize(&e[i].net);
       uint lo = random() % 33, hi = lo + random() % (33 - lo);
@@ -300,7 +512,10 @@ test_trie(void **state)
     f_trie_format(t, &dump);
     for (int k = 0; k < 3000; k++) {
       net_addr x;
-      net_fill_ip4(&x, ip4_from_u32((random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff)), random() % 33);
+      u32 a = (random() & 0xff000000) | ((random() & 3) << 22) | (random() & 0xffff);
+      if (big && k % 4)
+        a = k % 2 ? ((const net_addr_ip4 *) &e[random() % n].net)->prefix.addr ^ (random() & 0x1ff) : ((9 + random() % 5) << 24) | (random() & 0xffffff);
+      net_fill_ip4(&x, ip4_from_u32(a), random() % 33);
       net_normalize(&x);
       int want = brute_match(e, n, &x);
       if (f_trie_match(t, &x) != want)
@@ -311,6 +526,8 @@ test_trie(void **state)
         fail_msg("round %d: the printed set and brute force differ on %s: %s", round, net, dump.start);
       }
     }
+    if (big && !t->v4_sub)
+      fail_msg("round %d: %u entries and no /16 stride table", round, n);
     buffer_free(&dump);
   }
   /* IPv6 sets: printed without memory errors (the ASan build), well formed. */
@@ -336,6 +553,7 @@ test_trie(void **state)
     assert_true(dump.len >= 2 && dump.start[0] == '[' && dump.start[dump.len - 1] == ']');
     buffer_free(&dump);
   }
+  free(e);
   rfree(p);
 }
 
@@ -490,11 +708,26 @@ test_same(void **state)
 {
   (void) state;
   struct config *c1 = parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
-                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }");
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }\n"
+                               "filter c { if bgp_med > 5 || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
+                               "filter d { if bgp_med > 5 then reject; accept; }\n"
+                               "roa4 table r4; roa4 table r5;\n"
+                               "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
+                               "filter f { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
   struct config *c2 = parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
-                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }");
+                               "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }\n"
+                               "define FIVE = 5;\n"
+                               "filter c { if bgp_med > FIVE || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
+                               "filter d { if bgp_med > 6 then reject; accept; }\n"
+                               "roa4 table r4; roa4 table r5;\n"
+                               "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
+                               "filter f { if roa_check(r5, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
   assert_true(filter_same(find_filter(c1, "a"), find_filter(c2, "a")));
   assert_false(filter_same(find_filter(c1, "b"), find_filter(c2, "b")));
+  assert_true(filter_same(find_filter(c1, "c"), find_filter(c2, "c")));
+  assert_false(filter_same(find_filter(c1, "d"), find_filter(c2, "d")));
+  assert_true(filter_same(find_filter(c1, "e"), find_filter(c2, "e")));
+  assert_false(filter_same(find_filter(c1, "f"), find_filter(c2, "f")));
   assert_false(filter_same(find_filter(c1, "a"), find_filter(c1, "b")));
   assert_true(filter_same(FILTER_ACCEPT, FILTER_ACCEPT));
   assert_false(filter_same(FILTER_ACCEPT, FILTER_REJECT));
@@ -669,6 +902,29 @@ now_ns(void)
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* FILTER_DUMP=1: the bytecode of the benchmark filters (and of what they call). */
+static void
+dump_code(const struct filter *f, int depth)
+{
+  printf("%*s-- %s (%u insns)\n", depth * 2, "", f->name ? f->name : "?", f->len);
+  for (uint i = 0; i < f->len; i++) {
+    const struct f_insn *in = &f->code[i];
+    printf("%*s%3u %-14s b=%u a=%u", depth * 2, "", i, f_op_names[in->op], in->b, in->a);
+    if (in->op == FI_CONST)
+      printf(" type=%#x", in->p.v->type);
+    printf("\n");
+    if (in->op == FI_CALL && depth < 2)
+      dump_code(in->p.p, depth + 1);
+  }
+}
+
+static int
+double_cmp(const void *x, const void *y)
+{
+  double a = *(const double *) x, b = *(const double *) y;
+  return a < b ? -1 : a > b;
+}
+
 static void
 run_bench(uint nroutes, int print)
 {
@@ -713,25 +969,44 @@ run_bench(uint nroutes, int print)
   pool *p = rp_new(root_pool(), MEM_CONFIG, "bench");
   linpool *lp = lp_new(p);
   static const char *const names[] = { "rs_check", "rs_import" };
-  for (uint k = 0; k < ARRAY_SIZE(names); k++) {
-    const struct filter *f = find_filter(c, names[k]);
-    uint accepted = 0;
-    double t0 = now_ns();
-    for (uint i = 0; i < nroutes; i++) {
-      struct f_route r = { .net = &nets[i], .attrs = attrs[i % nattrs] };
-      if (f_run(f, &r, lp) == F_ACCEPT)
-        accepted++;
-      out[i] = r.out;                  /* the table would hold it */
-      lp_flush(lp);
+  const char *only = getenv("FILTER_BENCH_NAME");
+  const char *rep = getenv("FILTER_BENCH_REPEAT");
+  uint passes = rep && atoi(rep) > 1 ? MIN((uint) atoi(rep), 99) : 1;
+  double ns[ARRAY_SIZE(names)][99];
+  uint accepted[ARRAY_SIZE(names)] = { 0 };
+  /* Passes alternate between the filters, so that a busy spell of the
+   * machine hits both alike. */
+  for (uint pass = 0; pass < passes; pass++)
+    for (uint k = 0; k < ARRAY_SIZE(names); k++) {
+      if (only && strcmp(only, names[k]))
+        continue;
+      const struct filter *f = find_filter(c, names[k]);
+      if (!pass && getenv("FILTER_DUMP"))
+        dump_code(f, 0);
+      accepted[k] = 0;
+      double t0 = now_ns();
+      for (uint i = 0; i < nroutes; i++) {
+        struct f_route r = { .net = &nets[i], .attrs = attrs[i % nattrs] };
+        if (f_run(f, &r, lp) == F_ACCEPT)
+          accepted[k]++;
+        out[i] = r.out;                  /* the table would hold it */
+        lp_flush(lp);
+      }
+      ns[k][pass] = (now_ns() - t0) / nroutes;
+      assert_true(accepted[k] > nroutes / 2);
+      for (uint i = 0; i < nroutes; i++)
+        if (out[i])
+          ea_unref(out[i]);
     }
-    double t1 = now_ns();
-    if (print)
-      printf("filter benchmark %s: %u routes, %u accepted, %.1f ns/route (CPU time)\n",
-             names[k], nroutes, accepted, (t1 - t0) / nroutes);
-    assert_true(accepted > nroutes / 2);
-    for (uint i = 0; i < nroutes; i++)
-      if (out[i])
-        ea_unref(out[i]);
+  for (uint k = 0; k < ARRAY_SIZE(names); k++) {
+    if (!print || (only && strcmp(only, names[k])))
+      continue;
+    qsort(ns[k], passes, sizeof(double), double_cmp);
+    printf("filter benchmark %s: %u routes, %u accepted, %.1f ns/route (CPU time", names[k], nroutes,
+           accepted[k], ns[k][passes / 2]);
+    if (passes > 1)
+      printf("; median of %u passes, min %.1f, max %.1f", passes, ns[k][0], ns[k][passes - 1]);
+    printf(")\n");
   }
   for (uint i = 0; i < nattrs; i++)
     ea_unref(attrs[i]);
@@ -769,6 +1044,10 @@ main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_values),
     cmocka_unit_test(test_errors),
+    cmocka_unit_test(test_cond_errors),
+    cmocka_unit_test(test_inline_bound),
+    cmocka_unit_test(test_intern),
+    cmocka_unit_test(test_sets),
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
     cmocka_unit_test(test_print),

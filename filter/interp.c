@@ -44,6 +44,23 @@ struct f_frame {
   u32 base;
 };
 
+/* Attributes read in this run: a filter that reads bgp_path four times
+ * looks it up once. An entry keeps what the lookup found (a copy of the
+ * eattr, its payload) and the object made of the payload on the first
+ * read (a view of a list, a copy of a net); a read builds the value from
+ * that in place, field by field. (Copying a whole struct f_val just built
+ * stalls on store forwarding.) An entry goes when its attribute is
+ * written. Payload views live in views[], each used once per run, so a
+ * value that outlives its entry (in a variable) stays as it was. */
+#define F_EA_CACHE 8
+struct f_ea_cached {
+  const struct f_attr *a;
+  struct eattr e;
+  int found;                    /* 0: the attribute is not set (e unused) */
+  const void *data;
+  const void *obj;
+};
+
 struct f_state {
   struct f_route *r;
   linpool *lp;
@@ -52,6 +69,9 @@ struct f_state {
   struct ea_builder *ebs;       /* storage for it (left uninitialised until then) */
   struct buffer out;            /* print buffer */
   int out_used;
+  uint ncached, nviews;
+  struct f_ea_cached cached[F_EA_CACHE];
+  struct adata views[F_EA_CACHE];
 };
 
 static const u8 empty_bytes[4];
@@ -93,63 +113,152 @@ st_ea_find(struct f_state *st, u16 id, const void **data)
 
 /* Attribute payloads stay valid for the whole run (the input list is
  * held by the caller; builder payloads live in the run's linpool). */
-/* An attribute's value as the filter type a says it is; payloads are
- * viewed (or copied, for nets) in lp. */
+
+/* Does a value of attribute a point to an object made of its payload? */
+static int
+ea_needs_obj(const struct f_attr *a, const struct eattr *e)
+{
+  switch (e->type) {
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    return 1;
+  case EAF_OPAQUE:
+    return a->type != T_BOOL && a->type != T_STRING && a->type != T_EC && a->type != T_RD && a->type != T_LC;
+  }
+  return 0;
+}
+
+/* That object: a copy of a net (in lp), or a view of the payload (in
+ * view if given, else in lp). */
+static const void *
+ea_make_obj(linpool *lp, struct adata *view, const struct f_attr *a, const struct eattr *e, const void *data)
+{
+  if (e->type == EAF_OPAQUE && a->type == T_NET) {
+    net_addr *n = lp_allocz(lp, sizeof(net_addr));
+    memcpy(n, data, MIN(e->len, sizeof(net_addr)));
+    return n;
+  }
+  if (!view)
+    view = lp_alloc(lp, sizeof(struct adata));
+  view->length = e->len;
+  view->data = (u8 *) (data ? data : empty_bytes);
+  return view;
+}
+
+/* An attribute's value as the filter type a says it is (e NULL: not set),
+ * built in v; obj from ea_make_obj() where ea_needs_obj(). */
+static void
+ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, const void *obj, struct f_val *v)
+{
+  v->subtype = 0;
+  if (!e) {
+    switch (a->type) {
+    case T_PATH: case T_CLIST: case T_ECLIST: case T_LCLIST:
+      v->type = a->type;
+      v->val.ad = &adata_empty;
+      return;
+    }
+    v->type = T_VOID;
+    return;
+  }
+  v->type = a->type;
+  switch (e->type) {
+  case EAF_INT: case EAF_ROUTER_ID:
+    v->val.i = a->type == T_BOOL ? !!e->val : e->val;
+    return;
+  case EAF_IP:
+    if (e->len >= sizeof(ip_addr))
+      memcpy(&v->val.ip, data, sizeof(ip_addr));
+    else
+      v->val.ip = IPA_NONE;
+    return;
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    v->val.ad = obj;
+    return;
+  case EAF_OPAQUE:
+    switch (a->type) {
+    case T_BOOL: v->val.i = 1; return;
+    case T_STRING: v->val.s = e->len ? (const char *) data : ""; return;
+    case T_EC: case T_RD:
+      v->val.ec = 0;
+      if (e->len == 8)
+        memcpy(&v->val.ec, data, 8);
+      return;
+    case T_LC:
+      v->val.lc = (lcomm){ 0, 0, 0 };
+      if (e->len == 12)
+        memcpy(&v->val.lc, data, 12);
+      return;
+    case T_NET: v->val.net = obj; return;
+    default:
+      v->type = T_BYTESTRING;
+      v->val.ad = obj;
+      return;
+    }
+  }
+  v->type = T_VOID;
+}
+
 struct f_val
 f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
 {
-  if (!e)
-    return f_val_empty(a->type);
-  struct f_val v = { .type = a->type };
-  switch (e->type) {
-  case EAF_INT: case EAF_ROUTER_ID:
-    v.val.i = a->type == T_BOOL ? !!e->val : e->val;
-    return v;
-  case EAF_IP:
-    if (e->len >= sizeof(ip_addr))
-      memcpy(&v.val.ip, data, sizeof(ip_addr));
-    return v;
-  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
-    return v;
-  case EAF_OPAQUE:
-    switch (a->type) {
-    case T_BOOL: v.val.i = 1; return v;
-    case T_STRING: v.val.s = e->len ? (const char *) data : ""; return v;
-    case T_EC: if (e->len == 8) memcpy(&v.val.ec, data, 8); return v;
-    case T_RD: if (e->len == 8) memcpy(&v.val.ec, data, 8); return v;
-    case T_LC: if (e->len == 12) memcpy(&v.val.lc, data, 12); return v;
-    case T_NET: {
-      net_addr *n = lp_allocz(lp, sizeof(net_addr));
-      memcpy(n, data, MIN(e->len, sizeof(net_addr)));
-      v.val.net = n;
-      return v;
-    }
-    default:
-      v.type = T_BYTESTRING;
-      v.val.ad = adata_view(lp, data ? data : empty_bytes, e->len);
-      return v;
-    }
-  }
-  return F_VAL_VOID;
+  struct f_val v;
+  ea_to_val(a, e, data, e && ea_needs_obj(a, e) ? ea_make_obj(lp, NULL, a, e, data) : NULL, &v);
+  return v;
 }
 
-static struct f_val
-ea_value(struct f_state *st, const struct f_attr *a)
+/* Not read yet in this run: look it up and remember it. */
+static void __attribute__((noinline))
+ea_value_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
-  const void *data = NULL;
+  const void *data = NULL, *obj = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &data);
-  return f_ea_to_val(a, e, data, st->lp);
+  if (e && ea_needs_obj(a, e)) {
+    struct adata *view = NULL;
+    if (!(e->type == EAF_OPAQUE && a->type == T_NET) && st->nviews < F_EA_CACHE)
+      view = &st->views[st->nviews++];
+    obj = ea_make_obj(st->lp, view, a, e, data);
+  }
+  if (st->ncached < F_EA_CACHE) {
+    struct f_ea_cached *c = &st->cached[st->ncached++];
+    c->a = a;
+    c->found = !!e;
+    if (e)
+      c->e = *e;
+    c->data = data;
+    c->obj = obj;
+  }
+  ea_to_val(a, e, data, obj, out);
 }
 
-/* Would storing v leave the attribute as it is? (Common in route-server
- * filters: scrubbing communities that are not there, setting a value that
- * is already set.) Then no copy-on-write happens at all. */
-static int
-ea_unchanged(struct f_state *st, const struct f_attr *a, const struct f_val *v)
+static inline void
+ea_value(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
-  const void *old = NULL;
-  const struct eattr *e = st_ea_find(st, a->id, &old);
+  for (uint i = 0; i < st->ncached; i++)
+    if (st->cached[i].a == a) {
+      const struct f_ea_cached *c = &st->cached[i];
+      ea_to_val(a, c->found ? &c->e : NULL, c->data, c->obj, out);
+      return;
+    }
+  ea_value_miss(st, a, out);
+}
+
+/* Attribute id is about to change: drop what was read of it. */
+static void
+ea_forget(struct f_state *st, u16 id)
+{
+  for (uint i = 0; i < st->ncached; )
+    if (st->cached[i].a->id == id)
+      st->cached[i] = st->cached[--st->ncached];
+    else
+      i++;
+}
+
+/* Would storing v leave the attribute (e, payload old) as it is? (Common
+ * in route-server filters: scrubbing communities that are not there,
+ * setting a value that is already set.) Then no copy-on-write happens. */
+static int
+ea_unchanged(const struct f_attr *a, const struct eattr *e, const void *old, const struct f_val *v)
+{
   switch (a->eaf) {
   case EAF_INT: case EAF_ROUTER_ID:
     return e && e->val == v->val.i;
@@ -161,56 +270,77 @@ ea_unchanged(struct f_state *st, const struct f_attr *a, const struct f_val *v)
   return 0;
 }
 
+/* Builder entry i (-1: a new one) becomes id: an integer val, or payload
+ * data (non-NULL) of len bytes. */
+static void
+eb_put(struct ea_builder *b, int i, u16 id, u8 type, u8 flags, u32 val, const void *data, u32 len)
+{
+  if (i < 0) {
+    if (data)
+      ea_set_data(b, id, type, flags, data, len);
+    else
+      ea_set_int(b, id, type, flags, val);
+    return;
+  }
+  b->a[i] = (struct eattr){ .id = id, .type = type, .flags = flags, .val = data ? 0 : val, .len = data ? len : 0 };
+  b->payload[i] = data;
+}
+
 static void
 ea_store(struct f_state *st, const struct f_attr *a, const struct f_val *v)
 {
-  if (ea_unchanged(st, a, v))
-    return;
-  st_cow(st);
   const void *old = NULL;
   const struct eattr *e = st_ea_find(st, a->id, &old);
+  if (ea_unchanged(a, e, old, v))
+    return;
+  ea_forget(st, a->id);
+  /* Its index: ea_builder_from() copies the list's entries in order, so
+   * one found in the list has the same index in the builder. */
+  int i = !e ? -1 : st->eb ? (int) (e - st->eb->a) : (int) (e - st->r->attrs->a);
   u8 flags = e ? e->flags : a->flags;
+  st_cow(st);
+  struct ea_builder *b = st->eb;
   switch (a->eaf) {
   case EAF_INT: case EAF_ROUTER_ID:
-    ea_set_int(st->eb, a->id, a->eaf, flags, v->val.i);
+    eb_put(b, i, a->id, a->eaf, flags, v->val.i, NULL, 0);
     return;
   case EAF_IP: {
     ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
     *ip = v->val.ip;
-    ea_set_data(st->eb, a->id, EAF_IP, flags, ip, sizeof(ip_addr));
+    eb_put(b, i, a->id, EAF_IP, flags, 0, ip, sizeof(ip_addr));
     return;
   }
   case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    ea_set_data(st->eb, a->id, a->eaf, flags, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+    eb_put(b, i, a->id, a->eaf, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
     return;
   case EAF_OPAQUE:
     switch (v->type) {
     case T_BOOL:
       if (v->val.i)
-        ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, empty_bytes, 0);
+        eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, empty_bytes, 0);
       else
-        ea_unset(st->eb, a->id);
+        ea_unset(b, a->id);
       return;
     case T_STRING:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.s, strlen(v->val.s) + 1);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.s, strlen(v->val.s) + 1);
       return;
     case T_EC: case T_RD: {
       u64 *x = lp_alloc(st->lp, 8);
       *x = v->val.ec;
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, x, 8);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 8);
       return;
     }
     case T_LC: {
       lcomm *x = lp_alloc(st->lp, sizeof(lcomm));
       *x = v->val.lc;
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, x, 12);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 12);
       return;
     }
     case T_NET:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.net, v->val.net->length);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.net, v->val.net->length);
       return;
     default:
-      ea_set_data(st->eb, a->id, EAF_OPAQUE, flags, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
       return;
     }
   }
@@ -292,6 +422,10 @@ sa_set(struct f_state *st, uint sa, const struct f_val *v)
   if (sa == SA_PREFERENCE && ST_FIELD(st, preference) == v->val.i)
     return NULL;
   st_cow(st);
+  /* from, weight and onlink are stored as attributes */
+  ea_forget(st, EA_GEN_FROM);
+  ea_forget(st, EA_GEN_WEIGHT);
+  ea_forget(st, EA_GEN_ONLINK);
   struct ea_builder *b = st->eb;
   switch (sa) {
   case SA_FROM: {
@@ -371,12 +505,18 @@ static int
 path_any_in_set(const struct adata *p, const struct f_set *set)
 {
   const u8 *d = p->data, *end = d + p->length;
+  int u32set = set->from32 && set->type == T_INT;
   while (d < end) {
     uint n = d[1];
     d += 2;
     for (uint i = 0; i < n; i++, d += 4) {
       u32 asn;
       memcpy(&asn, d, 4);
+      if (u32set) {
+        if (f_set_contains_u32(set, asn))
+          return 1;
+        continue;
+      }
       struct f_val x = f_int(T_INT, asn);
       if (f_set_contains(set, &x))
         return 1;
@@ -542,6 +682,48 @@ aspa_check(const struct rtable_config *tc, const struct adata *path, int upstrea
   return r;
 }
 
+/* --- Fused tests (compile.c: gen_cond) --- */
+
+/* Does JCMP with flags b jump for value x and constant k? -1: the types
+ * do not compare (LT, LE). */
+static inline int
+jcmp_jumps(uint b, const struct f_val *x, const struct f_val *k)
+{
+  if (x->type == k->type && f_type_is_u32(x->type)) {
+    u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
+    return !!(b & rel);
+  }
+  const struct f_val *l = x, *r = k;
+  if (b & FJ_SWAP)
+    l = k, r = x;
+  uint op = b & 0xff;
+  int res;
+  if (op == FI_EQ || op == FI_NEQ)
+    res = val_same(l, r) == (op == FI_EQ);
+  else {
+    int c = val_compare(l, r);
+    if (c == F_CMP_ERROR)
+      return -1;
+    res = op == FI_LT ? c < 0 : c <= 0;
+  }
+  return res == !!(b & FJ_WHEN);
+}
+
+/* Does JMATCH with flags b jump? -1: `~` does not apply to the types. */
+static inline int
+jmatch_jumps(uint b, const struct f_val *x, const struct f_val *k)
+{
+  int m;
+  if (k->type == T_PREFIX_SET && x->type == T_NET && !(b & FJ_SWAP))
+    m = f_trie_match(k->val.trie, x->val.net);
+  else {
+    m = b & FJ_SWAP ? val_match(k, x) : val_match(x, k);
+    if (m < 0)
+      return -1;
+  }
+  return (m == ((b & 0xff) == FI_MATCH)) == !!(b & FJ_WHEN);
+}
+
 /* --- Printing --- */
 
 static void
@@ -570,13 +752,26 @@ st_print_vals(struct f_state *st, const struct f_val *v, uint n)
 
 /* --- The loop --- */
 
+/* Each handler must end in its own indirect jump (the branch predictor
+ * learns where each instruction tends to be followed): GCC's cross-jumping
+ * would merge them into a few shared ones (16 jumps for 75 handlers). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-crossjumping")))
+#endif
 enum f_result
 f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *ret, const struct f_exec_opts *opts)
 {
   struct f_val stack[F_STACK];
   struct f_frame frames[F_MAX_FRAMES];
   struct ea_builder ebs;        /* big: not zeroed unless a write needs it */
-  struct f_state st = { .r = r, .lp = lp, .opts = opts, .ebs = &ebs };
+  struct f_state st;            /* not zeroed whole: the caches are big */
+  st.r = r;
+  st.lp = lp;
+  st.opts = opts;
+  st.eb = NULL;
+  st.ebs = &ebs;
+  st.out_used = 0;
+  st.ncached = st.nviews = 0;
   uint nframes = 0, sp = 0, steps = 0;
   size_t lp_base = lp_used(lp);
   const struct filter *f = top;
@@ -585,6 +780,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   enum f_result res = F_NOP;
   char errmsg[160];
   u32 errline = 0;
+  const struct filter *errf = top;   /* named in the message */
 
   if (f->stack_need > F_STACK) {
     bsnprintf(errmsg, sizeof(errmsg), "Filter stack overflow");
@@ -597,7 +793,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     st.eb->preference = r->set_preference;
   }
 
-#define ERROR(...) do { errline = f->lines[pc - 1]; bsnprintf(errmsg, sizeof(errmsg), __VA_ARGS__); goto fail; } while (0)
+#define ERROR_AT() do { errline = f->lines[pc - 1]; errf = f->origin && f->origin[pc - 1] ? f->origin[pc - 1] : f; } while (0)
+#define ERROR(...) do { ERROR_AT(); bsnprintf(errmsg, sizeof(errmsg), __VA_ARGS__); goto fail; } while (0)
 #define NEED_ROUTE() do { if (!r) ERROR(F_ERR_NO_ROUTE); } while (0)
 #define ARG_TYPE(v, n, t) do { if ((v).type != (t)) \
       ERROR("Argument %d of %s must be of type %s, got type %s", n, f_op_names[in->op], f_type_name(t), f_type_name((v).type)); } while (0)
@@ -608,6 +805,40 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       ERROR("Filter uses too much memory (more than %u MB)", F_MAX_MEM >> 20); \
   } while (0)
 #define POP() (stack[--sp])
+/* A method of an attribute's value v (EA_METHOD, route operands) into u32 x. */
+#define EA_METHOD(method, v, x) do { \
+      if ((method) == FI_LEN) { \
+        switch ((v)->type) { \
+        case T_PATH: x = as_path_length((v)->val.ad); break; \
+        case T_CLIST: case T_ECLIST: case T_LCLIST: x = clist_count((v)->type, (v)->val.ad); break; \
+        case T_BYTESTRING: x = (v)->val.ad->length; break; \
+        default: ERROR("Prefix, path, clist or eclist expected"); \
+        } \
+      } else { \
+        if ((v)->type != T_PATH) \
+          ERROR("Argument 1 of %s must be of type %s, got type %s", f_op_names[method], f_type_name(T_PATH), f_type_name((v)->type)); \
+        if ((method) == FI_FIRST) as_path_first((v)->val.ad, &x); \
+        else if ((method) == FI_LAST) as_path_last((v)->val.ad, &x); \
+        else as_path_last_nonaggregated((v)->val.ad, &x); \
+      } } while (0)
+/* The operand of JCMP_RT / JMATCH_RT (struct f_jtest t) into *x. */
+#define ROUTE_OPERAND(t, x) do { \
+      if (!(t)->attr) { \
+        if (!(t)->method) { (x)->type = T_NET; (x)->val.net = r->net; } \
+        else if ((t)->method == FI_LEN) SET_INT(*(x), T_INT, r->net->pxlen); \
+        else SET_INT(*(x), T_ENUM_NETTYPE, net_type_enum(r->net)); \
+      } else { \
+        ea_value(&st, (t)->attr, (x)); \
+        if ((t)->method == FI_ROA_CHECK) { \
+          u32 m_ = 0; \
+          EA_METHOD(FI_LAST, (x), m_); \
+          SET_INT(*(x), T_ENUM_ROA, roa_check((t)->table, r->net, m_)); \
+        } else if ((t)->method) { \
+          u32 m_ = 0; \
+          EA_METHOD((t)->method, (x), m_); \
+          SET_INT(*(x), T_INT, m_); \
+        } \
+      } } while (0)
 
 #define TOP (stack[sp - 1])
 
@@ -639,6 +870,10 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_JMP] = &&L_FI_JMP,
     [FI_JZ] = &&L_FI_JZ,
     [FI_JNZ] = &&L_FI_JNZ,
+    [FI_JCMP] = &&L_FI_JCMP,
+    [FI_JMATCH] = &&L_FI_JMATCH,
+    [FI_JCMP_RT] = &&L_FI_JCMP_RT,
+    [FI_JMATCH_RT] = &&L_FI_JMATCH_RT,
     [FI_SWITCH] = &&L_FI_SWITCH,
     [FI_FOR_NEXT] = &&L_FI_FOR_NEXT,
     [FI_CALL] = &&L_FI_CALL,
@@ -653,6 +888,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_LC] = &&L_FI_LC,
     [FI_PATHMASK] = &&L_FI_PATHMASK,
     [FI_SA_GET] = &&L_FI_SA_GET,
+    [FI_SA_NET] = &&L_FI_SA_NET,
+    [FI_NET_METHOD] = &&L_FI_NET_METHOD,
+    [FI_EA_METHOD] = &&L_FI_EA_METHOD,
     [FI_SA_SET] = &&L_FI_SA_SET,
     [FI_EA_GET] = &&L_FI_EA_GET,
     [FI_EA_SET] = &&L_FI_EA_SET,
@@ -774,12 +1012,27 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       pc = in->a;
       DISPATCH();
     L_FI_JZ: L_FI_JNZ: ; {
-      struct f_val c = POP();
-      ARG_TYPE(c, 1, T_BOOL);
-      if (!c.val.i == (in->op == FI_JZ))
+      const struct f_val *c = &stack[--sp];
+      if (unlikely(c->type != T_BOOL))
+        ERROR("Argument 1 of %s must be of type bool, got type %s", f_op_names[in->b ? in->b : in->op], f_type_name(c->type));
+      if (!c->val.i == (in->op == FI_JZ))
         pc = in->a;
       DISPATCH();
     }
+    /* Fused tests: one handler each (each its own dispatch jump). */
+#define JUMP_IF(j, msg) do { int j_ = (j); if (j_ < 0) ERROR(msg); if (j_) pc = in->a; DISPATCH(); } while (0)
+#define F_ERR_CMP "Can't compare values of incompatible types"
+#define F_ERR_MATCH "~ applied on unknown type pair"
+    L_FI_JCMP: ;
+      JUMP_IF(jcmp_jumps(in->b, &stack[--sp], in->p.v), F_ERR_CMP);
+    L_FI_JMATCH: ;
+      JUMP_IF(jmatch_jumps(in->b, &stack[--sp], in->p.v), F_ERR_MATCH);
+#define ROUTE_TEST(jumps, msg) do { NEED_ROUTE(); const struct f_jtest *t_ = in->p.p; struct f_val x_; \
+      ROUTE_OPERAND(t_, &x_); JUMP_IF(jumps(in->b, &x_, &t_->k), msg); } while (0)
+    L_FI_JCMP_RT: ;
+      ROUTE_TEST(jcmp_jumps, F_ERR_CMP);
+    L_FI_JMATCH_RT: ;
+      ROUTE_TEST(jmatch_jumps, F_ERR_MATCH);
     L_FI_SWITCH: ; {
       struct f_val v = POP();
       const struct f_switch *sw = in->p.p;
@@ -862,7 +1115,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       buffer_init(&b);
       for (uint i = 0; i < in->a; i++)
         val_format(&stack[sp + i], &b);
-      errline = f->lines[pc - 1];
+      ERROR_AT();
       bsnprintf(errmsg, sizeof(errmsg), "%s", b.start);
       buffer_free(&b);
       goto fail;
@@ -950,6 +1203,30 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     }
 
+    L_FI_SA_NET: ;
+      NEED_ROUTE();
+      stack[sp].type = T_NET;
+      stack[sp].val.net = r->net;
+      sp++;
+      DISPATCH();
+    L_FI_NET_METHOD: ;
+      NEED_ROUTE();
+      if (in->b == FI_LEN)
+        SET_INT(stack[sp], T_INT, r->net->pxlen);
+      else
+        SET_INT(stack[sp], T_ENUM_NETTYPE, net_type_enum(r->net));
+      sp++;
+      DISPATCH();
+    L_FI_EA_METHOD: ; {
+      NEED_ROUTE();
+      struct f_val v;
+      ea_value(&st, in->p.p, &v);
+      u32 x = 0;
+      EA_METHOD(in->b, &v, x);
+      SET_INT(stack[sp], T_INT, x);
+      sp++;
+      DISPATCH();
+    }
     L_FI_SA_GET: ;
       NEED_ROUTE();
       if (sa_get(&st, in->b, &stack[sp]) < 0)
@@ -958,29 +1235,30 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     L_FI_SA_SET: ; {
       NEED_ROUTE();
-      struct f_val v = POP();
-      if (v.type == T_VOID)
+      const struct f_val *v = &stack[--sp];
+      if (v->type == T_VOID)
         ERROR("Can't set an attribute to void");
-      const char *e = sa_set(&st, in->b, &v);
+      const char *e = sa_set(&st, in->b, v);
       if (e)
         ERROR("%s", e);
       DISPATCH();
     }
     L_FI_EA_GET: ;
       NEED_ROUTE();
-      stack[sp++] = ea_value(&st, in->p.p);
+      ea_value(&st, in->p.p, &stack[sp++]);
       DISPATCH();
     L_FI_EA_SET: ; {
       NEED_ROUTE();
       const struct f_attr *a = in->p.p;
-      struct f_val v = POP();
-      if (v.type != a->type)
-        ERROR("Argument 1 of EA_SET must be of type %s, got type %s", f_type_name(a->type), f_type_name(v.type));
-      ea_store(&st, a, &v);
+      const struct f_val *v = &stack[--sp];
+      if (v->type != a->type)
+        ERROR("Argument 1 of EA_SET must be of type %s, got type %s", f_type_name(a->type), f_type_name(v->type));
+      ea_store(&st, a, v);
       DISPATCH();
     }
     L_FI_EA_UNSET: ;
       NEED_ROUTE();
+      ea_forget(&st, in->a);
       st_cow(&st);
       ea_unset(st.eb, in->a);
       DISPATCH();
@@ -1113,30 +1391,33 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     }
     L_FI_ADD_ITEM: L_FI_DELETE: L_FI_FILTER: ; {
-      struct f_val b = POP();
+      struct f_val *b = &stack[--sp];   /* in place: no copy (store forwarding) */
       struct f_val *a = &TOP;
       if (a->type == T_PATH) {
         if (in->op == FI_ADD_ITEM)
           ERROR("Can't add to a path");
-        if (b.type != T_INT && !(b.type == T_SET && b.val.set->type == T_INT))
+        if (b->type != T_INT && !(b->type == T_SET && b->val.set->type == T_INT))
           ERROR("Integer or integer set expected");
-        a->val.ad = as_path_filter(lp, a->val.ad, &b, in->op == FI_FILTER);
+        a->val.ad = as_path_filter(lp, a->val.ad, b, in->op == FI_FILTER);
         DISPATCH();
       }
       if (a->type != T_CLIST && a->type != T_ECLIST && a->type != T_LCLIST)
         ERROR("Argument 1 of %s must be of type clist, eclist, lclist or bgppath, got type %s",
               f_op_names[in->op], f_type_name(a->type));
       uint it = clist_item_type(a->type);
-      if (a->type == T_CLIST && (b.type == T_QUAD || b.type == T_INT))
-        b.type = T_PAIR;
-      else if (a->type == T_CLIST && b.type == T_IP && ipa_is_ip4(b.val.ip))
-        b = f_int(T_PAIR, ipa_to_ip4(b.val.ip).addr);
-      if (b.type != it && b.type != a->type && !(b.type == T_SET && in->op != FI_ADD_ITEM))
-        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op], f_type_name(it), f_type_name(b.type));
+      if (a->type == T_CLIST && (b->type == T_QUAD || b->type == T_INT))
+        b->type = T_PAIR;
+      else if (a->type == T_CLIST && b->type == T_IP && ipa_is_ip4(b->val.ip)) {
+        u32 q = ipa_to_ip4(b->val.ip).addr;
+        b->type = T_PAIR;
+        b->val.i = q;
+      }
+      if (b->type != it && b->type != a->type && !(b->type == T_SET && in->op != FI_ADD_ITEM))
+        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op], f_type_name(it), f_type_name(b->type));
       if (in->op == FI_ADD_ITEM)
-        a->val.ad = clist_add(lp, a->type, a->val.ad, &b);
+        a->val.ad = clist_add(lp, a->type, a->val.ad, b);
       else
-        a->val.ad = clist_filter(lp, a->type, a->val.ad, &b, in->op == FI_FILTER);
+        a->val.ad = clist_filter(lp, a->type, a->val.ad, b, in->op == FI_FILTER);
       DISPATCH();
     }
     L_FI_FORMAT: ;
@@ -1161,7 +1442,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     L_FI_ROA_CHECK_ROUTE: ; {
       NEED_ROUTE();
       u32 asn = 0;
-      struct f_val p = ea_value(&st, f_bgp_attr(EAB_AS_PATH));
+      struct f_val p;
+      ea_value(&st, f_bgp_attr(EAB_AS_PATH), &p);
       if (p.type == T_PATH)
         as_path_last(p.val.ad, &asn);
       { SET_INT(stack[sp], T_ENUM_ROA, roa_check(in->p.p, r->net, asn)); sp++; };
@@ -1199,13 +1481,18 @@ fail:
   if (opts && opts->silent)
     ;
   else if (opts && opts->print)
-    opts->print(opts->print_ctx, lp_sprintf(lp, "%s, line %u: %s", f->name ? f->name : "filter", errline, errmsg));
+    opts->print(opts->print_ctx, lp_sprintf(lp, "%s, line %u: %s", errf->name ? errf->name : "filter", errline, errmsg));
   else
-    log_msg(L_ERR, "%s, line %u: %s", f->name ? f->name : "filters", errline, errmsg);
+    log_msg(L_ERR, "%s, line %u: %s", errf->name ? errf->name : "filters", errline, errmsg);
   if (r)
     r->out = NULL;
   return F_ERROR;
 #undef ERROR
+#undef ERROR_AT
+#undef EA_METHOD
+#undef ROUTE_OPERAND
+#undef JUMP_IF
+#undef ROUTE_TEST
 #undef DISPATCH
 #undef STEP
 #undef POP

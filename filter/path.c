@@ -406,6 +406,13 @@ int
 clist_contains(uint type, const struct adata *l, const struct f_val *v)
 {
   uint n = clist_count(type, l);
+  if (type == T_CLIST) {
+    /* (the common case, read as words: no value per item) */
+    for (uint i = 0; i < n; i++)
+      if (get_u32(l->data + 4 * i) == v->val.i)
+        return 1;
+    return 0;
+  }
   for (uint i = 0; i < n; i++)
     if (item_equal(type, l, i, v))
       return 1;
@@ -416,6 +423,8 @@ clist_contains(uint type, const struct adata *l, const struct f_val *v)
 static int
 item_matches(uint type, const struct adata *l, uint i, const struct f_val *v)
 {
+  if (type == T_CLIST && v->type == T_SET && v->val.set->type == T_PAIR && v->val.set->from32)
+    return f_set_contains_u32(v->val.set, get_u32(l->data + 4 * i));
   if (v->type == T_SET) {
     struct f_val x = clist_item(type, l, i);
     return f_set_contains(v->val.set, &x);
@@ -483,20 +492,30 @@ struct adata *
 clist_filter(linpool *lp, uint type, const struct adata *l, const struct f_val *v, int keep)
 {
   uint n = clist_count(type, l), sz = item_size(type);
-  /* Nothing to drop: the same list (callers then see an unchanged value). */
-  uint i;
-  for (i = 0; i < n; i++)
-    if (item_matches(type, l, i, v) != keep)
-      break;
-  if (i == n && l)
-    return (struct adata *) l;
-  struct adata *r = adata_alloc(lp, (l ? l->length : 0));
-  r->length = 0;
-  for (uint i = 0; i < n; i++)
-    if (item_matches(type, l, i, v) == keep) {
-      memcpy(r->data + r->length, l->data + i * sz, sz);
-      r->length += sz;
+  /* One pass; nothing to drop gives the same list (callers then see an
+   * unchanged value), the first item dropped starts the copy. */
+  const struct f_set *ps = NULL;
+  if (type == T_CLIST && v->type == T_SET && v->val.set->type == T_PAIR && v->val.set->from32)
+    ps = v->val.set;
+  struct adata *r = NULL;
+  for (uint i = 0; i < n; i++) {
+    int m = ps ? f_set_contains_u32(ps, get_u32(l->data + 4 * i)) : item_matches(type, l, i, v);
+    if (m == keep) {
+      if (r) {
+        memcpy(r->data + r->length, l->data + i * sz, sz);
+        r->length += sz;
+      }
+    } else if (!r) {
+      r = adata_alloc(lp, l->length);
+      memcpy(r->data, l->data, i * sz);
+      r->length = i * sz;
     }
+  }
+  if (r)
+    return r;
+  if (l)
+    return (struct adata *) l;
+  r = adata_alloc(lp, 0);
   return r;
 }
 

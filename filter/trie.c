@@ -9,7 +9,8 @@
  * on that path, checking each node's bitmap for n, and stops below depth n.
  *
  * Addresses are left-aligned in u32[4] (IPv4 in word 0), one trie per
- * family. Built at config time, read-only afterwards.
+ * family. Built at config time, read-only afterwards. IPv4 lookups run on a
+ * flattened copy, which big sets start at an 8- or 16-bit stride table.
  */
 #include <string.h>
 #include <stdlib.h>
@@ -166,6 +167,71 @@ trie_flatten4(struct f_trie_node4 *out, u32 *next, const struct f_trie_node *n)
   return i;
 }
 
+/*
+ * Big IPv4 tries also get stride tables: a lookup starts from the entry of
+ * its first 8 bits, or of its first 16 where that /8 has enough nodes below
+ * it, instead of walking a dozen nodes from the root. An entry holds the
+ * union of the accept bitmaps of every node the walk would pass within
+ * those bits (a node of length p only accepts lengths >= p, so for a net
+ * no longer than the stride that union is the whole answer) and the node
+ * where the walk goes on for longer nets.
+ */
+#define TRIE_STRIDE_MIN_NODES 8    /* smaller tries: the walk is as short */
+#define TRIE_STRIDE_SUB_NODES 16   /* a /8 with this many nodes below gets a /16 table */
+
+/* The walk over the first depth bits of a, accept bits ignored. */
+static struct f_trie_stride
+trie_stride_entry(const struct f_trie *t, u32 a, uint depth)
+{
+  struct f_trie_stride e = { 0 };
+  u32 i = 0;
+  for (;;) {
+    const struct f_trie_node4 *x = &t->v4[i];
+    if ((x->addr ^ a) & u32_mkmask(MIN(x->plen, depth)))
+      return e;                 /* leaves the path within the known bits */
+    if (x->plen > depth) {
+      e.resume = i + 1;         /* whether it matches depends on later bits */
+      return e;
+    }
+    e.accept |= x->accept;
+    if (x->plen == depth) {
+      e.resume = i + 1;         /* its child depends on bit `depth` */
+      return e;
+    }
+    u32 c = x->c[(a >> (31 - x->plen)) & 1];
+    if (!c)
+      return e;
+    i = c;
+  }
+}
+
+/* Nodes in the subtree of node i (preorder: they follow it). */
+static uint
+trie_subtree4(const struct f_trie *t, u32 i)
+{
+  const struct f_trie_node4 *x = &t->v4[i];
+  return 1 + (x->c[0] ? trie_subtree4(t, x->c[0]) : 0) + (x->c[1] ? trie_subtree4(t, x->c[1]) : 0);
+}
+
+static void
+trie_stride_build(linpool *lp, struct f_trie *t)
+{
+  t->v4_top = lp_alloc(lp, 256 * sizeof(struct f_trie_stride));
+  uint nsub = 0;
+  for (uint i = 0; i < 256; i++) {
+    t->v4_top[i] = trie_stride_entry(t, i << 24, 8);
+    if (t->v4_top[i].resume && trie_subtree4(t, t->v4_top[i].resume - 1) >= TRIE_STRIDE_SUB_NODES)
+      t->v4_top[i].sub = ++nsub;
+  }
+  if (!nsub)
+    return;
+  t->v4_sub = lp_alloc(lp, nsub * 256 * sizeof(struct f_trie_stride));
+  for (uint i = 0; i < 256; i++)
+    if (t->v4_top[i].sub)
+      for (uint j = 0; j < 256; j++)
+        t->v4_sub[(t->v4_top[i].sub - 1) * 256 + j] = trie_stride_entry(t, (i << 24) | (j << 16), 16);
+}
+
 /* Keep the entries (sorted) for printing and for comparing sets; flatten
  * the IPv4 trie for lookups. */
 void
@@ -178,6 +244,8 @@ f_trie_finish(linpool *lp, struct f_trie *t, struct f_trie_entry *list, uint cou
     u32 next = 0;
     trie_flatten4(t->v4, &next, t->root[0]);
     t->v4_count = n;
+    if (n >= TRIE_STRIDE_MIN_NODES)
+      trie_stride_build(lp, t);
   }
   t->entries = lp_alloc(lp, (count + 1) * sizeof(struct f_trie_entry));
   memcpy(t->entries, list, count * sizeof(struct f_trie_entry));
@@ -195,6 +263,19 @@ f_trie_match(const struct f_trie *t, const net_addr *net)
       return 0;
     u64 bit = 1ULL << n;
     const struct f_trie_node4 *x = t->v4;
+    if (t->v4_top) {
+      const struct f_trie_stride *e = &t->v4_top[a >> 24];
+      uint depth = 8;
+      if (e->sub) {
+        e = &t->v4_sub[(e->sub - 1) * 256 + ((a >> 16) & 0xff)];
+        depth = 16;
+      }
+      if (e->accept & bit)
+        return 1;
+      if (n <= depth || !e->resume)
+        return 0;
+      x = &t->v4[e->resume - 1];
+    }
     for (;;) {
       if (x->plen > n || ((x->addr ^ a) & u32_mkmask(x->plen)))
         return 0;

@@ -77,6 +77,14 @@ adata_same(const struct adata *a, const struct adata *b)
 /* --- Comparison --- */
 
 static int u32_cmp(u32 a, u32 b) { return a < b ? -1 : a > b; }
+
+static inline int
+lc_cmp(const lcomm *a, const lcomm *b)
+{
+  if (a->asn != b->asn) return u32_cmp(a->asn, b->asn);
+  if (a->ldp1 != b->ldp1) return u32_cmp(a->ldp1, b->ldp1);
+  return u32_cmp(a->ldp2, b->ldp2);
+}
 static int u64_cmp(u64 a, u64 b) { return a < b ? -1 : a > b; }
 
 int
@@ -103,9 +111,7 @@ val_compare(const struct f_val *a, const struct f_val *b)
   case T_EC: case T_RD:
     return u64_cmp(a->val.ec, b->val.ec);
   case T_LC:
-    if (a->val.lc.asn != b->val.lc.asn) return u32_cmp(a->val.lc.asn, b->val.lc.asn);
-    if (a->val.lc.ldp1 != b->val.lc.ldp1) return u32_cmp(a->val.lc.ldp1, b->val.lc.ldp1);
-    return u32_cmp(a->val.lc.ldp2, b->val.lc.ldp2);
+    return lc_cmp(&a->val.lc, &b->val.lc);
   case T_IP:
     return ipa_compare(a->val.ip, b->val.ip);
   case T_NET:
@@ -306,16 +312,17 @@ f_set_contains(const struct f_set *s, const struct f_val *v)
 {
   if (!s->count)
     return 0;
-  if (s->from32 && v->type == s->type) {
-    u32 x = v->val.i;
-    /* last i with from32[i] <= x */
+  if (s->from32 && v->type == s->type)
+    return f_set_contains_u32(s, v->val.i);
+  if (v->type == T_LC && s->type == T_LC) {
+    /* (route servers scrub large communities by such sets) */
     int lo = 0, hi = (int) s->count - 1, found = -1;
     while (lo <= hi) {
       int mid = (lo + hi) / 2;
-      if (s->from32[mid] <= x) { found = mid; lo = mid + 1; }
+      if (lc_cmp(&s->from[mid].val.lc, &v->val.lc) <= 0) { found = mid; lo = mid + 1; }
       else hi = mid - 1;
     }
-    return found >= 0 && s->maxto32[found] >= x;
+    return found >= 0 && lc_cmp(&s->maxto[found].val.lc, &v->val.lc) >= 0;
   }
   int lo = 0, hi = (int) s->count - 1, found = -1;
   while (lo <= hi) {

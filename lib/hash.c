@@ -4,7 +4,9 @@
  * hash_bytes_seeded() reads the key in 8-byte words and folds each into a
  * 64-bit state with a 64x64->128 bit multiply of (word ^ seed) by the state,
  * folding the two halves back together (the wyhash "mum" step); the length
- * and the seed go into a final multiply. It is fast and, with a secret
+ * and the seed go into a final multiply. Keys of 32 bytes or more first
+ * go 32 bytes a step through two independent states, each multiplying two
+ * words at once (as wyhash's main loop). It is fast and, with a secret
  * seed, keys a peer sends cannot be picked to collide; it is not a MAC.
  * The seed is set once at start-up from getrandom(); before that a fixed
  * nonzero default is used, so early hashing works (but is predictable).
@@ -73,6 +75,20 @@ hash_bytes_seeded(const void *data, size_t len, u64 seed)
   u64 h = seed ^ HASH_K1;
   size_t left = len;
 
+  if (left >= 32)
+  {
+    /* Long keys (interned attribute lists): two independent lanes, one
+     * multiply per 16 bytes each, so the multiplies overlap. */
+    u64 h2 = h ^ HASH_K3;
+    for (; left >= 32; left -= 32, p += 32)
+    {
+      u64 w[4];
+      memcpy(w, p, 32);
+      h = hash_mum(w[0] ^ seed ^ HASH_K2, w[1] ^ h);
+      h2 = hash_mum(w[2] ^ seed ^ HASH_K3, w[3] ^ h2);
+    }
+    h ^= h2;
+  }
   for (; left >= 8; left -= 8, p += 8)
   {
     u64 w;

@@ -720,6 +720,10 @@ lp_used(const linpool *lp)
 void
 lp_flush(linpool *lp)
 {
+  /* Nothing allocated since the last flush (filters that only read, run
+   * once per route): nothing to do. */
+  if (!lp->first && (!lp->spare || !lp->spare->next))
+    return;
   struct lp_state empty = { NULL, 0 };
   lp_restore(lp, &empty);
 

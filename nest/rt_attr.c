@@ -159,30 +159,39 @@ ea_match(struct cds_lfht_node *node, const void *key)
   return !memcmp((const u8 *) a + EA_KEY_START, (const u8 *) b + EA_KEY_START, ea_key_size(a));
 }
 
-/* Flatten the builder into a fresh block with a use count of one. */
-/* Size of the flattened list, with the builder's entries sorted by id
- * into order[] (payloads follow their entries). */
+/* Size of the flattened list. Entries go sorted by id: order[] gets the
+ * builder's indices in that order, or is not used (returns 0 in *sorted)
+ * when the builder is sorted already, as after a filter that only
+ * replaced attributes of a list. */
 static size_t
-ea_flat_size(const struct ea_builder *b, uint *order, u32 *data_len)
+ea_flat_size(const struct ea_builder *b, uint *order, int *sorted, u32 *data_len)
 {
-  for (uint i = 0; i < b->count; i++)
-    order[i] = i;
-  for (uint i = 1; i < b->count; i++)
-    for (uint j = i; j > 0 && b->a[order[j - 1]].id > b->a[order[j]].id; j--) {
-      uint t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-    }
-  *data_len = 0;
-  for (uint i = 0; i < b->count; i++)
-    if (b->payload[order[i]])
-      *data_len += ALIGN_UP(b->a[order[i]].len, 4);
-  return offsetof(struct ea_list, a) + b->count * sizeof(struct eattr) + *data_len;
+  u32 dl = 0;
+  *sorted = 1;
+  for (uint i = 0; i < b->count; i++) {
+    if (i && b->a[i - 1].id > b->a[i].id)
+      *sorted = 0;
+    if (b->payload[i])
+      dl += ALIGN_UP(b->a[i].len, 4);
+  }
+  *data_len = dl;
+  if (!*sorted) {
+    for (uint i = 0; i < b->count; i++)
+      order[i] = i;
+    for (uint i = 1; i < b->count; i++)
+      for (uint j = i; j > 0 && b->a[order[j - 1]].id > b->a[order[j]].id; j--) {
+        uint t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+      }
+  }
+  return offsetof(struct ea_list, a) + b->count * sizeof(struct eattr) + dl;
 }
 
-/* Write the flattened list into l (size bytes); use count one. */
+/* Write the flattened list into l; use count one. Every byte is set
+ * (payload padding included) without clearing the block first. */
 static void
-ea_flatten_into(struct ea_list *l, size_t size, const struct ea_builder *b, const uint *order, u32 data_len)
+ea_flatten_into(struct ea_list *l, const struct ea_builder *b, const uint *order, int sorted, u32 data_len)
 {
-  memset(l, 0, size);
+  memset(l, 0, EA_KEY_START);
   l->uc = 1;
   l->source = b->source;
   l->dest = b->dest;
@@ -193,17 +202,25 @@ ea_flatten_into(struct ea_list *l, size_t size, const struct ea_builder *b, cons
   l->iface = b->iface;
   l->igp_metric = b->igp_metric;
   l->count = b->count;
+  l->pad = 0;
   l->data_len = data_len;
 
   u8 *data = (u8 *) &l->a[l->count];
   u32 off = 0;
+  if (sorted)
+    memcpy(l->a, b->a, b->count * sizeof(struct eattr));
   for (uint i = 0; i < b->count; i++) {
-    l->a[i] = b->a[order[i]];
-    const void *pl = b->payload[order[i]];
+    uint k = sorted ? i : order[i];
+    if (!sorted)
+      l->a[i] = b->a[k];
+    const void *pl = b->payload[k];
     if (pl) {
+      u32 len = l->a[i].len, alen = ALIGN_UP(len, 4);
       l->a[i].val = off;
-      memcpy(data + off, pl, l->a[i].len);
-      off += ALIGN_UP(l->a[i].len, 4);
+      if (alen != len)
+        memset(data + off + alen - 4, 0, 4);
+      memcpy(data + off, pl, len);
+      off += alen;
     }
   }
   l->hash = hash_bytes((const u8 *) l + EA_KEY_START, ea_key_size(l));
@@ -245,11 +262,12 @@ ea_intern(const struct ea_builder *b)
 {
   uint order[EA_BUILDER_MAX];
   u32 data_len;
-  size_t size = ea_flat_size(b, order, &data_len);
+  int sorted;
+  size_t size = ea_flat_size(b, order, &sorted, &data_len);
   u64 stack[EA_STACK_KEY / 8];
   struct ea_list *heap = size <= sizeof(stack) ? NULL : mem_alloc_shared(MEM_ATTRS, size);
   struct ea_list *key = heap ? heap : (struct ea_list *) stack;
-  ea_flatten_into(key, size, b, order, data_len);
+  ea_flatten_into(key, b, order, sorted, data_len);
   struct cds_lfht_iter it;
 
   rcu_read_lock();
