@@ -675,6 +675,48 @@ print_line(void *ctx, const char *text)
   pl->n++;
 }
 
+/* Leave a stack full of 0xff bytes where f_exec's frame will be. */
+static __attribute__((noinline)) void
+dirty_stack(void)
+{
+  volatile u8 junk[256 * 1024];
+  memset((u8 *) junk, 0xff, sizeof(junk));
+}
+
+static __attribute__((noinline)) enum f_result
+run_after_dirty_stack(const struct filter *f, struct f_route *r, linpool *lp)
+{
+  return f_exec(f, r, lp, NULL, NULL);
+}
+
+/* A filter that prints nothing must not read the print buffer's length
+ * uninitialised (it counted toward the 32 MB memory limit: routes failed
+ * with "Filter uses too much memory" depending on the stack's old bytes). */
+static void
+test_exec_on_dirty_stack(void **state)
+{
+  (void) state;
+  /* a call counts as a step: the limit is checked before anything printed */
+  struct config *c = parse_ok("function is_long(prefix p) { return p.len >= 20; }\n"
+                              "filter f_call { if is_long(net) then accept; reject; }\n");
+  linpool *lp = lp_new(root_pool());
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x0a000000), 24);
+  u32 path[] = { 65001 };
+  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 5);
+  for (int i = 0; i < 10; i++) {
+    struct f_route r = { .net = &n, .attrs = a };
+    dirty_stack();
+    assert_int_equal(run_after_dirty_stack(find_filter(c, "f_call"), &r, lp), F_ACCEPT);
+    if (r.out)
+      ea_unref(r.out);
+    lp_flush(lp);
+  }
+  ea_unref(a);
+  rfree(lp);
+  config_unref(c);
+}
+
 static void
 test_print(void **state)
 {
@@ -1051,6 +1093,7 @@ main(void)
     cmocka_unit_test(test_trie),
     cmocka_unit_test(test_routes),
     cmocka_unit_test(test_print),
+    cmocka_unit_test(test_exec_on_dirty_stack),
     cmocka_unit_test(test_same),
     cmocka_unit_test(test_concurrent),
     cmocka_unit_test(test_fuzz_parser),

@@ -771,6 +771,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   st.eb = NULL;
   st.ebs = &ebs;
   st.out_used = 0;
+  st.out.len = 0;               /* read by STEP()'s memory limit before any print */
   st.ncached = st.nviews = 0;
   uint nframes = 0, sp = 0, steps = 0;
   size_t lp_base = lp_used(lp);
