@@ -47,8 +47,9 @@ chan_refresh_run(void *data)
     if (done) {
       rf->op.flush = 0;
       rf->op.modify = NULL;
-      uatomic_set(&rf->walking, 0);
       chan_flush_done(c);     /* chan_flush_down()'s walk: the channel is down */
+      /* last: whoever waits for the walk may free the channel after this */
+      uatomic_set(&rf->walking, 0);
       return;
     }
     if (loop_budget_left() <= 0) {
