@@ -41,7 +41,7 @@ build_bgp() {
   "$cc" -std=gnu11 -g -O1 -D_GNU_SOURCE= -Wall -Wextra -Wno-unused-parameter \
     -Wno-missing-field-initializers -Wno-sign-compare "${san[@]}" -I"$top" $inc \
     "$top"/proto/bgp/bgp_fuzz.c "$top"/proto/bgp/bgp_attrs.c "$top"/proto/bgp/bgp_update.c \
-    "$top"/proto/bgp/bgp_open.c "$top"/lib/ip.c "$top"/lib/net.c "$top"/lib/printf.c \
+    "$top"/proto/bgp/bgp_open.c "$top"/proto/bgp/bgp_aigp.c "$top"/lib/ip.c "$top"/lib/net.c "$top"/lib/printf.c \
     "$top"/lib/resource.c "$top"/lib/hash.c "$top"/lib/log.c "$top"/lib/timeutil.c \
     "$top"/lib/rcu.c "$top"/nest/rt_attr.c $urcu -lpthread -o "$bin"
 }
