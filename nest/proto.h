@@ -129,7 +129,7 @@ struct channel {
                                  chan_export_reset() */
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
-  struct chan_catchup *catchup;  /* fell behind the journal (nest/channel_catchup.c) */
+  struct chan_catchup *catchup;  /* owner: proto loop; fell behind the journal (nest/channel_catchup.c) */
   /* Reload from the import table, owner: proto loop (nest/channel_reload.c). */
   struct event reload_ev;
   struct rt_reader reload_pin;  /* keeps reload_cursor alive between steps */
