@@ -16,7 +16,6 @@ invalid), so routes toward it carry next hops from the documentation ranges
 
 import json
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -75,8 +74,7 @@ class PeerBird(Daemon):
 
 @pytest.fixture
 def ports():
-    base = random.randrange(20000, 60000, 10)
-    return [base + i for i in range(10)]
+    return conftest.free_ports(10)
 
 
 @pytest.fixture

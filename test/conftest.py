@@ -13,6 +13,7 @@ timeouts instead of sleeping.
 """
 
 import os
+import random
 import re
 import shutil
 import signal
@@ -34,6 +35,39 @@ BIRDCL_BIN = os.environ.get("BIRDCL_BIN", os.path.join(REPO, "birdcl"))
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
 IO_TIMEOUT = 5.0
+
+def free_ports(n, align=10):
+    """A block of n consecutive TCP ports no socket holds, below the kernel's
+    ephemeral range: BIRD 2 peers listen on the wildcard address (no `strict
+    bind`), so a port some outgoing connection happens to use would make their
+    listen fail and the session never come up."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    top = max(low - n - align, 12000)
+    for _ in range(1000):
+        base = random.randrange(10000, top, align)
+        if all(_port_free(base + i) for i in range(n)):
+            return [base + i for i in range(n)]
+    raise RuntimeError("no free block of %d ports" % n)
+
+
+def _port_free(port):
+    for family, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:
+            continue  # no IPv6 here
+        try:
+            s.bind((addr, port))
+        except OSError:
+            return False
+        finally:
+            s.close()
+    return True
+
 
 # A line that ends a reply: four digits and a space ("0000 ", "0013 Daemon is up...").
 _END_RE = re.compile(rb"^\d{4} ")

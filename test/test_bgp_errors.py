@@ -6,7 +6,6 @@ treat-as-withdraw (the prefix goes, the session stays), attribute discard
 right NOTIFICATION. The daemon must stay up and keep every other route.
 """
 
-import random
 import re
 import socket
 import struct
@@ -14,7 +13,7 @@ import struct
 import pytest
 
 from bgp_raw import RawPeer, attr, as_path, nlri, std_attrs, update
-from conftest import poll, strip_codes
+from conftest import free_ports, poll, strip_codes
 
 OURS = "127.78.0.1"
 
@@ -29,7 +28,7 @@ def has_route(d, prefix):
 
 @pytest.fixture
 def dut(start_daemon):
-    port = random.randrange(20000, 60000)
+    port = free_ports(1)[0]
     conf = """router id 10.78.0.1;
 protocol device {}
 protocol static keep4 { ipv4; route 10.99.0.0/16 blackhole; }

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIRD_BIN, REFERENCE_BIRD, Daemon, same_binary, strip_codes
+from conftest import BIRD_BIN, REFERENCE_BIRD, Daemon, free_ports, same_binary, strip_codes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUITES = sorted(glob.glob(os.path.join(HERE, "filters", "*.conf")))
@@ -407,8 +407,7 @@ def test_arouteserver_behaves_like_bird2(ours, tmp_path, conf):
     from conftest import poll
     if not os.path.exists(REFERENCE_BIRD):
         pytest.skip("needs Debian's BIRD 2")
-    import random
-    base = random.randrange(20000, 50000, 100)
+    base = free_ports(100, align=100)[0]
     path = os.path.join(HERE, "filters", "arouteserver", conf)
     ref_path = os.path.join(HERE, "filters", "arouteserver", "live4_2.0.11.conf")
     worlds = []

@@ -13,14 +13,13 @@ Runs against BIRD 2 as well (it keeps per-peer buckets instead, also
 bounded by the table).
 """
 
-import random
 import re
 import socket
 import struct
 import time
 
 from bgp_raw import RawPeer, msg, nlri, std_attrs, update
-from conftest import poll, strip_codes
+from conftest import free_ports, poll, strip_codes
 
 OURS = "127.89.0.1"
 FEEDER, STALLED = "127.89.0.2", "127.89.0.3"
@@ -71,7 +70,7 @@ def table_memory(d):
 
 
 def test_stalled_peer_bounded_and_caught_up(start_daemon):
-    port = random.randrange(20000, 60000)
+    port = free_ports(1)[0]
     d = start_daemon("""router id 10.89.0.1;
 protocol device {}
 protocol bgp feeder {
