@@ -125,12 +125,12 @@ pxlen6: '/' NUM { if ($2 > IP6_MAX_PREFIX_LENGTH) cf_error("Invalid prefix lengt
 net_ip4: IP4 pxlen4 {
     net_fill_ip4(&$$, $1, $2);
     if (net_normalize(&$$))
-      cf_error("Invalid network prefix: %I4/%u, maybe you wanted %N", $1, $2, &$$);
+      cf_error("Invalid IPv4 prefix %I4/%u, maybe you wanted %N", $1, $2, &$$);
   } ;
 net_ip6: IP6 pxlen6 {
     net_fill_ip6(&$$, $1, $2);
     if (net_normalize(&$$))
-      cf_error("Invalid network prefix: %I6/%u, maybe you wanted %N", $1, $2, &$$);
+      cf_error("Invalid IPv6 prefix %I6/%u, maybe you wanted %N", $1, $2, &$$);
   } ;
 
 net_ip: net_ip4 | net_ip6 ;

@@ -89,6 +89,8 @@ ERRORS = [
     ("filter f { bgp_nonsense = 1; accept; }", "1:28", "Undefined symbol bgp_nonsense"),
     ("filter f { net = 10.0.0.0/8; accept; }", "1:28", "This static attribute is read-only."),
     ("function f() { return (1,2) + 1; }", "1:32", "Argument 1 of ADD must be of type int, got type pair"),
+    ("filter f { if net ~ [10.1.1.0/16] then accept; reject; }", "1:31",
+     "Invalid IPv4 prefix 10.1.1.0/16, maybe you wanted 10.1.0.0/16"),
 ]
 
 
