@@ -368,9 +368,12 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
   u32 ids[BGP_TX_BATCH];
   struct bgp_prefix *pxs[BGP_TX_BATCH];
   uint n = 0;
+  int more = 0;         /* the bucket holds prefixes beyond this batch */
   LIST_WALK(x, &b->prefixes) {
-    if (n == BGP_TX_BATCH)
+    if (n == BGP_TX_BATCH) {
+      more = 1;
       break;
+    }
     pxs[n] = container_of(x, struct bgp_prefix, bn);
     net_copy(&nets[n], &pxs[n]->net);
     ids[n] = pxs[n]->path_id;
@@ -389,13 +392,17 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
       /* Unencodable (e.g. a next hop of the wrong family): drop, loudly. */
       log_rl(&p->rl, L_ERR, "%s: Cannot encode UPDATE for %N", p->p.name, &nets[sent]);
       done = 1;
+    } else if (sent && more && sent + done == n) {
+      /* The batch's tail would go out as a nearly empty message; it
+       * leads the next batch instead, so every UPDATE leaves full. */
+      break;
     } else
       bgp_send(p->conn, buf, len);
     sent += done;
     if (!p->conn)
       return -1;
   }
-  for (uint i = 0; i < n; i++)
+  for (uint i = 0; i < sent; i++)
     bgp_prefix_free(bc, pxs[i]);
   if (list_empty(&b->prefixes))
     bgp_bucket_free(bc, b);
