@@ -389,6 +389,12 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   struct ea_list *mod = NULL;
   struct rte tmp;
 
+  /* A feed running ahead of the journal already sent this very route (a
+   * route never changes, nor did the policy: a changed filter refeeds with
+   * the exported route as old), so its journal item is old news. */
+  if (new_was_set && !old_exp && !c->cf->secondary)
+    return;
+
   if (new) {
     uatomic_inc(&st->exp_updates_received);
     int acc = chan_accepts(c, n, new, &mod);

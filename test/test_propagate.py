@@ -37,6 +37,8 @@ def test_propagate_small():
             r["attr_bad_large_communities"]) == (0, 0, 0, 0)
     assert r["expect_dut_as"] == propagate.DUT_AS
     assert r["next_hop"] != "none"
+    # a route fed to the receiver is not sent again when its journal item comes by
+    assert r["duplicates"] == 0
     assert r["withdrawals_rcvd"] == ROUTES and r["withdraw_lost"] == 0 and r["held_at_end"] == 0
     # sane numbers: positive, ordered, and convergence bounds every latency
     assert 0 < r["latency_min_ms"] <= r["latency_p50_ms"] <= r["latency_p99_ms"] <= r["latency_max_ms"]
