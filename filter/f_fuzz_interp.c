@@ -38,6 +38,7 @@
 
 #include "filter/f_fuzz.h"
 #include "filter/f_test.h"
+#include "proto/bgp/bgp_wire.h"   /* bgp_as_path_valid(): written paths must decode */
 
 static const char fz_conf[] =
   "protocol device {}\n"
