@@ -9,8 +9,9 @@
  * nothing.
  *
  * Reads go through a per-run cache (struct f_state, filter/f_interp.h):
- * its hit path is inline in the dispatch loop, the first read of an
- * attribute (f_st_ea_miss()) is here. Static attributes (gw, dest,
+ * its hit path, f_st_ea_get(), is static inline there and compiled with
+ * the dispatch loop; the first read of an attribute (f_st_ea_miss()) is
+ * here. Static attributes (gw, dest,
  * preference, ...) live in the list's fixed fields, except from, weight
  * and onlink, which are stored as attributes.
  *
@@ -81,7 +82,7 @@ f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, lin
   return v;
 }
 
-/* Kept out of line: the dispatch loop inlines only the cache's hit path. */
+/* Out of line: only the cache's hit path belongs in the dispatch loop. */
 void __attribute__((noinline))
 f_st_ea_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
