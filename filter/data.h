@@ -199,6 +199,9 @@ int as_path_first(const struct adata *p, u32 *asn);
 int as_path_last(const struct adata *p, u32 *asn);
 int as_path_last_nonaggregated(const struct adata *p, u32 *asn);
 int as_path_contains(const struct adata *p, u32 asn, int min);
+/* Every ASN, AS_SET members one by one: how many, and the k-th (0 past the end) */
+uint as_path_item_count(const struct adata *p);
+u32 as_path_item(const struct adata *p, uint k);
 /* Remove (keep = 0) or keep only (keep = 1) ASNs matching v (int or int set). */
 struct adata *as_path_filter(linpool *lp, const struct adata *p, const struct f_val *v, int keep);
 int as_path_match(const struct adata *p, const struct f_path_mask *m);

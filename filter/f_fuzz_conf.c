@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "filter/f_fuzz.h"
+#include "filter/f_test.h"
 
 static linpool *fz_lp;
 static struct ea_list *fz_attrs;
@@ -33,21 +34,7 @@ static struct ea_list *
 fz_route_attrs(void)
 {
   static const u32 asns[] = { 65001, 100, 1 }, comm[] = { (65001u << 16) | 1, (64500u << 16) | 7 };
-  static u8 path[2 + sizeof(asns)];
-  path[0] = EAB_AS_SEQUENCE;
-  path[1] = ARRAY_SIZE(asns);
-  memcpy(path + 2, asns, sizeof(asns));
-  struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_BGP;
-  b.dest = RTD_UNICAST;
-  b.preference = 100;
-  b.gw = ipa_from_ip4(ip4_from_u32(0xc0000201));
-  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, path, sizeof(path));
-  ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm, sizeof(comm));
-  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, EAB_ORIGIN_IGP);
-  ea_set_int(&b, EA_BGP(EAB_MULTI_EXIT_DISC), EAF_INT, 0x80, 5);
-  return ea_intern(&b);
+  return f_test_bgp_attrs(asns, ARRAY_SIZE(asns), comm, ARRAY_SIZE(comm), 5);
 }
 
 int

@@ -37,6 +37,8 @@
 #include <string.h>
 
 #include "filter/f_fuzz.h"
+#include "filter/f_test.h"
+#include "proto/bgp/bgp_wire.h"   /* bgp_as_path_valid(): written paths must decode */
 
 static const char fz_conf[] =
   "protocol device {}\n"
@@ -612,10 +614,7 @@ LLVMFuzzerTestOneInput(const u8 *data, size_t size)
   int v6 = net.type == NET_IP6;
 
   struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_BGP;
-  b.dest = RTD_UNICAST;
-  b.preference = 100;
+  f_test_route_init(&b);
   while (in.p < in.end && b.count < EA_BUILDER_MAX) {
     rec = fz_record(&in);
     fz_attr(&rec, &b, v6);

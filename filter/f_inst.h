@@ -220,7 +220,7 @@ struct f_expr *f_append(struct f_expr *list, struct f_expr *x);
 struct f_val f_val_net(struct cf_context *cx, const net_addr *n);
 struct f_val f_val_string(struct cf_context *cx, const char *s);
 struct f_val f_val_empty(uint type);
-/* interp.c: an attribute's value as the filter type of a (e may be NULL) */
+/* interp_attr.c: an attribute's value as the filter type of a (e may be NULL) */
 struct f_val f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp);
 int f_lex_enum(const char *name, u32 *val);   /* (type << 16) | value */
 struct f_val f_val_enum(u32 packed);

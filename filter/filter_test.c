@@ -25,6 +25,7 @@
 #include "conf/conf.h"
 #include "conf/conf_test.h"
 #include "filter/f_inst.h"
+#include "filter/f_test.h"
 #include "filter/filter.h"
 #include "lib/hash.h"
 #include "lib/log.h"
@@ -90,38 +91,6 @@ find_filter(struct config *c, const char *name)
   assert_non_null(s);
   assert_true(s->class == SYM_FILTER || s->class == SYM_FUNCTION);
   return s->def;
-}
-
-static u8 *
-put_u32(u8 *p, u32 v)
-{
-  memcpy(p, &v, 4);
-  return p + 4;
-}
-
-/* A BGP-ish route: path (seq of n ASNs), communities. */
-static struct ea_list *
-bgp_attrs(const u32 *path, uint plen, const u32 *comm, uint clen, u32 med)
-{
-  static __thread u8 pbuf[2 + 4 * 255];
-  struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_BGP;
-  b.dest = RTD_UNICAST;
-  b.preference = 100;
-  b.gw = ipa_from_ip4(ip4_from_u32(0xc0000201));
-  pbuf[0] = EAB_AS_SEQUENCE;
-  pbuf[1] = plen;
-  u8 *p = pbuf + 2;
-  for (uint i = 0; i < plen; i++)
-    p = put_u32(p, path[i]);
-  ea_set_data(&b, EA_BGP(EAB_AS_PATH), EAF_AS_PATH, 0x40, pbuf, 2 + 4 * plen);
-  if (clen)
-    ea_set_data(&b, EA_BGP(EAB_COMMUNITY), EAF_INT_SET, 0xc0, comm, 4 * clen);
-  ea_set_int(&b, EA_BGP(EAB_ORIGIN), EAF_INT, 0x40, 0);
-  if (med)
-    ea_set_int(&b, EA_BGP(EAB_MULTI_EXIT_DISC), EAF_INT, 0x80, med);
-  return ea_intern(&b);
 }
 
 /* --- tests --- */
@@ -305,7 +274,7 @@ test_cond_errors(void **state)
   net_addr n;
   net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
   u32 path[] = { 65001 };
-  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 0);
+  struct ea_list *a = f_test_bgp_attrs(path, 1, NULL, 0, 0);
   struct f_route r = { .net = &n, .attrs = a };
   char err[160] = "";
   struct f_exec_opts so = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
@@ -595,7 +564,7 @@ test_routes(void **state)
   net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
   u32 path[] = { 65001, 65002 };
   u32 comm[] = { (64500u << 16) | 9, (65001u << 16) | 1 };
-  struct ea_list *a = bgp_attrs(path, 2, comm, 2, 5);
+  struct ea_list *a = f_test_bgp_attrs(path, 2, comm, 2, 5);
 
   struct f_route r = { .net = &n, .attrs = a };
   assert_int_equal(f_run(find_filter(c, "f_read"), &r, lp), F_ACCEPT);
@@ -629,7 +598,7 @@ test_routes(void **state)
   ea_unref(o);
 
   u32 bad[] = { 65009 };
-  struct ea_list *b = bgp_attrs(bad, 1, NULL, 0, 0);
+  struct ea_list *b = f_test_bgp_attrs(bad, 1, NULL, 0, 0);
   r = (struct f_route){ .net = &n, .attrs = b };
   assert_int_equal(f_run(find_filter(c, "f_mod"), &r, lp), F_REJECT);
   assert_null(r.out);
@@ -703,7 +672,7 @@ test_exec_on_dirty_stack(void **state)
   net_addr n;
   net_fill_ip4(&n, ip4_from_u32(0x0a000000), 24);
   u32 path[] = { 65001 };
-  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 5);
+  struct ea_list *a = f_test_bgp_attrs(path, 1, NULL, 0, 5);
   for (int i = 0; i < 10; i++) {
     struct f_route r = { .net = &n, .attrs = a };
     dirty_stack();
@@ -727,7 +696,7 @@ test_print(void **state)
   net_addr n;
   net_fill_ip4(&n, ip4_from_u32(0x0a000000), 8);
   u32 path[] = { 65001 };
-  struct ea_list *a = bgp_attrs(path, 1, NULL, 0, 5);
+  struct ea_list *a = f_test_bgp_attrs(path, 1, NULL, 0, 5);
   for (int i = 0; i < 100; i++) {
     struct print_log pl = { .n = 0 };
     struct f_exec_opts o = { .print = print_line, .print_ctx = &pl };
@@ -797,7 +766,7 @@ conc_main(void *data)
     net_addr n;
     net_fill_ip4(&n, ip4_from_u32(0x0b000000 | (i << 8)), 24);
     u32 path[] = { 65001, 64600 + (i % 50) };
-    struct ea_list *a = bgp_attrs(path, 2, NULL, 0, i % 7);
+    struct ea_list *a = f_test_bgp_attrs(path, 2, NULL, 0, i % 7);
     struct f_route r = { .net = &n, .attrs = a };
     enum f_result res = f_run(ca->f, &r, lp);
     lp_flush(lp);
@@ -995,7 +964,7 @@ run_bench(uint nroutes, int print)
     if (i % 50 == 0)
       path[0] = 3321;                  /* wrong first AS */
     u32 comm[3] = { (64500u << 16) | (1 + random() % 3), (3320u << 16) | 100, (3320u << 16) | (random() % 10) };
-    attrs[i] = bgp_attrs(path, plen, comm, 3, random() % 100);
+    attrs[i] = f_test_bgp_attrs(path, plen, comm, 3, random() % 100);
   }
   net_addr *nets = malloc(nroutes * sizeof(net_addr));
   for (uint i = 0; i < nroutes; i++) {

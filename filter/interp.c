@@ -1,17 +1,18 @@
 /*
- * DOC: The filter interpreter.
+ * DOC: The filter interpreter: the dispatch loop.
  *
  * f_exec() runs bytecode over a value stack that lives on the C stack of
  * the caller: no globals, no locks, so every loop may run filters at once.
  * Each function call gets a frame (its arguments and locals are the first
- * slots at the frame's base). Recursion depth and the number of executed
- * instructions are bounded, so a runaway filter ends with a runtime error
- * instead of hanging a loop.
+ * slots at the frame's base). Recursion depth, the number of executed
+ * instructions and the scratch memory are bounded, so a runaway filter
+ * ends with a runtime error instead of hanging a loop.
  *
- * Route attributes are read from the route's interned list until the
- * first write; then the list is copied into an ea_builder (copy-on-write)
- * and later reads and writes use the builder. f_run() interns the builder
- * once at the end, if anything was written.
+ * Route attributes are read and written through filter/interp_attr.c
+ * (a per-run cache, copy-on-write into an ea_builder); f_exec() interns
+ * the builder once at the end, if anything was written. `~` is
+ * filter/interp_match.c; what the loop needs inlined from both is in
+ * filter/f_interp.h.
  *
  * Types are checked at config time; the checks here guard against void
  * values (unset attributes, uninitialised variables) and keep the
@@ -19,12 +20,10 @@
  */
 #include <string.h>
 #include <stdlib.h>
-#include "filter/f_inst.h"
+#include "filter/f_interp.h"
 #include "nest/ea_bgp.h"
 #include "nest/rt.h"
 #include "nest/rt_valid.h"
-#include "nest/proto.h"
-#include "nest/iface.h"
 #include "lib/log.h"
 #include "lib/printf.h"
 
@@ -44,586 +43,7 @@ struct f_frame {
   u32 base;
 };
 
-/* Attributes read in this run: a filter that reads bgp_path four times
- * looks it up once. An entry keeps what the lookup found (a copy of the
- * eattr, its payload) and the object made of the payload on the first
- * read (a view of a list, a copy of a net); a read builds the value from
- * that in place, field by field. (Copying a whole struct f_val just built
- * stalls on store forwarding.) An entry goes when its attribute is
- * written. Payload views live in views[], each used once per run, so a
- * value that outlives its entry (in a variable) stays as it was. */
-#define F_EA_CACHE 8
-struct f_ea_cached {
-  const struct f_attr *a;
-  struct eattr e;
-  int found;                    /* 0: the attribute is not set (e unused) */
-  const void *data;
-  const void *obj;
-};
-
-struct f_state {
-  struct f_route *r;
-  linpool *lp;
-  const struct f_exec_opts *opts;
-  struct ea_builder *eb;        /* non-NULL once an attribute was written */
-  struct ea_builder *ebs;       /* storage for it (left uninitialised until then) */
-  struct buffer out;            /* print buffer */
-  int out_used;
-  uint ncached, nviews;
-  struct f_ea_cached cached[F_EA_CACHE];
-  struct adata views[F_EA_CACHE];
-};
-
-static const u8 empty_bytes[4];
-
-/* Build results in place: a whole-struct copy of a fresh temporary stalls
- * on store forwarding in the hot path. */
-#define SET_BOOL(v, b) do { struct f_val *v_ = &(v); u32 b_ = !!(b); v_->type = T_BOOL; v_->val.i = b_; } while (0)
-#define SET_INT(v, t, x) do { struct f_val *v_ = &(v); u32 x_ = (x); v_->type = (t); v_->val.i = x_; } while (0)
-
-/* --- Attribute access --- */
-
-/* First write: copy the route's list into the builder. */
-static void
-st_cow(struct f_state *st)
-{
-  if (st->eb)
-    return;
-  struct ea_builder *b = st->ebs;
-  ea_builder_from(b, st->r->attrs);
-  st->eb = b;
-}
-
-static const struct eattr *
-st_ea_find(struct f_state *st, u16 id, const void **data)
-{
-  if (st->eb) {
-    for (uint i = 0; i < st->eb->count; i++)
-      if (st->eb->a[i].id == id) {
-        *data = st->eb->payload[i];
-        return &st->eb->a[i];
-      }
-    return NULL;
-  }
-  const struct eattr *e = ea_find(st->r->attrs, id);
-  if (e && e->type != EAF_INT && e->type != EAF_ROUTER_ID)
-    *data = ea_data(st->r->attrs, e);
-  return e;
-}
-
-/* Attribute payloads stay valid for the whole run (the input list is
- * held by the caller; builder payloads live in the run's linpool). */
-
-/* Does a value of attribute a point to an object made of its payload? */
-static int
-ea_needs_obj(const struct f_attr *a, const struct eattr *e)
-{
-  switch (e->type) {
-  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    return 1;
-  case EAF_OPAQUE:
-    return a->type != T_BOOL && a->type != T_STRING && a->type != T_EC && a->type != T_RD && a->type != T_LC;
-  }
-  return 0;
-}
-
-/* That object: a copy of a net (in lp), or a view of the payload (in
- * view if given, else in lp). */
-static const void *
-ea_make_obj(linpool *lp, struct adata *view, const struct f_attr *a, const struct eattr *e, const void *data)
-{
-  if (e->type == EAF_OPAQUE && a->type == T_NET) {
-    net_addr *n = lp_allocz(lp, sizeof(net_addr));
-    memcpy(n, data, MIN(e->len, sizeof(net_addr)));
-    return n;
-  }
-  if (!view)
-    view = lp_alloc(lp, sizeof(struct adata));
-  view->length = e->len;
-  view->data = (u8 *) (data ? data : empty_bytes);
-  return view;
-}
-
-/* An attribute's value as the filter type a says it is (e NULL: not set),
- * built in v; obj from ea_make_obj() where ea_needs_obj(). */
-static void
-ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, const void *obj, struct f_val *v)
-{
-  v->subtype = 0;
-  if (!e) {
-    switch (a->type) {
-    case T_PATH: case T_CLIST: case T_ECLIST: case T_LCLIST:
-      v->type = a->type;
-      v->val.ad = &adata_empty;
-      return;
-    }
-    v->type = T_VOID;
-    return;
-  }
-  v->type = a->type;
-  switch (e->type) {
-  case EAF_INT: case EAF_ROUTER_ID:
-    v->val.i = a->type == T_BOOL ? !!e->val : e->val;
-    return;
-  case EAF_IP:
-    if (e->len >= sizeof(ip_addr))
-      memcpy(&v->val.ip, data, sizeof(ip_addr));
-    else
-      v->val.ip = IPA_NONE;
-    return;
-  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    v->val.ad = obj;
-    return;
-  case EAF_OPAQUE:
-    switch (a->type) {
-    case T_BOOL: v->val.i = 1; return;
-    case T_STRING: v->val.s = e->len ? (const char *) data : ""; return;
-    case T_EC: case T_RD:
-      v->val.ec = 0;
-      if (e->len == 8)
-        memcpy(&v->val.ec, data, 8);
-      return;
-    case T_LC:
-      v->val.lc = (lcomm){ 0, 0, 0 };
-      if (e->len == 12)
-        memcpy(&v->val.lc, data, 12);
-      return;
-    case T_NET: v->val.net = obj; return;
-    default:
-      v->type = T_BYTESTRING;
-      v->val.ad = obj;
-      return;
-    }
-  }
-  v->type = T_VOID;
-}
-
-struct f_val
-f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
-{
-  struct f_val v;
-  ea_to_val(a, e, data, e && ea_needs_obj(a, e) ? ea_make_obj(lp, NULL, a, e, data) : NULL, &v);
-  return v;
-}
-
-/* Not read yet in this run: look it up and remember it. */
-static void __attribute__((noinline))
-ea_value_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
-{
-  const void *data = NULL, *obj = NULL;
-  const struct eattr *e = st_ea_find(st, a->id, &data);
-  if (e && ea_needs_obj(a, e)) {
-    struct adata *view = NULL;
-    if (!(e->type == EAF_OPAQUE && a->type == T_NET) && st->nviews < F_EA_CACHE)
-      view = &st->views[st->nviews++];
-    obj = ea_make_obj(st->lp, view, a, e, data);
-  }
-  if (st->ncached < F_EA_CACHE) {
-    struct f_ea_cached *c = &st->cached[st->ncached++];
-    c->a = a;
-    c->found = !!e;
-    if (e)
-      c->e = *e;
-    c->data = data;
-    c->obj = obj;
-  }
-  ea_to_val(a, e, data, obj, out);
-}
-
-static inline void
-ea_value(struct f_state *st, const struct f_attr *a, struct f_val *out)
-{
-  for (uint i = 0; i < st->ncached; i++)
-    if (st->cached[i].a == a) {
-      const struct f_ea_cached *c = &st->cached[i];
-      ea_to_val(a, c->found ? &c->e : NULL, c->data, c->obj, out);
-      return;
-    }
-  ea_value_miss(st, a, out);
-}
-
-/* Attribute id is about to change: drop what was read of it. */
-static void
-ea_forget(struct f_state *st, u16 id)
-{
-  for (uint i = 0; i < st->ncached; )
-    if (st->cached[i].a->id == id)
-      st->cached[i] = st->cached[--st->ncached];
-    else
-      i++;
-}
-
-/* Would storing v leave the attribute (e, payload old) as it is? (Common
- * in route-server filters: scrubbing communities that are not there,
- * setting a value that is already set.) Then no copy-on-write happens. */
-static int
-ea_unchanged(const struct f_attr *a, const struct eattr *e, const void *old, const struct f_val *v)
-{
-  switch (a->eaf) {
-  case EAF_INT: case EAF_ROUTER_ID:
-    return e && e->val == v->val.i;
-  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    if (!e)
-      return 0;
-    return e->len == v->val.ad->length && (old == v->val.ad->data || !memcmp(old, v->val.ad->data, e->len));
-  }
-  return 0;
-}
-
-/* Builder entry i (-1: a new one) becomes id: an integer val, or payload
- * data (non-NULL) of len bytes. */
-static void
-eb_put(struct ea_builder *b, int i, u16 id, u8 type, u8 flags, u32 val, const void *data, u32 len)
-{
-  if (i < 0) {
-    if (data)
-      ea_set_data(b, id, type, flags, data, len);
-    else
-      ea_set_int(b, id, type, flags, val);
-    return;
-  }
-  b->a[i] = (struct eattr){ .id = id, .type = type, .flags = flags, .val = data ? 0 : val, .len = data ? len : 0 };
-  b->payload[i] = data;
-}
-
-static void
-ea_store(struct f_state *st, const struct f_attr *a, const struct f_val *v)
-{
-  const void *old = NULL;
-  const struct eattr *e = st_ea_find(st, a->id, &old);
-  if (ea_unchanged(a, e, old, v))
-    return;
-  ea_forget(st, a->id);
-  /* Its index: ea_builder_from() copies the list's entries in order, so
-   * one found in the list has the same index in the builder. */
-  int i = !e ? -1 : st->eb ? (int) (e - st->eb->a) : (int) (e - st->r->attrs->a);
-  u8 flags = e ? e->flags : a->flags;
-  st_cow(st);
-  struct ea_builder *b = st->eb;
-  switch (a->eaf) {
-  case EAF_INT: case EAF_ROUTER_ID:
-    eb_put(b, i, a->id, a->eaf, flags, v->val.i, NULL, 0);
-    return;
-  case EAF_IP: {
-    ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
-    *ip = v->val.ip;
-    eb_put(b, i, a->id, EAF_IP, flags, 0, ip, sizeof(ip_addr));
-    return;
-  }
-  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
-    eb_put(b, i, a->id, a->eaf, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
-    return;
-  case EAF_OPAQUE:
-    switch (v->type) {
-    case T_BOOL:
-      if (v->val.i)
-        eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, empty_bytes, 0);
-      else
-        ea_unset(b, a->id);
-      return;
-    case T_STRING:
-      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.s, strlen(v->val.s) + 1);
-      return;
-    case T_EC: case T_RD: {
-      u64 *x = lp_alloc(st->lp, 8);
-      *x = v->val.ec;
-      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 8);
-      return;
-    }
-    case T_LC: {
-      lcomm *x = lp_alloc(st->lp, sizeof(lcomm));
-      *x = v->val.lc;
-      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 12);
-      return;
-    }
-    case T_NET:
-      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.net, v->val.net->length);
-      return;
-    default:
-      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
-      return;
-    }
-  }
-}
-
-/* Current values of the fixed fields. */
-#define ST_FIELD(st, f) ((st)->eb ? (st)->eb->f : (st)->r->attrs->f)
-
-static const char *
-st_proto_name(struct f_state *st)
-{
-  if (st->r->proto_name)
-    return st->r->proto_name;
-  if (st->r->src && st->r->src->proto)
-    return st->r->src->proto->name;
-  return "";
-}
-
-static int
-sa_get(struct f_state *st, uint sa, struct f_val *v)
-{
-  const void *data = NULL;
-  const struct eattr *e;
-  switch (sa) {
-  case SA_NET: *v = (struct f_val){ .type = T_NET, .val.net = st->r->net }; return 0;
-  case SA_FROM:
-    *v = (struct f_val){ .type = T_IP };
-    e = st_ea_find(st, EA_GEN_FROM, &data);
-    if (e && e->len >= sizeof(ip_addr))
-      memcpy(&v->val.ip, data, sizeof(ip_addr));
-    return 0;
-  case SA_GW: *v = (struct f_val){ .type = T_IP, .val.ip = ST_FIELD(st, gw) }; return 0;
-  case SA_PROTO: *v = (struct f_val){ .type = T_STRING, .val.s = st_proto_name(st) }; return 0;
-  case SA_SOURCE: SET_INT(*v, T_ENUM_RTS, ST_FIELD(st, source)); return 0;
-  case SA_SCOPE: SET_INT(*v, T_ENUM_SCOPE, ST_FIELD(st, scope)); return 0;
-  case SA_DEST: SET_INT(*v, T_ENUM_RTD, ST_FIELD(st, dest)); return 0;
-  case SA_IFNAME: {
-    struct iface *i = ST_FIELD(st, iface);
-    *v = (struct f_val){ .type = T_STRING, .val.s = i ? i->name : "" };
-    return 0;
-  }
-  case SA_IFINDEX: {
-    struct iface *i = ST_FIELD(st, iface);
-    SET_INT(*v, T_INT, i ? i->index : 0);
-    return 0;
-  }
-  case SA_PREFERENCE: SET_INT(*v, T_INT, ST_FIELD(st, preference)); return 0;
-  case SA_IGP_METRIC: SET_INT(*v, T_INT, ST_FIELD(st, igp_metric)); return 0;
-  case SA_WEIGHT:
-    e = st_ea_find(st, EA_GEN_WEIGHT, &data);
-    SET_INT(*v, T_INT, e ? e->val : 0);
-    return 0;
-  case SA_ONLINK:
-    e = st_ea_find(st, EA_GEN_ONLINK, &data);
-    SET_BOOL(*v, e && e->val);
-    return 0;
-  case SA_GW_MPLS: SET_INT(*v, T_INT, 0); return 0;
-  }
-  return -1;
-}
-
-static struct iface *
-iface_by_name(const char *name)
-{
-  struct iface *res = NULL;
-  rcu_read_lock();
-  const struct iface_set *s = iface_current();
-  for (uint i = 0; s && i < s->count; i++)
-    if (!strcmp(s->ifs[i].iface->name, name))
-      res = s->ifs[i].iface;
-  rcu_read_unlock();
-  return res;
-}
-
-/* Returns an error text or NULL. */
-static const char *
-sa_set(struct f_state *st, uint sa, const struct f_val *v)
-{
-  if (sa == SA_PREFERENCE && ST_FIELD(st, preference) == v->val.i)
-    return NULL;
-  st_cow(st);
-  /* from, weight and onlink are stored as attributes */
-  ea_forget(st, EA_GEN_FROM);
-  ea_forget(st, EA_GEN_WEIGHT);
-  ea_forget(st, EA_GEN_ONLINK);
-  struct ea_builder *b = st->eb;
-  switch (sa) {
-  case SA_FROM: {
-    ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
-    *ip = v->val.ip;
-    ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, ip, sizeof(ip_addr));
-    return NULL;
-  }
-  case SA_GW:
-    b->gw = v->val.ip;
-    b->dest = RTD_UNICAST;
-    return NULL;
-  case SA_SCOPE: b->scope = v->val.i; return NULL;
-  case SA_DEST:
-    if (v->val.i == RTD_UNICAST)
-      return "Setting dest to UNICAST is not supported; set gw instead";
-    if (v->val.i >= RTD_MAX)
-      return "Invalid dest value";
-    b->dest = v->val.i;
-    b->gw = IPA_NONE;
-    b->iface = NULL;
-    return NULL;
-  case SA_IFNAME: {
-    struct iface *i = iface_by_name(v->val.s);
-    if (!i)
-      return "Invalid iface name";
-    b->iface = i;
-    b->dest = RTD_UNICAST;
-    b->gw = IPA_NONE;
-    return NULL;
-  }
-  case SA_PREFERENCE:
-    if (v->val.i > 0xffff)
-      return "Preference out of range";
-    b->preference = v->val.i;
-    return NULL;
-  case SA_IGP_METRIC: b->igp_metric = v->val.i; return NULL;
-  case SA_WEIGHT:
-    if (v->val.i > 256 || !v->val.i)
-      return "Setting weight value out of bounds";
-    ea_set_int(b, EA_GEN_WEIGHT, EAF_INT, 0, v->val.i);
-    return NULL;
-  case SA_ONLINK:
-    ea_set_int(b, EA_GEN_ONLINK, EAF_INT, 0, v->val.i);
-    return NULL;
-  case SA_GW_MPLS:
-    return NULL;
-  }
-  return "Attribute is read-only";
-}
-
-/* --- Operations on values --- */
-
-/* Shell-like pattern: * and ? */
-static int
-patmatch(const char *p, const char *s)
-{
-  while (*p) {
-    if (*p == '*') {
-      p++;
-      if (!*p)
-        return 1;
-      for (; *s; s++)
-        if (patmatch(p, s))
-          return 1;
-      return 0;
-    }
-    if (!*s || (*p != '?' && *p != *s))
-      return 0;
-    p++;
-    s++;
-  }
-  return !*s;
-}
-
-static int
-path_any_in_set(const struct adata *p, const struct f_set *set)
-{
-  const u8 *d = p->data, *end = d + p->length;
-  int u32set = set->from32 && set->type == T_INT;
-  while (d < end) {
-    uint n = d[1];
-    d += 2;
-    for (uint i = 0; i < n; i++, d += 4) {
-      u32 asn;
-      memcpy(&asn, d, 4);
-      if (u32set) {
-        if (f_set_contains_u32(set, asn))
-          return 1;
-        continue;
-      }
-      struct f_val x = f_int(T_INT, asn);
-      if (f_set_contains(set, &x))
-        return 1;
-    }
-  }
-  return 0;
-}
-
-/* a ~ b: 1, 0, or -1 when it does not apply */
-static int
-val_match(const struct f_val *a, const struct f_val *b)
-{
-  switch (b->type) {
-  case T_PATH_MASK:
-    return a->type == T_PATH ? as_path_match(a->val.ad, b->val.pm) : -1;
-  case T_CLIST:
-    if (a->type == T_PAIR || a->type == T_QUAD)
-      return clist_contains(T_CLIST, b->val.ad, a);
-    if (a->type == T_IP && ipa_is_ip4(a->val.ip)) {
-      struct f_val x = f_int(T_QUAD, ipa_to_ip4(a->val.ip).addr);
-      return clist_contains(T_CLIST, b->val.ad, &x);
-    }
-    return -1;
-  case T_ECLIST:
-    return a->type == T_EC ? clist_contains(T_ECLIST, b->val.ad, a) : -1;
-  case T_LCLIST:
-    return a->type == T_LC ? clist_contains(T_LCLIST, b->val.ad, a) : -1;
-  case T_STRING:
-    return a->type == T_STRING ? patmatch(b->val.s, a->val.s) : -1;
-  case T_NET:
-    if (a->type == T_IP) {
-      const net_addr *n = b->val.net;
-      if ((n->type == NET_IP4 || n->type == NET_ROA4) != ipa_is_ip4(a->val.ip))
-        return 0;
-      return net_contains_ip(n, a->val.ip);
-    }
-    if (a->type == T_NET) {
-      const net_addr *x = a->val.net, *y = b->val.net;
-      int x4 = x->type == NET_IP4 || x->type == NET_ROA4, y4 = y->type == NET_IP4 || y->type == NET_ROA4;
-      if (x4 != y4 || x->pxlen < y->pxlen)
-        return 0;
-      return net_contains_ip(y, net_prefix(x));
-    }
-    return -1;
-  case T_PREFIX_SET:
-    return a->type == T_NET ? f_trie_match(b->val.trie, a->val.net) : -1;
-  case T_SET: {
-    const struct f_set *s = b->val.set;
-    if (a->type == s->type)
-      return f_set_contains(s, a);
-    if (a->type == T_QUAD && s->type == T_IP) {
-      struct f_val x = { .type = T_IP, .val.ip = ipa_from_ip4(ip4_from_u32(a->val.i)) };
-      return f_set_contains(s, &x);
-    }
-    if (a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)
-      return clist_match_set(a->type, a->val.ad, b);
-    if (a->type == T_PATH)
-      return path_any_in_set(a->val.ad, s);
-    if (!s->count)
-      return 0;
-    return -1;
-  }
-  }
-  return -1;
-}
-
-static uint
-path_item_count(const struct adata *p)
-{
-  uint n = 0;
-  const u8 *d = p->data, *end = d + p->length;
-  while (d < end) {
-    n += d[1];
-    d += 2 + 4 * d[1];
-  }
-  return n;
-}
-
-static u32
-path_item(const struct adata *p, uint k)
-{
-  const u8 *d = p->data, *end = d + p->length;
-  while (d < end) {
-    uint n = d[1];
-    if (k < n) {
-      u32 asn;
-      memcpy(&asn, d + 2 + 4 * k, 4);
-      return asn;
-    }
-    k -= n;
-    d += 2 + 4 * n;
-  }
-  return 0;
-}
-
-static uint
-net_type_enum(const net_addr *n)
-{
-  switch (n->type) {
-  case NET_IP4: return 1;
-  case NET_IP6: return 2;
-  case NET_ROA4: return 5;
-  case NET_ROA6: return 6;
-  case NET_ASPA: return 11;
-  }
-  return 0;
-}
+/* --- Handler helpers --- */
 
 static int
 hexval(int c)
@@ -680,48 +100,6 @@ aspa_check(const struct rtable_config *tc, const struct adata *path, int upstrea
   uint r = rt_aspa_check(t, path ? path->data : NULL, path ? path->length : 0, upstream);
   rcu_read_unlock();
   return r;
-}
-
-/* --- Fused tests (compile.c: gen_cond) --- */
-
-/* Does JCMP with flags b jump for value x and constant k? -1: the types
- * do not compare (LT, LE). */
-static inline int
-jcmp_jumps(uint b, const struct f_val *x, const struct f_val *k)
-{
-  if (x->type == k->type && f_type_is_u32(x->type)) {
-    u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
-    return !!(b & rel);
-  }
-  const struct f_val *l = x, *r = k;
-  if (b & FJ_SWAP)
-    l = k, r = x;
-  uint op = b & 0xff;
-  int res;
-  if (op == FI_EQ || op == FI_NEQ)
-    res = val_same(l, r) == (op == FI_EQ);
-  else {
-    int c = val_compare(l, r);
-    if (c == F_CMP_ERROR)
-      return -1;
-    res = op == FI_LT ? c < 0 : c <= 0;
-  }
-  return res == !!(b & FJ_WHEN);
-}
-
-/* Does JMATCH with flags b jump? -1: `~` does not apply to the types. */
-static inline int
-jmatch_jumps(uint b, const struct f_val *x, const struct f_val *k)
-{
-  int m;
-  if (k->type == T_PREFIX_SET && x->type == T_NET && !(b & FJ_SWAP))
-    m = f_trie_match(k->val.trie, x->val.net);
-  else {
-    m = b & FJ_SWAP ? val_match(k, x) : val_match(x, k);
-    if (m < 0)
-      return -1;
-  }
-  return (m == ((b & 0xff) == FI_MATCH)) == !!(b & FJ_WHEN);
 }
 
 /* --- Printing --- */
@@ -790,7 +168,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   for (; sp < f->nslots; sp++)
     stack[sp] = F_VAL_VOID;
   if (r && r->set_preference && r->attrs->preference != r->set_preference) {
-    st_cow(&st);
+    f_st_cow(&st);
     st.eb->preference = r->set_preference;
   }
 
@@ -827,9 +205,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       if (!(t)->attr) { \
         if (!(t)->method) { (x)->type = T_NET; (x)->val.net = r->net; } \
         else if ((t)->method == FI_LEN) SET_INT(*(x), T_INT, r->net->pxlen); \
-        else SET_INT(*(x), T_ENUM_NETTYPE, net_type_enum(r->net)); \
+        else SET_INT(*(x), T_ENUM_NETTYPE, f_net_type_enum(r->net)); \
       } else { \
-        ea_value(&st, (t)->attr, (x)); \
+        f_st_ea_get(&st, (t)->attr, (x)); \
         if ((t)->method == FI_ROA_CHECK) { \
           u32 m_ = 0; \
           EA_METHOD(FI_LAST, (x), m_); \
@@ -1053,9 +431,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       uint k = idx->val.i, n;
       switch (list->type) {
       case T_PATH:
-        n = path_item_count(list->val.ad);
+        n = as_path_item_count(list->val.ad);
         if (k >= n) { pc = in->p.u; break; }
-        SET_INT(stack[base + in->b], T_INT, path_item(list->val.ad, k));
+        SET_INT(stack[base + in->b], T_INT, as_path_item(list->val.ad, k));
         idx->val.i++;
         break;
       case T_CLIST: case T_ECLIST: case T_LCLIST:
@@ -1215,13 +593,13 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       if (in->b == FI_LEN)
         SET_INT(stack[sp], T_INT, r->net->pxlen);
       else
-        SET_INT(stack[sp], T_ENUM_NETTYPE, net_type_enum(r->net));
+        SET_INT(stack[sp], T_ENUM_NETTYPE, f_net_type_enum(r->net));
       sp++;
       DISPATCH();
     L_FI_EA_METHOD: ; {
       NEED_ROUTE();
       struct f_val v;
-      ea_value(&st, in->p.p, &v);
+      f_st_ea_get(&st, in->p.p, &v);
       u32 x = 0;
       EA_METHOD(in->b, &v, x);
       SET_INT(stack[sp], T_INT, x);
@@ -1230,7 +608,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     }
     L_FI_SA_GET: ;
       NEED_ROUTE();
-      if (sa_get(&st, in->b, &stack[sp]) < 0)
+      if (f_st_sa_get(&st, in->b, &stack[sp]) < 0)
         ERROR("Unknown static attribute");
       sp++;
       DISPATCH();
@@ -1239,14 +617,14 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       const struct f_val *v = &stack[--sp];
       if (v->type == T_VOID)
         ERROR("Can't set an attribute to void");
-      const char *e = sa_set(&st, in->b, v);
+      const char *e = f_st_sa_set(&st, in->b, v);
       if (e)
         ERROR("%s", e);
       DISPATCH();
     }
     L_FI_EA_GET: ;
       NEED_ROUTE();
-      ea_value(&st, in->p.p, &stack[sp++]);
+      f_st_ea_get(&st, in->p.p, &stack[sp++]);
       DISPATCH();
     L_FI_EA_SET: ; {
       NEED_ROUTE();
@@ -1254,19 +632,19 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       const struct f_val *v = &stack[--sp];
       if (v->type != a->type)
         ERROR("Argument 1 of EA_SET must be of type %s, got type %s", f_type_name(a->type), f_type_name(v->type));
-      ea_store(&st, a, v);
+      f_st_ea_set(&st, a, v);
       DISPATCH();
     }
     L_FI_EA_UNSET: ;
       NEED_ROUTE();
-      ea_forget(&st, in->a);
-      st_cow(&st);
+      f_st_ea_forget(&st, in->a);
+      f_st_cow(&st);
       ea_unset(st.eb, in->a);
       DISPATCH();
     L_FI_EA_DEFINED: ; {
       NEED_ROUTE();
       const void *data;
-      { SET_BOOL(stack[sp], st_ea_find(&st, in->a, &data) != NULL); sp++; };
+      { SET_BOOL(stack[sp], f_st_ea_find(&st, in->a, &data) != NULL); sp++; };
       DISPATCH();
     }
     L_FI_DEFINED: ;
@@ -1283,7 +661,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       DISPATCH();
     L_FI_TYPE: ;
       ARG_TYPE(TOP, 1, T_NET);
-      SET_INT(TOP, T_ENUM_NETTYPE, net_type_enum(TOP.val.net));
+      SET_INT(TOP, T_ENUM_NETTYPE, f_net_type_enum(TOP.val.net));
       DISPATCH();
     L_FI_IP: ;
       ARG_TYPE(TOP, 1, T_NET);
@@ -1444,7 +822,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       NEED_ROUTE();
       u32 asn = 0;
       struct f_val p;
-      ea_value(&st, f_bgp_attr(EAB_AS_PATH), &p);
+      f_st_ea_get(&st, f_bgp_attr(EAB_AS_PATH), &p);
       if (p.type == T_PATH)
         as_path_last(p.val.ad, &asn);
       { SET_INT(stack[sp], T_ENUM_ROA, roa_check(in->p.p, r->net, asn)); sp++; };

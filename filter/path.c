@@ -148,6 +148,34 @@ as_path_contains(const struct adata *path, u32 asn, int min)
   return 0;
 }
 
+/* The ASNs of every segment, AS_SETs item by item (`for x in bgp_path`):
+ * how many, and the k-th (0 past the end). */
+uint
+as_path_item_count(const struct adata *path)
+{
+  uint n = 0;
+  const u8 *p = path->data, *end = p + path->length;
+  while (p < end) {
+    n += p[1];
+    p += 2 + 4 * p[1];
+  }
+  return n;
+}
+
+u32
+as_path_item(const struct adata *path, uint k)
+{
+  const u8 *p = path->data, *end = p + path->length;
+  while (p < end) {
+    uint n = p[1];
+    if (k < n)
+      return get_u32(p + 2 + 4 * k);
+    k -= n;
+    p += 2 + 4 * n;
+  }
+  return 0;
+}
+
 static int
 asn_matches(u32 asn, const struct f_val *v)
 {

@@ -1,0 +1,330 @@
+/*
+ * DOC: Route attributes in the filter interpreter.
+ *
+ * Reads come from the route's interned list until the first write; then
+ * the list is copied into an ea_builder (copy-on-write, f_st_cow()) and
+ * later reads and writes use the builder. f_exec() interns the builder
+ * once at the end, if anything was written. A write that would leave an
+ * attribute as it is (scrubbing communities that are not there) copies
+ * nothing.
+ *
+ * Reads go through a per-run cache (struct f_state, filter/f_interp.h):
+ * its hit path, f_st_ea_get(), is static inline there and compiled with
+ * the dispatch loop; the first read of an attribute (f_st_ea_miss()) is
+ * here. Static attributes (gw, dest,
+ * preference, ...) live in the list's fixed fields, except from, weight
+ * and onlink, which are stored as attributes.
+ *
+ * Attribute payloads stay valid for the whole run (the input list is held
+ * by the caller; builder payloads live in the run's linpool).
+ */
+#include <string.h>
+#include "filter/f_interp.h"
+#include "nest/ea_bgp.h"
+#include "nest/rt.h"
+#include "nest/proto.h"
+#include "nest/iface.h"
+
+static const u8 empty_bytes[4];
+
+const struct eattr *
+f_st_ea_find(struct f_state *st, u16 id, const void **data)
+{
+  if (st->eb) {
+    for (uint i = 0; i < st->eb->count; i++)
+      if (st->eb->a[i].id == id) {
+        *data = st->eb->payload[i];
+        return &st->eb->a[i];
+      }
+    return NULL;
+  }
+  const struct eattr *e = ea_find(st->r->attrs, id);
+  if (e && e->type != EAF_INT && e->type != EAF_ROUTER_ID)
+    *data = ea_data(st->r->attrs, e);
+  return e;
+}
+
+/* Does a value of attribute a point to an object made of its payload? */
+static int
+ea_needs_obj(const struct f_attr *a, const struct eattr *e)
+{
+  switch (e->type) {
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    return 1;
+  case EAF_OPAQUE:
+    return a->type != T_BOOL && a->type != T_STRING && a->type != T_EC && a->type != T_RD && a->type != T_LC;
+  }
+  return 0;
+}
+
+/* That object: a copy of a net (in lp), or a view of the payload (in
+ * view if given, else in lp). */
+static const void *
+ea_make_obj(linpool *lp, struct adata *view, const struct f_attr *a, const struct eattr *e, const void *data)
+{
+  if (e->type == EAF_OPAQUE && a->type == T_NET) {
+    net_addr *n = lp_allocz(lp, sizeof(net_addr));
+    memcpy(n, data, MIN(e->len, sizeof(net_addr)));
+    return n;
+  }
+  if (!view)
+    view = lp_alloc(lp, sizeof(struct adata));
+  view->length = e->len;
+  view->data = (u8 *) (data ? data : empty_bytes);
+  return view;
+}
+
+struct f_val
+f_ea_to_val(const struct f_attr *a, const struct eattr *e, const void *data, linpool *lp)
+{
+  struct f_val v;
+  f_ea_val(a, e, data, e && ea_needs_obj(a, e) ? ea_make_obj(lp, NULL, a, e, data) : NULL, &v);
+  return v;
+}
+
+/* Out of line: only the cache's hit path belongs in the dispatch loop. */
+void __attribute__((noinline))
+f_st_ea_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
+{
+  const void *data = NULL, *obj = NULL;
+  const struct eattr *e = f_st_ea_find(st, a->id, &data);
+  if (e && ea_needs_obj(a, e)) {
+    struct adata *view = NULL;
+    if (!(e->type == EAF_OPAQUE && a->type == T_NET) && st->nviews < F_EA_CACHE)
+      view = &st->views[st->nviews++];
+    obj = ea_make_obj(st->lp, view, a, e, data);
+  }
+  if (st->ncached < F_EA_CACHE) {
+    struct f_ea_cached *c = &st->cached[st->ncached++];
+    c->a = a;
+    c->found = !!e;
+    if (e)
+      c->e = *e;
+    c->data = data;
+    c->obj = obj;
+  }
+  f_ea_val(a, e, data, obj, out);
+}
+
+/* Would storing v leave the attribute (e, payload old) as it is? (Common
+ * in route-server filters: scrubbing communities that are not there,
+ * setting a value that is already set.) Then no copy-on-write happens. */
+static int
+ea_unchanged(const struct f_attr *a, const struct eattr *e, const void *old, const struct f_val *v)
+{
+  switch (a->eaf) {
+  case EAF_INT: case EAF_ROUTER_ID:
+    return e && e->val == v->val.i;
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    if (!e)
+      return 0;
+    return e->len == v->val.ad->length && (old == v->val.ad->data || !memcmp(old, v->val.ad->data, e->len));
+  }
+  return 0;
+}
+
+/* Builder entry i (-1: a new one) becomes id: an integer val, or payload
+ * data (non-NULL) of len bytes. */
+static void
+eb_put(struct ea_builder *b, int i, u16 id, u8 type, u8 flags, u32 val, const void *data, u32 len)
+{
+  if (i < 0) {
+    if (data)
+      ea_set_data(b, id, type, flags, data, len);
+    else
+      ea_set_int(b, id, type, flags, val);
+    return;
+  }
+  b->a[i] = (struct eattr){ .id = id, .type = type, .flags = flags, .val = data ? 0 : val, .len = data ? len : 0 };
+  b->payload[i] = data;
+}
+
+void
+f_st_ea_set(struct f_state *st, const struct f_attr *a, const struct f_val *v)
+{
+  const void *old = NULL;
+  const struct eattr *e = f_st_ea_find(st, a->id, &old);
+  if (ea_unchanged(a, e, old, v))
+    return;
+  f_st_ea_forget(st, a->id);
+  /* Its index: ea_builder_from() copies the list's entries in order, so
+   * one found in the list has the same index in the builder. */
+  int i = !e ? -1 : st->eb ? (int) (e - st->eb->a) : (int) (e - st->r->attrs->a);
+  u8 flags = e ? e->flags : a->flags;
+  f_st_cow(st);
+  struct ea_builder *b = st->eb;
+  switch (a->eaf) {
+  case EAF_INT: case EAF_ROUTER_ID:
+    eb_put(b, i, a->id, a->eaf, flags, v->val.i, NULL, 0);
+    return;
+  case EAF_IP: {
+    ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
+    *ip = v->val.ip;
+    eb_put(b, i, a->id, EAF_IP, flags, 0, ip, sizeof(ip_addr));
+    return;
+  }
+  case EAF_AS_PATH: case EAF_INT_SET: case EAF_EC_SET: case EAF_LC_SET:
+    eb_put(b, i, a->id, a->eaf, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+    return;
+  case EAF_OPAQUE:
+    switch (v->type) {
+    case T_BOOL:
+      if (v->val.i)
+        eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, empty_bytes, 0);
+      else
+        ea_unset(b, a->id);
+      return;
+    case T_STRING:
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.s, strlen(v->val.s) + 1);
+      return;
+    case T_EC: case T_RD: {
+      u64 *x = lp_alloc(st->lp, 8);
+      *x = v->val.ec;
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 8);
+      return;
+    }
+    case T_LC: {
+      lcomm *x = lp_alloc(st->lp, sizeof(lcomm));
+      *x = v->val.lc;
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, x, 12);
+      return;
+    }
+    case T_NET:
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.net, v->val.net->length);
+      return;
+    default:
+      eb_put(b, i, a->id, EAF_OPAQUE, flags, 0, v->val.ad->length ? v->val.ad->data : empty_bytes, v->val.ad->length);
+      return;
+    }
+  }
+}
+
+/* Current values of the fixed fields. */
+#define ST_FIELD(st, f) ((st)->eb ? (st)->eb->f : (st)->r->attrs->f)
+
+static const char *
+st_proto_name(struct f_state *st)
+{
+  if (st->r->proto_name)
+    return st->r->proto_name;
+  if (st->r->src && st->r->src->proto)
+    return st->r->src->proto->name;
+  return "";
+}
+
+int
+f_st_sa_get(struct f_state *st, uint sa, struct f_val *v)
+{
+  const void *data = NULL;
+  const struct eattr *e;
+  switch (sa) {
+  case SA_NET: *v = (struct f_val){ .type = T_NET, .val.net = st->r->net }; return 0;
+  case SA_FROM:
+    *v = (struct f_val){ .type = T_IP };
+    e = f_st_ea_find(st, EA_GEN_FROM, &data);
+    if (e && e->len >= sizeof(ip_addr))
+      memcpy(&v->val.ip, data, sizeof(ip_addr));
+    return 0;
+  case SA_GW: *v = (struct f_val){ .type = T_IP, .val.ip = ST_FIELD(st, gw) }; return 0;
+  case SA_PROTO: *v = (struct f_val){ .type = T_STRING, .val.s = st_proto_name(st) }; return 0;
+  case SA_SOURCE: SET_INT(*v, T_ENUM_RTS, ST_FIELD(st, source)); return 0;
+  case SA_SCOPE: SET_INT(*v, T_ENUM_SCOPE, ST_FIELD(st, scope)); return 0;
+  case SA_DEST: SET_INT(*v, T_ENUM_RTD, ST_FIELD(st, dest)); return 0;
+  case SA_IFNAME: {
+    struct iface *i = ST_FIELD(st, iface);
+    *v = (struct f_val){ .type = T_STRING, .val.s = i ? i->name : "" };
+    return 0;
+  }
+  case SA_IFINDEX: {
+    struct iface *i = ST_FIELD(st, iface);
+    SET_INT(*v, T_INT, i ? i->index : 0);
+    return 0;
+  }
+  case SA_PREFERENCE: SET_INT(*v, T_INT, ST_FIELD(st, preference)); return 0;
+  case SA_IGP_METRIC: SET_INT(*v, T_INT, ST_FIELD(st, igp_metric)); return 0;
+  case SA_WEIGHT:
+    e = f_st_ea_find(st, EA_GEN_WEIGHT, &data);
+    SET_INT(*v, T_INT, e ? e->val : 0);
+    return 0;
+  case SA_ONLINK:
+    e = f_st_ea_find(st, EA_GEN_ONLINK, &data);
+    SET_BOOL(*v, e && e->val);
+    return 0;
+  case SA_GW_MPLS: SET_INT(*v, T_INT, 0); return 0;
+  }
+  return -1;
+}
+
+static struct iface *
+iface_by_name(const char *name)
+{
+  struct iface *res = NULL;
+  rcu_read_lock();
+  const struct iface_set *s = iface_current();
+  for (uint i = 0; s && i < s->count; i++)
+    if (!strcmp(s->ifs[i].iface->name, name))
+      res = s->ifs[i].iface;
+  rcu_read_unlock();
+  return res;
+}
+
+const char *
+f_st_sa_set(struct f_state *st, uint sa, const struct f_val *v)
+{
+  if (sa == SA_PREFERENCE && ST_FIELD(st, preference) == v->val.i)
+    return NULL;
+  f_st_cow(st);
+  /* from, weight and onlink are stored as attributes */
+  f_st_ea_forget(st, EA_GEN_FROM);
+  f_st_ea_forget(st, EA_GEN_WEIGHT);
+  f_st_ea_forget(st, EA_GEN_ONLINK);
+  struct ea_builder *b = st->eb;
+  switch (sa) {
+  case SA_FROM: {
+    ip_addr *ip = lp_alloc(st->lp, sizeof(ip_addr));
+    *ip = v->val.ip;
+    ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, ip, sizeof(ip_addr));
+    return NULL;
+  }
+  case SA_GW:
+    b->gw = v->val.ip;
+    b->dest = RTD_UNICAST;
+    return NULL;
+  case SA_SCOPE: b->scope = v->val.i; return NULL;
+  case SA_DEST:
+    if (v->val.i == RTD_UNICAST)
+      return "Setting dest to UNICAST is not supported; set gw instead";
+    if (v->val.i >= RTD_MAX)
+      return "Invalid dest value";
+    b->dest = v->val.i;
+    b->gw = IPA_NONE;
+    b->iface = NULL;
+    return NULL;
+  case SA_IFNAME: {
+    struct iface *i = iface_by_name(v->val.s);
+    if (!i)
+      return "Invalid iface name";
+    b->iface = i;
+    b->dest = RTD_UNICAST;
+    b->gw = IPA_NONE;
+    return NULL;
+  }
+  case SA_PREFERENCE:
+    if (v->val.i > 0xffff)
+      return "Preference out of range";
+    b->preference = v->val.i;
+    return NULL;
+  case SA_IGP_METRIC: b->igp_metric = v->val.i; return NULL;
+  case SA_WEIGHT:
+    if (v->val.i > 256 || !v->val.i)
+      return "Setting weight value out of bounds";
+    ea_set_int(b, EA_GEN_WEIGHT, EAF_INT, 0, v->val.i);
+    return NULL;
+  case SA_ONLINK:
+    ea_set_int(b, EA_GEN_ONLINK, EAF_INT, 0, v->val.i);
+    return NULL;
+  case SA_GW_MPLS:
+    return NULL;
+  }
+  return "Attribute is read-only";
+}
