@@ -41,6 +41,7 @@ struct cf_context {
   struct thread_group_config *this_tg;
   struct timeformat *tf;
   int tbl_sorted, tbl_trie;
+  btime tbl_min_settle, tbl_max_settle;   /* 0: the default */
   int proto_is_template;
   const struct proto_class *proto_class;
   struct show_route_args *ra;

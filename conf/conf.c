@@ -47,6 +47,7 @@ config_alloc(const char *name)
 static void
 config_free(struct config *c)
 {
+  rt_config_release(c);
   rfree(c->pool);
 }
 

@@ -58,6 +58,11 @@ enum f_result f_eval_rte(const struct filter *f, struct f_route *r, linpool *tmp
 /* Same code (reconfiguration keeps a channel whose filter is the same). */
 int filter_same(const struct filter *a, const struct filter *b);
 
+/* Each ROA or ASPA table the filter (or a function it calls) reads, maybe
+ * more than once: their changes change its verdicts (filter/f_tables.c). */
+struct rtable_config;
+void filter_tables(const struct filter *f, void (*cb)(void *ctx, struct rtable_config *t), void *ctx);
+
 /* "ACCEPT", "REJECT", the filter's name, or "(unnamed)". */
 const char *filter_name(const struct filter *f);
 

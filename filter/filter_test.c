@@ -309,6 +309,49 @@ test_inline_bound(void **state)
   config_unref(c);
 }
 
+/* The ROA/ASPA tables a filter reads, through calls and recursion and in
+ * fused tests, for `rpki reload` (filter/f_tables.c). */
+struct tables_seen { const char *names[8]; uint n; };
+
+static void
+note_table(void *ctx, struct rtable_config *t)
+{
+  struct tables_seen *s = ctx;
+  for (uint i = 0; i < s->n; i++)
+    if (!strcmp(s->names[i], t->name))
+      return;
+  assert_true(s->n < 8);
+  s->names[s->n++] = t->name;
+}
+
+static void
+test_tables_read(void **state)
+{
+  (void) state;
+  struct config *c = parse_ok(
+    "roa4 table r1; roa4 table r2; roa4 table r3; aspa table at;\n"
+    "function deep(int n) { if n > 0 then return deep(n - 1); return roa_check(r2, net, 65001) = ROA_VALID; }\n"
+    "function upstream_ok() { return aspa_check(at, bgp_path, false) = ASPA_VALID; }\n"
+    "filter top { if roa_check(r1, net, bgp_path.last) = ROA_INVALID then reject;"
+    " if deep(3) || upstream_ok() then accept; reject; }\n"
+    "filter plain { if net.len > 24 then reject; accept; }\n");
+  struct tables_seen s = { .n = 0 };
+  filter_tables(find_filter(c, "top"), note_table, &s);
+  assert_int_equal(s.n, 3);
+  int r1 = 0, r2 = 0, at = 0;
+  for (uint i = 0; i < s.n; i++) {
+    r1 |= !strcmp(s.names[i], "r1");
+    r2 |= !strcmp(s.names[i], "r2");
+    at |= !strcmp(s.names[i], "at");
+  }
+  assert_true(r1 && r2 && at);
+  s.n = 0;
+  filter_tables(find_filter(c, "plain"), note_table, &s);
+  filter_tables(FILTER_ACCEPT, note_table, &s);
+  assert_int_equal(s.n, 0);
+  config_unref(c);
+}
+
 /* Interning (nest/rt_attr.c) as filters use it: equal lists are one list
  * whatever order the builder has them in and whatever follows a payload
  * in memory (the padding to 4 bytes is not the caller's bytes). */
@@ -1057,6 +1100,7 @@ main(void)
     cmocka_unit_test(test_errors),
     cmocka_unit_test(test_cond_errors),
     cmocka_unit_test(test_inline_bound),
+    cmocka_unit_test(test_tables_read),
     cmocka_unit_test(test_intern),
     cmocka_unit_test(test_sets),
     cmocka_unit_test(test_trie),

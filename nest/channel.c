@@ -83,6 +83,7 @@ channel_up(struct channel *c)
     rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
     chan_refeed(c);
   }
+  chan_roa_subscribe(c);
 }
 
 /* Stop reading the table: whoever got our exports lost them. */
@@ -108,6 +109,7 @@ chan_down_begin(struct channel *c)
   chan_export_stop(c);
   chan_refresh_stop(c);
   chan_reload_stop(c);
+  chan_roa_unsubscribe(c);
   return 1;
 }
 
@@ -129,6 +131,7 @@ channel_pause(struct channel *c)
     return;
   uatomic_set(&c->state, CS_START);
   chan_export_stop(c);
+  chan_roa_unsubscribe(c);
 }
 
 void
@@ -185,12 +188,14 @@ channel_reconfigure(struct channel *c, struct channel_config *cc)
   c->preference = cc->preference;
   if (!refeed) {
     uatomic_set(&c->out_filter, cc->out_filter);   /* same code: the new config's copy */
+    chan_roa_resubscribe(c);
     return reimport;
   }
   int was = chan_exports(c);
   uatomic_set(&c->out_filter, cc->out_filter);   /* atomic: `show route export` reads it */
   if (uatomic_read(&c->state) != CS_UP)
     return reimport;
+  chan_roa_resubscribe(c);
   if (was && !chan_exports(c)) {
     /* The policy now rejects everything: the refeed withdraws what we
      * exported; then stop reading. */

@@ -17,7 +17,7 @@
 %%keywords protocols states routes filters interfaces events packets channels
 %%keywords show status memory symbols for in count stats primary filtered filter function
 %%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
-%%keywords summary limit action warn block receive
+%%keywords summary limit action warn block receive rpki
 
 %%grammar
 /* Tables */
@@ -36,7 +36,10 @@ table_def: net_type TABLE symbol table_opts_block {
     if (!rc)
       cf_error("Symbol %s already defined", $3->name);
     rc->sorted = cx->tbl_sorted; rc->trie = cx->tbl_trie;
+    if (cx->tbl_min_settle) rc->min_settle = cx->tbl_min_settle;
+    if (cx->tbl_max_settle) rc->max_settle = cx->tbl_max_settle;
     cx->tbl_sorted = cx->tbl_trie = 0;
+    cx->tbl_min_settle = cx->tbl_max_settle = 0;
   } ;
 table_opts_block: ';' | '{' table_opts '}' | table_inline_opts ';' ;
 /* BIRD also takes the flags without braces: `ipv4 table master4 sorted;` */
@@ -46,8 +49,8 @@ table_opts: /* empty */ | table_opts table_opt ';' ;
 table_opt:
    SORTED bool { cx->tbl_sorted = $2; }
  | TRIE bool { cx->tbl_trie = $2; }
- | MIN SETTLE TIME expr_us { }
- | MAX SETTLE TIME expr_us { }
+ | MIN SETTLE TIME expr_us { cx->tbl_min_settle = MAX($4, 1); }
+ | MAX SETTLE TIME expr_us { cx->tbl_max_settle = MAX($4, 1); }
  | GC THRESHOLD expr { }
  | GC PERIOD expr_us { }
  | DEBUG bool { }
@@ -125,6 +128,7 @@ channel_item:
  | DEBUG proto_debug_mask { cx->this_channel->debug = $2; }
  | IMPORT TABLE bool { cx->this_channel->import_table = $3; }
  | EXPORT TABLE bool { cx->this_channel->export_table = $3; }
+ | RPKI RELOAD bool { cx->this_channel->rpki_reload = $3; }
  | RECEIVE LIMIT expr limit_action { cx->this_channel->rx_limit = (struct channel_limit){ $3, $4 }; }
  | RECEIVE LIMIT OFF { cx->this_channel->rx_limit.max = 0; }
  | IMPORT LIMIT expr limit_action { cx->this_channel->in_limit = (struct channel_limit){ $3, $4 }; }

@@ -60,6 +60,8 @@ struct channel_config {
   int import_table, export_table;   /* keep Adj-RIB-In / Adj-RIB-Out */
   int secondary;              /* export the best route the export policy
                                  accepts, not only the best one (BGP) */
+  int rpki_reload;            /* re-run filters when a ROA/ASPA table they
+                                 read changes (nest/channel_roa.c) */
 };
 
 struct proto_config {
@@ -138,6 +140,8 @@ struct channel {
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
+  /* ROA/ASPA tables the filters read (nest/channel_roa.c); owner: proto loop */
+  struct chan_roa_sub *roa_subs, *roa_idle;
 };
 
 struct proto_status {         /* RCU-published snapshot for the CLI */
@@ -225,6 +229,10 @@ struct proto_class {
   /* Send every route of the channel through chan_import() again (its
    * import filter changed). NULL: such a change restarts the protocol. */
   void (*reload_routes)(struct channel *);
+  /* reload_routes and refeeds involve the neighbor (BGP's route refresh,
+   * resending everything): `rpki reload` then needs the channel's import
+   * or export table, as in BIRD 2 (nest/channel_roa.c). */
+  int reload_asks_peer;
   /* The protocol's own export rules, before the export filter (BIRD's
    * preexport: BGP's iBGP split horizon, well-known communities, OTC).
    * 0: go on, -1: reject (counted as rejected). Runs in the channel's loop
@@ -336,6 +344,15 @@ void chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *sr
 int chan_reload_in(struct channel *c);
 /* Forget a reload from the import table under way (the channel goes down). */
 void chan_reload_stop(struct channel *c);
+/* `rpki reload`: follow the ROA/ASPA tables the channel's filters read, and
+ * reload or refeed it after they changed (nest/channel_roa.c). Proto loop:
+ * subscribe when the channel goes up or its filters change, unsubscribe
+ * when it leaves up. */
+void chan_roa_subscribe(struct channel *c);
+void chan_roa_unsubscribe(struct channel *c);
+/* The same after a reconfiguration, if up: a table both configs read keeps
+ * its subscription (its place in the journal, a reload waiting to settle). */
+void chan_roa_resubscribe(struct channel *c);
 /* Withdraw everything the channel imported (the peer is gone). */
 void chan_flush_imports(struct channel *c);
 /* The protocol goes on, but what the channel imported is gone (a BGP

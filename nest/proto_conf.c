@@ -139,6 +139,7 @@ channel_config_start(struct cf_context *cx, uint net_type)
     cc->debug = pc->debug;
     cc->in_filter = FILTER_ACCEPT;     /* BIRD's defaults: import all, export none */
     cc->out_filter = FILTER_REJECT;
+    cc->rpki_reload = 1;
     list_add_tail(&pc->channels, &cc->n);
   }
   cx->this_channel = cc;

@@ -54,10 +54,11 @@ struct rtable_config {
   uint net_type;
   int sorted;
   int trie;
-  btime min_settle, max_settle;
+  btime min_settle, max_settle;   /* after a change, before its readers' reload */
   uint gc_threshold;
   btime gc_period;
   struct rtable *table;       /* owner: main loop; the running table */
+  int table_ref;              /* owner: main loop; holds a config_refs of table */
   int implicit;               /* master4/master6 made before parsing, not yet declared */
 };
 
@@ -142,6 +143,11 @@ struct rtable {
   struct event cleanup_ev;
   int deleted;                /* owner: main loop */
   int use_count;              /* owner: main loop: channels + config */
+  /* Owner: main loop. Configs naming the table: their filters may have a
+   * channel reading it (ROA reload, nest/channel_roa.c) until the protocol
+   * leaves that config, so it stays until they are freed (not at shutdown,
+   * when no protocol runs). */
+  int config_refs;
 
   struct cds_lfht *nets;      /* net index */
   struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
@@ -169,6 +175,8 @@ struct rtable {
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
+/* A config is freed: its tables may go (main loop). */
+void rt_config_release(struct config *c);
 /* Create master4/master6 if the config has none of that type. */
 void rt_config_defaults(struct config *c);
 /* Commit table configs of a new config: create new tables, keep same-named

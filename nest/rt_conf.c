@@ -14,6 +14,7 @@
 
 static struct lnode live_tables = { &live_tables, &live_tables };
 static uint tables_dying;   /* main loop: teardown scheduled, not finished */
+static int tables_shut;     /* main loop: rt_shutdown() ran; configs no longer hold tables */
 
 struct rtable_config *
 rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
@@ -32,6 +33,10 @@ rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
   rc->config = c;
   rc->net_type = net_type;
   rc->gc_threshold = 1000;
+  /* BIRD 2's defaults for the wait before a ROA change reloads the
+   * channels whose filters read the table (nest/channel_roa.c) */
+  rc->min_settle = S_ 1;
+  rc->max_settle = S_ 20;
   s->class = SYM_TABLE;
   s->table = rc;
   list_add_tail(&c->tables, &rc->n);
@@ -120,7 +125,7 @@ rt_table_teardown(void *data)
 static void
 rt_table_maybe_free(struct rtable *t)
 {
-  if (!t->deleted || t->use_count)
+  if (!t->deleted || t->use_count || (t->config_refs && !tables_shut))
     return;
   list_del(&t->n);
   tables_dying++;
@@ -135,6 +140,17 @@ rt_aux_table_free(struct rtable *t)
 {
   t->deleted = 1;
   rt_table_maybe_free(t);
+}
+
+/* After shutdown the table may be gone already; configs freed then let go. */
+static void
+rt_config_unref(struct rtable_config *rc)
+{
+  rc->table_ref = 0;
+  if (tables_shut)
+    return;
+  rc->table->config_refs--;
+  rt_table_maybe_free(rc->table);
 }
 
 void rt_lock_table(struct rtable *t) { t->use_count++; }
@@ -165,7 +181,15 @@ rt_commit(struct config *new, struct config *old)
       list_add_tail(&live_tables, &t->n);
     }
     t->config = rc;
+    /* `configure undo` commits an older config again: its tables may be
+     * new ones by now */
+    if (rc->table_ref && rc->table != t)
+      rt_config_unref(rc);
     rc->table = t;
+    if (!rc->table_ref) {
+      t->config_refs++;
+      rc->table_ref = 1;
+    }
   }
 
   LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n)
@@ -176,8 +200,17 @@ rt_commit(struct config *new, struct config *old)
 }
 
 void
+rt_config_release(struct config *c)
+{
+  LIST_WALK_ENTRY(rc, &c->tables, struct rtable_config, n)
+    if (rc->table_ref)
+      rt_config_unref(rc);
+}
+
+void
 rt_shutdown(void)
 {
+  tables_shut = 1;
   LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n) {
     t->config = NULL;
     if (!t->deleted) {

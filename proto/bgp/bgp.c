@@ -405,6 +405,7 @@ const struct proto_class proto_bgp = {
   .export_busy = bgp_export_busy,
   .feed_end = bgp_feed_end,
   .reload_routes = bgp_reload_routes,
+  .reload_asks_peer = 1,
   .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,
   .rte_info = bgp_rte_info,
