@@ -32,6 +32,10 @@
 #define BGP_GR_AWARE 1
 #define BGP_GR_ABLE 2
 
+#define BGP_GW_UNSET 0
+#define BGP_GW_DIRECT 1
+#define BGP_GW_RECURSIVE 2
+
 #define BGP_NH_DEFAULT 0
 #define BGP_NH_SELF 1
 #define BGP_NH_KEEP 2
@@ -41,7 +45,12 @@ struct bgp_channel_config {
   int next_hop_mode;            /* BGP_NH_* */
   ip_addr next_hop_addr;
   u8 add_path;                  /* BGP_ADD_PATH_RX | TX */
-  int gw_recursive;
+  /* BIRD's `gateway direct|recursive`; unset: direct for single-hop
+   * sessions, recursive for multihop ones (postconfig) */
+  int gw_mode;                  /* BGP_GW_* */
+  /* `igp table`: where recursive next hops resolve, per address family
+   * of the next hop; unset: the channel's table (postconfig) */
+  struct rtable_config *igp_table4, *igp_table6;
   int aigp, aigp_set;           /* RFC 7311; unset: on for iBGP (postconfig) */
   int aigp_originate;
   /* The family in our GR / LLGR capability and its stale time; unset:

@@ -213,7 +213,12 @@ bgp_show_channel(struct proto *pp, struct channel *c, struct cli *cli)
     cli_printf(cli, -1006, "    BGP Next hop:   %I", ipa_nonzero(nh) ? nh : s->source_addr);
   }
   rcu_read_unlock();
-  cli_printf(cli, -1006, "    IGP %s table: %s", af == BGP_AF_IPV4 ? "IPv4" : "IPv6", c->table->name);
+  /* the IGP tables of recursive next hops; none in direct mode (BIRD 2) */
+  const struct bgp_channel_config *cf = (const struct bgp_channel_config *) c->cf;
+  if (cf->gw_mode == BGP_GW_RECURSIVE && cf->igp_table4)
+    cli_printf(cli, -1006, "    IGP IPv4 table: %s", cf->igp_table4->name);
+  if (cf->gw_mode == BGP_GW_RECURSIVE && cf->igp_table6)
+    cli_printf(cli, -1006, "    IGP IPv6 table: %s", cf->igp_table6->name);
 }
 
 /* --- Routes --- */
