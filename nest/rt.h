@@ -45,6 +45,7 @@ struct channel;
 struct proto;
 struct config;
 struct symbol;
+struct rt_hostcache;
 
 struct rtable_config {
   struct lnode n;
@@ -161,6 +162,10 @@ struct rtable {
   u64 jend;                   /* atomic: seq of the next item to be written */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   struct lnode readers;       /* struct rt_reader, under lock */
+
+  /* Recursive next hops resolved here (nest/rt_hostcache.c); RCU, made
+   * on first use, freed with the table's data. */
+  struct rt_hostcache *hostcache;
 
   /* Route ids for export maps. */
   u32 *id_map;                /* bitmap, under lock */

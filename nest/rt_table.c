@@ -15,6 +15,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "nest/rt.h"
+#include "nest/rt_hostcache.h"
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "lib/hash.h"
@@ -755,6 +756,7 @@ rt_cleanup(void *data)
 void
 rt_table_destroy_data(struct rtable *t)
 {
+  rt_hostcache_free(t);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));

@@ -13,6 +13,8 @@ expectations are BIRD 2's behaviour.
 
 import re
 
+import pytest
+
 from conftest import poll, run_bird_parse
 from bgp_peers import established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
 
@@ -113,3 +115,130 @@ def test_config_errors(tmp_path):
     assert parse_error(tmp_path, "ipv4 table t sorted;\n%s multihop;\n  ipv4 { %s igp table t; }; }\n" % (nb, ch)) == ""
     assert parse_error(tmp_path, "ipv4 table t sorted;\n%s\n  ipv4 { %s table t; secondary; }; }\n" % (nb, ch)) == ""
     assert parse_error(tmp_path, "ipv6 table t6;\n%s\n  ipv4 { %s igp table t6; }; }\n" % (nb, ch)) == ""
+
+
+# --- Recursive resolution ----------------------------------------------------------
+
+def test_recursive_show(start_daemon, peers, ports):
+    P = "127.92.1.2"
+    peers("p", peer_conf(P, ports[1], ports[0]))
+    d = start_daemon(dut_conf([dut_bgp("p", P, ports[0], ports[1], 65002)]))
+    up(d, "p")
+    assert poll(lambda: "10.92.7.0/24" in route(d, "10.92.7.0/24"), timeout=10), route(d, "all")
+    frm = "[p from %s] * " % P
+    expect = {
+        "10.92.1.0/24": "10.92.1.0/24         unreachable %s(100) [AS65002i]\n" % frm,
+        "10.92.2.0/24": "10.92.2.0/24         blackhole %s(100/?) [AS65002i]\n" % frm,
+        "10.92.3.0/24": "10.92.3.0/24         unicast %s(100/?) [AS65002i]\n\tdev lo\n" % frm,
+        "10.92.5.0/24": "10.92.5.0/24         unreachable %s(100/-) [AS65002i]\n" % frm,
+        # one level only: a next hop behind a recursive route does not resolve
+        "10.92.6.0/24": "10.92.6.0/24         unreachable %s(100) [AS65002i]\n" % frm,
+    }
+    for prefix, line in expect.items():
+        assert poll(lambda: route(d, prefix) == "Table master4:\n" + line, timeout=5), (route(d, prefix), line)
+    # `all`: the same attributes as received, and no igp_metric line (BIRD 2 keeps it
+    # out of the attribute list)
+    v = strip_codes(d.raw("show route 10.92.2.0/24 all"))
+    assert "\tType: BGP univ\n\tBGP.origin: IGP\n\tBGP.as_path: 65002\n\tBGP.next_hop: 198.51.100.1\n" \
+           "\tBGP.local_pref: 100\n" in v, v
+    assert "igp_metric" not in v, v
+    v = strip_codes(d.raw("show protocols all p"))
+    assert "\n    IGP IPv4 table: master4\n" in v, v
+
+
+def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_reference):
+    """Direct mode (a single-hop session): a next hop that is no neighbor on a
+    connected network makes the route a withdrawal, with BIRD's log line. On loopback
+    nothing is a neighbor (BIRD ignores the interface), so every route goes."""
+    if is_reference:
+        pytest.skip("BIRD 2 never starts a single-hop session to a neighbor on loopback")
+    P = "127.92.5.2"
+    peers("p", peer_conf(P, ports[1], ports[0], nhs={"10.92.51.0/24": None, "10.92.52.0/24": "192.0.2.1"}))
+    # the same session in recursive mode imports both (unreachable): the sentinel
+    # that the routes did arrive
+    conf = lambda gw: dut_conf([dut_bgp("p", P, ports[0], ports[1], 65002, channel=gw).replace("multihop;", "")])
+    d = start_daemon(conf("gateway recursive;"))
+    up(d, "p")
+    assert poll(lambda: "10.92.52.0/24" in route(d, "10.92.52.0/24"), timeout=10), route(d, "all")
+    assert route(d, "10.92.51.0/24").startswith("Table master4:\n10.92.51.0/24        unreachable")
+    configure(d, conf(""))
+    up(d, "p")
+    # (rate-limited: the first of the two UPDATEs at least)
+    assert poll(lambda: re.search(r"<RMT> p: Invalid NEXT_HOP attribute - address (192\.0\.2\.1|%s) not "
+                                  r"directly reachable$" % re.escape(P), d.log(), re.M), timeout=10), d.log()
+    assert route(d, "10.92.51.0/24") == "Network not found"
+    assert route(d, "10.92.52.0/24") == "Network not found"
+    v = strip_codes(d.raw("show protocols all p"))
+    assert "IGP IPv4 table" not in v, v
+    assert re.search(r"Import updates: +2 +0 +0 +0 +0\n", v) or "Routes:         0 imported" in v, v
+
+
+# --- Best path -----------------------------------------------------------------------
+
+def best_from(d, prefix):
+    m = re.search(r"\[(\S+) [^\]]*\] \*", strip_codes(d.raw("show route %s" % prefix)))
+    return m.group(1) if m else None
+
+
+def test_best_path_resolvable(start_daemon, peers, ports):
+    """RFC 4271 9.1.2.1: a route whose next hop does not resolve (BIRD 2: it is
+    unreachable; a blackhole counts as resolved) loses to one that does, whatever
+    its path."""
+    A, B = "127.92.3.2", "127.92.3.3"
+    # 10.92.31.0/24: a's short path resolves to a blackhole, b's longer one to dev
+    #                lo: both resolve, the path decides
+    # 10.92.32.0/24: both resolve, a's next hop with IGP metric 20, b's with 10
+    # 10.92.33.0/24, .34, .35: a's short path does not resolve (an unreachable
+    #                route covers it, nothing does, again unreachable); b's longer
+    #                one resolves to a blackhole, dev lo, dev lo
+    a_nh = {"10.92.31.0/24": "198.51.100.1", "10.92.32.0/24": "198.51.100.20", "10.92.33.0/24": "100.65.0.1", "10.92.34.0/24": None, "10.92.35.0/24": "100.65.0.1"}
+    b_nh = {"10.92.31.0/24": "203.0.113.1", "10.92.32.0/24": "198.51.100.10", "10.92.33.0/24": "198.51.100.1", "10.92.34.0/24": "203.0.113.1", "10.92.35.0/24": "203.0.113.1"}
+    peers("a", peer_conf(A, ports[1], ports[0], 65003, a_nh))
+    peers("b", peer_conf(B, ports[2], ports[0], 65004, b_nh, statics=
+                         "route 10.92.31.0/24 blackhole { bgp_path.prepend(65099); }; route 10.92.32.0/24 blackhole; "
+                         "route 10.92.33.0/24 blackhole { bgp_path.prepend(65099); };"
+                         "route 10.92.34.0/24 blackhole { bgp_path.prepend(65099); };"
+                         "route 10.92.35.0/24 blackhole { bgp_path.prepend(65099); };"))
+    igp = ('route 100.65.0.0/16 unreachable; route 203.0.113.0/24 via "lo"; '
+           
+           "route 198.51.100.0/24 blackhole; "
+           "route 198.51.100.20/32 blackhole { igp_metric = 20; }; "
+           "route 198.51.100.10/32 blackhole { igp_metric = 10; };")
+    conf = lambda opts: dut_conf([dut_bgp("a", A, ports[0], ports[1], 65003, opts=opts),
+                                  dut_bgp("b", B, ports[0], ports[2], 65004, opts=opts)], igp=igp)
+    d = start_daemon(conf(""))
+    up(d, "a", "b")
+    assert poll(lambda: strip_codes(d.raw("show route 10.92.31.0/24")).count(" from ") == 2, timeout=10), \
+        route(d, "10.92.31.0/24")
+    assert poll(lambda: strip_codes(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
+    assert poll(lambda: strip_codes(d.raw("show route 10.92.33.0/24")).count(" from ") == 2, timeout=10)
+    for prefix in ("10.92.34.0/24", "10.92.35.0/24"):
+        assert poll(lambda: strip_codes(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
+    assert best_from(d, "10.92.31.0/24") == "a", route(d, "10.92.31.0/24")
+    for prefix in ("10.92.33.0/24", "10.92.34.0/24", "10.92.35.0/24"):
+        assert best_from(d, prefix) == "b", route(d, prefix)
+    assert "from %s] * (100/10) [AS65004i]" % B in route(d, "10.92.32.0/24") or \
+        "from %s] (100/10) [AS65004i]" % B in route(d, "10.92.32.0/24")
+    # the IGP route: its igp_metric after the preference, and in `all` (not so for a
+    # recursive next hop's, above)
+    v = re.sub(rb" \d\d:\d\d:\d\d\.\d\d\d", b"", d.raw("show route 198.51.100.20/32 all"))
+    assert v == (b"1007-Table master4:\n 198.51.100.20/32     blackhole [igp1] * (200/20)\n"
+                 b"1008-\tType: static univ\n1012-\tigp_metric: 20\n0000 \n"), v
+
+
+# --- Export --------------------------------------------------------------------------
+
+def test_unreachable_routes_exported(start_daemon, peers, ports):
+    """An unresolvable route still goes to other peers (route servers on loopback
+    depend on it), with the BGP next hop, not a resolved gateway."""
+    A, B = "127.92.4.2", "127.92.4.3"
+    peers("a", peer_conf(A, ports[1], ports[0], 65003, {"10.92.41.0/24": None, "10.92.42.0/24": "198.51.100.1"}))
+    b = peers("b", peer_conf(B, ports[2], ports[0], 65004, {"10.92.49.0/24": None}))
+    d = start_daemon(dut_conf([dut_bgp("a", A, ports[0], ports[1], 65003, opts="rs client;"),
+                               dut_bgp("b", B, ports[0], ports[2], 65004, opts="rs client;")]))
+    up(d, "a", "b")
+    assert poll(lambda: "10.92.41.0/24" in route_all(b, "10.92.41.0/24"), timeout=10), route(d, "10.92.41.0/24")
+    assert route(d, "10.92.41.0/24").startswith("Table master4:\n10.92.41.0/24        unreachable")
+    assert "BGP.next_hop: %s\n" % A in route_all(b, "10.92.41.0/24")
+    assert poll(lambda: "BGP.next_hop: 198.51.100.1\n" in route_all(b, "10.92.42.0/24"), timeout=5), \
+        route_all(b, "10.92.42.0/24")

@@ -188,6 +188,8 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   /* a range has no routes of its own to recover: it would only hold the recovery up */
   if (!rv && !bgp_cf_is_range(cf))
     bgp_gr_recovery_init(p);
+  if (!rv)
+    bgp_nh_lock(p);
   return rv;
 }
 
@@ -200,6 +202,7 @@ bgp_cleanup(struct proto *pp)
     close(fd);
   bgp_listen_close(p->listen_addr, p->listen_port);
   bgp_gr_recovery_cleanup(p);
+  bgp_nh_cleanup(p);
   struct bgp_show *s = rcu_xchg_pointer(&p->show, NULL);
   if (s)
     call_rcu(&s->rcu, (void (*)(struct rcu_head *)) free);
@@ -277,6 +280,7 @@ bgp_start(struct proto *pp)
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
   }
   bgp_tx_init(p);
+  bgp_nh_start(p);
   bgp_gr_init(p);
   bgp_gr_recovery_start(p);
   hash_init(&p->path_srcs, pp->run_pool, 4);

@@ -216,6 +216,8 @@ struct bgp_channel {
   slab *prefix_slab;
   uint pending;                 /* prefixes waiting in buckets */
   int export_paused;            /* export_busy said so; resume when drained */
+  /* Recursive next hops (bgp_nexthop.c) */
+  struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
 };
 
 /* One route source per received ADD-PATH path id (owner: instance loop). */
@@ -267,6 +269,7 @@ struct bgp_proto {
   struct gr_waiter gr_waiter;
   struct event gr_recovery_ev;
   struct timer gr_timer;        /* restart time, then stale routes guard */
+  struct rtable *igp_locked[4]; /* main loop: IGP tables held for recursive next hops */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
   uint dynamic_seq;             /* main loop: last number of a spawn's name, */
@@ -298,6 +301,14 @@ void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
 void bgp_session_established(struct bgp_proto *p);
 void bgp_session_down(struct bgp_proto *p);
 void bgp_path_srcs_free(struct bgp_proto *p);
+
+/* bgp_nexthop.c: gateway modes, recursive next hops */
+/* The destination of a received route from its NEXT_HOP; 0, or -1 when
+ * it must be treated as withdrawn (direct mode, no neighbor). */
+int bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *bc);
+void bgp_nh_lock(struct bgp_proto *p);        /* main loop, init */
+void bgp_nh_start(struct bgp_proto *p);       /* instance loop */
+void bgp_nh_cleanup(struct bgp_proto *p);     /* main loop, the loop is gone */
 
 /* bgp_tx.c: export */
 void bgp_tx_init(struct bgp_proto *p);

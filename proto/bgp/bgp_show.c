@@ -9,6 +9,7 @@
 #include <string.h>
 #include "proto/bgp/bgp.h"
 #include "nest/cli.h"
+#include "nest/rt_hostcache.h"
 #include "lib/printf.h"
 
 const char *
@@ -265,12 +266,22 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   static const char origin_ch[] = "ie?";
   u32 o = bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE);
   char oc = o < 3 ? origin_ch[o] : '?';
-  /* BIRD marks long-lived stale routes with "s" after the preference. */
+  /* BIRD marks long-lived stale routes with "s" after the preference,
+   * then a recursive next hop's IGP metric: "-" unresolvable, "?" unknown */
   const char *st = bgp_llgr_stale(a) ? "s" : "";
-  if (origin_as)
-    bsnprintf(buf, size, " (%u%s) [AS%u%c]", a->preference, st, origin_as, oc);
+  char m[16] = "";
+  if (!a->igp_metric)
+    ;
+  else if (a->dest == RTD_UNREACHABLE)
+    bsnprintf(m, sizeof(m), "/-");
+  else if (a->igp_metric >= IGP_METRIC_UNKNOWN)
+    bsnprintf(m, sizeof(m), "/?");
   else
-    bsnprintf(buf, size, " (%u%s) [%c]", a->preference, st, oc);
+    bsnprintf(m, sizeof(m), "/%u", a->igp_metric);
+  if (origin_as)
+    bsnprintf(buf, size, " (%u%s%s) [AS%u%c]", a->preference, st, m, origin_as, oc);
+  else
+    bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
 }
 
 static const struct bgp_peer_info *
@@ -290,6 +301,10 @@ int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
+  /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
+  int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
+  if (ux != uy)
+    return uy;
   /* RFC 9494 4.3: long-lived stale routes lose against all others. */
   int sx = bgp_llgr_stale(x), sy = bgp_llgr_stale(y);
   if (sx != sy)
