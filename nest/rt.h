@@ -228,6 +228,9 @@ struct rt_stale_op {
   int flush;
   u16 flush_gen, modify_gen;
   struct ea_list *(*modify)(struct channel *c, const struct rte *r);
+  /* NULL, or which of those modify may replace: the others stay (no
+   * writer lock taken for them) */
+  int (*select)(struct channel *c, const struct rte *r);
 };
 int rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
                   uint *removed, uint *modified);

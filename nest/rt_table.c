@@ -522,7 +522,7 @@ rt_stale_action(const struct rt_stale_op *op, const struct rte *r)
     return 0;
   if (op->flush && rte_gen_older(r, op->flush_gen))
     return 1;
-  if (op->modify && rte_gen_older(r, op->modify_gen))
+  if (op->modify && rte_gen_older(r, op->modify_gen) && (!op->select || op->select(op->c, r)))
     return 2;
   return 0;
 }

@@ -146,6 +146,58 @@ def test_recursive_show(start_daemon, peers, ports):
     assert "\n    IGP IPv4 table: master4\n" in v, v
 
 
+def test_igp_table_and_reresolution(start_daemon, peers, ports):
+    """Next hops resolve in `igp table`; when a covering route appears, changes or
+    goes, the routes that use the next hop follow."""
+    P = "127.92.2.2"
+    nhs = {"10.92.21.0/24": "198.51.100.1", "10.92.22.0/24": "198.51.100.1", "10.92.23.0/24": None}
+    peers("p", peer_conf(P, ports[1], ports[0], nhs=nhs))
+    extra = "ipv4 table igp4;\n"
+    igp_blackhole = "protocol static igp2 { ipv4 { table igp4; }; route 198.51.100.0/24 blackhole; }\n"
+    conf = lambda igp2: dut_conf([dut_bgp("p", P, ports[0], ports[1], 65002, channel="igp table igp4;")],
+                                 igp="route 10.92.99.0/24 blackhole;", extra=extra + igp2)
+    d = start_daemon(conf(""))
+    up(d, "p")
+    head = "Table master4:\n10.92.21.0/24        "
+    tail = " [p from %s] * (100%%s) [AS65002i]\n" % P
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "", timeout=10), \
+        route(d, "10.92.21.0/24")
+    v = strip_codes(d.raw("show protocols all p"))
+    assert "\n    IGP IPv4 table: igp4\n" in v, v
+
+    # a covering route appears in the IGP table: both routes with that next hop move
+    configure(d, conf(igp_blackhole))
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "blackhole" + tail % "/?", timeout=10), \
+        route(d, "10.92.21.0/24")
+    assert poll(lambda: route(d, "10.92.22.0/24").startswith("Table master4:\n10.92.22.0/24        blackhole"),
+                timeout=5), route(d, "10.92.22.0/24")
+    assert poll(lambda: route(d, "10.92.23.0/24").startswith("Table master4:\n10.92.23.0/24        unreachable"),
+                timeout=5), route(d, "10.92.23.0/24")
+    # it changes (a more specific one with a metric), and back
+    more = igp_blackhole.replace("blackhole; }", "blackhole; route 198.51.100.0/28 unreachable { igp_metric = 7; }; }")
+    configure(d, conf(more))
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "/-", timeout=10), \
+        route(d, "10.92.21.0/24")
+    configure(d, conf(igp_blackhole))
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "blackhole" + tail % "/?", timeout=10), \
+        route(d, "10.92.21.0/24")
+    # and goes
+    configure(d, conf(""))
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "", timeout=10), \
+        route(d, "10.92.21.0/24")
+    assert poll(lambda: route(d, "10.92.22.0/24").startswith("Table master4:\n10.92.22.0/24        unreachable"),
+                timeout=5), route(d, "10.92.22.0/24")
+    # BIRD 2 leaves a route that is unreachable already as it is when its next hop
+    # stops resolving, IGP metric included
+    configure(d, conf(more))
+    assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "/-", timeout=10), \
+        route(d, "10.92.21.0/24")
+    configure(d, conf(""))
+    assert poll(lambda: "igp2" not in strip_codes(d.raw("show protocols")), timeout=10)
+    assert not poll(lambda: route(d, "10.92.21.0/24") != head + "unreachable" + tail % "/-", timeout=1), \
+        route(d, "10.92.21.0/24")
+
+
 def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_reference):
     """Direct mode (a single-hop session): a next hop that is no neighbor on a
     connected network makes the route a withdrawal, with BIRD's log line. On loopback

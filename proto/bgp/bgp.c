@@ -300,6 +300,7 @@ bgp_shutdown(struct proto *pp)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   p->down_requested = 1;
+  bgp_nh_stop(p);
   p->error_wait = 0;          /* an operator's restart starts afresh, as BIRD */
   tm_stop(&p->connect_timer);
   tm_stop(&p->tx_settle);

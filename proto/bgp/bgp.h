@@ -218,6 +218,11 @@ struct bgp_channel {
   int export_paused;            /* export_busy said so; resume when drained */
   /* Recursive next hops (bgp_nexthop.c) */
   struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
+  struct event nh_changed_ev;   /* from the IGP tables' host caches */
+  struct event nh_walk_ev;
+  struct rt_stale_op nh_op;     /* the walk that applies new resolutions */
+  net_addr nh_pos;              /* its resume key */
+  int nh_walking, nh_subscribed;
 };
 
 /* One route source per received ADD-PATH path id (owner: instance loop). */
@@ -308,6 +313,7 @@ void bgp_path_srcs_free(struct bgp_proto *p);
 int bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *bc);
 void bgp_nh_lock(struct bgp_proto *p);        /* main loop, init */
 void bgp_nh_start(struct bgp_proto *p);       /* instance loop */
+void bgp_nh_stop(struct bgp_proto *p);        /* instance loop, shutdown */
 void bgp_nh_cleanup(struct bgp_proto *p);     /* main loop, the loop is gone */
 
 /* bgp_tx.c: export */

@@ -10,7 +10,10 @@
  *
  * Each channel keeps the host entries of its next hops in a hash of its
  * own, so an UPDATE costs one local lookup and one RCU read, whatever the
- * number of prefixes in it.
+ * number of prefixes in it. When the cache says a resolution changed, the
+ * channel walks its routes in the table in bounded chunks and replaces
+ * those whose destination differs (the stored attributes with the new
+ * destination; filters do not run again, as in BIRD).
  *
  * Ownership: everything here belongs to the instance loop, except the IGP
  * table locks (main loop: bgp_nh_lock at init, bgp_nh_cleanup).
@@ -21,6 +24,8 @@
 #include "nest/iface.h"
 #include "nest/rt_hostcache.h"
 #include "lib/log.h"
+
+#define BGP_NH_WALK_BATCH 256       /* nets per rt_stale_walk call */
 
 struct bgp_nh_entry {
   struct hash_node hn;
@@ -118,6 +123,84 @@ bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *
   return 0;
 }
 
+/* --- Re-resolution --- */
+
+/* Inside rcu_read_lock() (rt_stale_walk). */
+static const struct rt_nh_res *
+bgp_nh_current(struct channel *c, const struct rte *r)
+{
+  if (!(r->attrs->flags & EAL_RECURSIVE))
+    return NULL;
+  struct bgp_proto *p = (struct bgp_proto *) c->proto;
+  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  const struct eattr *e = ea_find(r->attrs, BGP_EA(BA_NEXT_HOP));
+  if (!e)
+    return NULL;
+  ip_addr ll, gw = bgp_nh_of(e, ea_data(r->attrs, e), &ll);
+  ip_addr nh = ipa_nonzero(gw) ? gw : ll;
+  u32 h = hash_bytes(&nh, sizeof(nh));
+  struct hash_node *n = hash_find(&bc->nh_cache, h, bgp_nh_entry_eq, &nh);
+  return n ? rt_hostentry_res(container_of(n, struct bgp_nh_entry, hn)->he) : NULL;
+}
+
+static int
+bgp_nh_select(struct channel *c, const struct rte *r)
+{
+  const struct rt_nh_res *res = bgp_nh_current(c, r);
+  return res && !rt_nh_same(r->attrs, res);
+}
+
+static struct ea_list *
+bgp_nh_modify(struct channel *c, const struct rte *r)
+{
+  struct ea_builder b;
+  ea_builder_from(&b, r->attrs);
+  const struct rt_nh_res *res = bgp_nh_current(c, r);
+  if (res)
+    rt_nh_apply(&b, res);
+  return ea_intern(&b);
+}
+
+static void
+bgp_nh_walk(void *data)
+{
+  struct bgp_channel *bc = data;
+  struct channel *c = bc->c;
+  for (;;) {
+    if (uatomic_read(&c->state) != CS_UP) {
+      bc->nh_walking = 0;
+      return;
+    }
+    uint removed = 0, modified = 0;
+    if (rt_stale_walk(c->table, &bc->nh_op, &bc->nh_pos, BGP_NH_WALK_BATCH, &removed, &modified)) {
+      bc->nh_walking = 0;
+      return;
+    }
+    if (loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&bc->nh_walk_ev);
+      return;
+    }
+  }
+}
+
+/* The host cache changed something: walk again from the start (a walk under
+ * way may have passed routes the change concerns). */
+static void
+bgp_nh_changed(void *data)
+{
+  struct bgp_channel *bc = data;
+  struct channel *c = bc->c;
+  bc->nh_op = (struct rt_stale_op){
+    .c = c, .modify = bgp_nh_modify, .select = bgp_nh_select,
+    /* every route of the channel, stale or not: nothing is newer */
+    .modify_gen = (u16) (uatomic_read(&c->refresh.gen) + 1),
+  };
+  bc->nh_pos.type = NET_INVALID;
+  bc->nh_walking = 1;
+  ev_schedule(&bc->nh_walk_ev);
+}
+
 void
 bgp_nh_lock(struct bgp_proto *p)
 {
@@ -143,6 +226,28 @@ bgp_nh_start(struct bgp_proto *p)
     if (!bc->c || bc->cf->gw_mode != BGP_GW_RECURSIVE)
       continue;
     hash_init(&bc->nh_cache, p->p.run_pool, 4);
+    ev_init(&bc->nh_changed_ev, bgp_nh_changed, bc);
+    ev_init(&bc->nh_walk_ev, bgp_nh_walk, bc);
+    const struct rtable_config *ts[2] = { bc->cf->igp_table4, bc->cf->igp_table6 };
+    for (int i = 0; i < 2; i++)
+      if (ts[i] && ts[i]->table && (i == 0 || !ts[0] || ts[0]->table != ts[1]->table))
+        rt_hostcache_subscribe(ts[i]->table, p->p.loop, &bc->nh_changed_ev);
+    bc->nh_subscribed = 1;
+  }
+}
+
+void
+bgp_nh_stop(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct bgp_channel *bc = &p->ch[af];
+    if (!bc->nh_subscribed)
+      continue;
+    bc->nh_subscribed = 0;
+    const struct rtable_config *ts[2] = { bc->cf->igp_table4, bc->cf->igp_table6 };
+    for (int i = 0; i < 2; i++)
+      if (ts[i] && ts[i]->table)
+        rt_hostcache_unsubscribe(ts[i]->table, &bc->nh_changed_ev);
   }
 }
 
