@@ -232,10 +232,11 @@ def best_from(d, prefix):
     return m.group(1) if m else None
 
 
-def test_best_path_resolvable(start_daemon, peers, ports):
+def test_best_path_resolvable_and_igp_metric(start_daemon, peers, ports):
     """RFC 4271 9.1.2.1: a route whose next hop does not resolve (BIRD 2: it is
     unreachable; a blackhole counts as resolved) loses to one that does, whatever
-    its path."""
+    its path; then the IGP metric (9.1.2.2 e) decides between routes equal up to it,
+    unless `igp metric off`."""
     A, B = "127.92.3.2", "127.92.3.3"
     # 10.92.31.0/24: a's short path resolves to a blackhole, b's longer one to dev
     #                lo: both resolve, the path decides
@@ -267,15 +268,24 @@ def test_best_path_resolvable(start_daemon, peers, ports):
     for prefix in ("10.92.34.0/24", "10.92.35.0/24"):
         assert poll(lambda: strip_codes(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
     assert best_from(d, "10.92.31.0/24") == "a", route(d, "10.92.31.0/24")
+    assert best_from(d, "10.92.32.0/24") == "b", route(d, "10.92.32.0/24")
     for prefix in ("10.92.33.0/24", "10.92.34.0/24", "10.92.35.0/24"):
         assert best_from(d, prefix) == "b", route(d, prefix)
-    assert "from %s] * (100/10) [AS65004i]" % B in route(d, "10.92.32.0/24") or \
-        "from %s] (100/10) [AS65004i]" % B in route(d, "10.92.32.0/24")
+    assert "blackhole [b from %s] * (100/10) [AS65004i]" % B in route(d, "10.92.32.0/24")
+    assert "blackhole [a from %s] (100/20) [AS65003i]" % A in route(d, "10.92.32.0/24")
     # the IGP route: its igp_metric after the preference, and in `all` (not so for a
     # recursive next hop's, above)
     v = re.sub(rb" \d\d:\d\d:\d\d\.\d\d\d", b"", d.raw("show route 198.51.100.20/32 all"))
     assert v == (b"1007-Table master4:\n 198.51.100.20/32     blackhole [igp1] * (200/20)\n"
                  b"1008-\tType: static univ\n1012-\tigp_metric: 20\n0000 \n"), v
+    # without IGP metrics: the lower router id (a's) wins
+    configure(d, conf("igp metric off;"))
+    up(d, "a", "b")
+    assert poll(lambda: strip_codes(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
+    assert poll(lambda: best_from(d, "10.92.32.0/24") == "a", timeout=10), route(d, "10.92.32.0/24")
+    for prefix in ("10.92.33.0/24", "10.92.34.0/24", "10.92.35.0/24"):
+        assert poll(lambda: strip_codes(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
+        assert best_from(d, prefix) == "b", route(d, prefix)
 
 
 # --- Export --------------------------------------------------------------------------

@@ -284,6 +284,12 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
     bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
 }
 
+static const struct bgp_proto *
+bgp_proto_of(const struct rte *r)
+{
+  return (const struct bgp_proto *) r->src->proto;
+}
+
 static const struct bgp_peer_info *
 bgp_peer_of(const struct rte *r)
 {
@@ -336,6 +342,11 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
   if (ix->interior != iy->interior)
     return !ix->interior;
+  /* RFC 4271 9.1.2.2 e), where each session's `igp metric` allows */
+  u32 gx = bgp_proto_of(a)->cf->igp_metric ? x->igp_metric : 0;
+  u32 gy = bgp_proto_of(b)->cf->igp_metric ? y->igp_metric : 0;
+  if (gx != gy)
+    return gx < gy;
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
   if (rx != ry)
     return rx < ry;
