@@ -13,6 +13,7 @@
 #include "lib/log.h"
 
 #define RT_HC_BATCH 4096          /* journal items per run of the reader */
+#define RT_HC_POLL (MS_ 20)       /* period of the reader while the table is busy */
 
 struct rt_hc_sub {
   struct rt_hc_sub *next;
@@ -27,6 +28,8 @@ struct rt_hostcache {
   struct rt_hc_sub *subs;
   struct rt_reader reader;    /* table loop */
   struct event ev;
+  struct timer poll;          /* table loop */
+  int polling;                /* table loop: the reader has no notify now */
   int dead;                   /* table loop: the table went while ev was queued */
 };
 
@@ -127,6 +130,7 @@ rt_nh_res_retire(struct rt_nh_res *r)
 }
 
 static void rt_hc_run(void *data);
+static void rt_hc_tick(struct timer *tm);
 
 /* The table's cache, made on first use. Never freed while the table lives,
  * so no read section is needed to use it. */
@@ -145,6 +149,7 @@ rt_hc_get(struct rtable *t)
     hc->t = t;
     pthread_mutex_init(&hc->lock, NULL);
     ev_init(&hc->ev, rt_hc_run, hc);
+    tm_init(&hc->poll, t->loop, rt_hc_tick, hc);
     rt_reader_attach(t, &hc->reader, t->loop, &hc->ev);
     rcu_assign_pointer(t->hostcache, hc);
   }
@@ -233,33 +238,47 @@ rt_hostentry_put(struct rt_hostentry *he)
   call_rcu(&he->rcu, rt_hostentry_free_rcu);
 }
 
+/* Does net n contain addr? Inline for IPv4: the reader asks it for every
+ * entry and every change of the table. */
+static inline int
+rt_hc_covers(const net_addr *n, ip_addr addr)
+{
+  if (n->type != NET_IP4)
+    return net_contains_ip(n, addr);
+  if (!ipa_is_ip4(addr))
+    return 0;
+  u32 mask = n->pxlen ? ~0U << (32 - n->pxlen) : 0;
+  return !((ip4_to_u32(((const net_addr_ip4 *) n)->prefix) ^ ip4_to_u32(ipa_to_ip4(addr))) & mask);
+}
+
 /* Table loop: re-resolve the entries the journal's changes may concern.
  * The entry list is read through RCU: entries come and go under hc->lock
- * in other loops meanwhile, and are freed only after a grace period. */
-static void
-rt_hc_run(void *data)
+ * in other loops meanwhile, and are freed only after a grace period.
+ * Returns the items read; *more when a batch was not enough. */
+static uint
+rt_hc_drain(struct rt_hostcache *hc, int *more)
 {
-  struct rt_hostcache *hc = data;
-  int changed = 0, more = 0;
-  if (hc->dead) {
-    free(hc);
-    return;
-  }
+  int changed = 0;
+  uint i;
+  *more = 0;
   uatomic_set(&hc->reader.laggard, 0);
   rcu_read_lock();
-  for (uint i = 0;; i++) {
+  for (i = 0;; i++) {
     if (i == RT_HC_BATCH) {
-      more = 1;
+      *more = 1;
       break;
     }
     const struct rt_journal_item *it = rt_reader_next(&hc->reader);
     if (!it)
       break;
+    /* resolutions read only the best route of nets: most items of an
+     * import burst change another one */
+    if (it->new_best == it->old_best)
+      continue;
     const net_addr *n = &it->net->n;
     for (struct rt_hostentry *he = rcu_dereference(hc->entries); he; he = rcu_dereference(he->next))
       /* a net shorter than the resolving one changes nothing */
-      if (!uatomic_read(&he->dirty) && n->pxlen >= rcu_dereference(he->res)->cover_len &&
-          net_contains_ip(n, he->addr))
+      if (rt_hc_covers(n, he->addr) && n->pxlen >= rcu_dereference(he->res)->cover_len && !uatomic_read(&he->dirty))
         uatomic_set(&he->dirty, 1);
   }
   for (struct rt_hostentry *he = rcu_dereference(hc->entries); he; he = rcu_dereference(he->next)) {
@@ -283,8 +302,56 @@ rt_hc_run(void *data)
       ev_send(s->loop, s->ev);
     pthread_mutex_unlock(&hc->lock);
   }
+  return i;
+}
+
+/* Idle, the journal's first item wakes the reader (notify). Busy (an
+ * import burst: every route of every peer is an item here), a wake-up per
+ * item would cost the importers a loop wake-up each; the reader drops its
+ * notify and polls until a period passes without items. */
+static void
+rt_hc_set_notify(struct rt_hostcache *hc, struct event *ev)
+{
+  pthread_mutex_lock(&hc->t->lock);
+  hc->reader.notify = ev;
+  pthread_mutex_unlock(&hc->t->lock);
+}
+
+static void
+rt_hc_run(void *data)
+{
+  struct rt_hostcache *hc = data;
+  if (hc->dead) {
+    free(hc);
+    return;
+  }
+  int more;
+  uint n = rt_hc_drain(hc, &more);
   if (more)
     ev_send(hc->t->loop, &hc->ev);
+  if (n && !hc->polling) {
+    hc->polling = 1;
+    rt_hc_set_notify(hc, NULL);
+    tm_start(&hc->poll, RT_HC_POLL);
+  }
+}
+
+static void
+rt_hc_tick(struct timer *tm)
+{
+  struct rt_hostcache *hc = tm->data;
+  int more;
+  uint n = rt_hc_drain(hc, &more);
+  if (more)
+    ev_send(hc->t->loop, &hc->ev);
+  if (n || more) {
+    tm_start(&hc->poll, RT_HC_POLL);
+    return;
+  }
+  /* quiet: notified again, after a last look for what came meanwhile */
+  hc->polling = 0;
+  rt_hc_set_notify(hc, &hc->ev);
+  ev_send(hc->t->loop, &hc->ev);
 }
 
 void
@@ -329,6 +396,7 @@ rt_hostcache_free(struct rtable *t)
   pthread_mutex_lock(&t->lock);
   list_del(&hc->reader.n);
   pthread_mutex_unlock(&t->lock);
+  tm_stop(&hc->poll);
   t->hostcache = NULL;
   while (hc->entries) {
     struct rt_hostentry *he = hc->entries;
