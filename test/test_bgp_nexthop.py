@@ -198,6 +198,27 @@ def test_igp_table_and_reresolution(start_daemon, peers, ports):
         route(d, "10.92.21.0/24")
 
 
+def test_reresolution_survives_reload_from_import_table(start_daemon, peers, ports, is_reference):
+    """With `import table on` a reload re-imports what the peer sent, kept before
+    the filter: with the next hop's current resolution, not the one it came with."""
+    if is_reference:
+        pytest.skip("BIRD 2.0.12 brings back the resolution the route came with (here: "
+                    "unreachable) and keeps it until the next hop's resolution changes again")
+    P = "127.92.6.2"
+    peers("p", peer_conf(P, ports[1], ports[0], nhs={"10.92.61.0/24": "198.51.100.1", "10.92.62.0/24": None}))
+    conf = lambda igp: dut_conf([dut_bgp("p", P, ports[0], ports[1], 65002, channel="import table on;")],
+                                igp="route 10.92.99.0/24 blackhole; " + igp)
+    d = start_daemon(conf(""))
+    up(d, "p")
+    assert poll(lambda: " unreachable [p " in route(d, "10.92.61.0/24"), timeout=10), route(d, "10.92.61.0/24")
+    configure(d, conf("route 198.51.100.0/24 blackhole;"))
+    assert poll(lambda: " blackhole [p " in route(d, "10.92.61.0/24"), timeout=10), route(d, "10.92.61.0/24")
+    assert d.raw("reload in p").startswith(b"0015")
+    assert not poll(lambda: " blackhole [p " not in route(d, "10.92.61.0/24"), timeout=2), route(d, "10.92.61.0/24")
+    v = strip_codes(d.raw("show route import table p.ipv4 10.92.61.0/24"))
+    assert " blackhole [p " in v, v
+
+
 def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_reference):
     """Direct mode (a single-hop session): a next hop that is no neighbor on a
     connected network makes the route a withdrawal, with BIRD's log line. On loopback

@@ -172,7 +172,15 @@ bgp_nh_walk(void *data)
       return;
     }
     uint removed = 0, modified = 0;
-    if (rt_stale_walk(c->table, &bc->nh_op, &bc->nh_pos, BGP_NH_WALK_BATCH, &removed, &modified)) {
+    /* the table, then the import table: a reload from there must not bring
+     * back an old destination */
+    struct rtable *t = bc->nh_in_table_phase ? c->in_table : c->table;
+    if (rt_stale_walk(t, &bc->nh_op, &bc->nh_pos, BGP_NH_WALK_BATCH, &removed, &modified)) {
+      if (!bc->nh_in_table_phase && c->in_table) {
+        bc->nh_in_table_phase = 1;
+        bc->nh_pos.type = NET_INVALID;
+        continue;
+      }
       bc->nh_walking = 0;
       return;
     }
@@ -197,6 +205,7 @@ bgp_nh_changed(void *data)
     .modify_gen = (u16) (uatomic_read(&c->refresh.gen) + 1),
   };
   bc->nh_pos.type = NET_INVALID;
+  bc->nh_in_table_phase = 0;
   bc->nh_walking = 1;
   ev_schedule(&bc->nh_walk_ev);
 }
