@@ -77,8 +77,13 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
     if (ipa_nonzero(f) && !ipa_equal(f, a->gw))
       bsnprintf(from, sizeof(from), " from %I", f);
   }
+  /* BIRD 2 shows the igp_metric a route was given (static ones) after the
+   * preference; a recursive next hop's is the protocol's to show */
+  int metric = a->igp_metric && !(a->flags & EAL_RECURSIVE);
   if (pc->rte_info)
     pc->rte_info(r, info, sizeof(info));
+  else if (metric)
+    bsnprintf(info, sizeof(info), " (%u/%u)", a->preference, a->igp_metric);
   else
     bsnprintf(info, sizeof(info), " (%u)", a->preference);
   cli_printf(c, -1007, "%-20s %s [%s %s%s]%s%s", netbuf, rte_dest_names[a->dest], r->src->proto->name, tm, from,
@@ -94,6 +99,8 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
   if (s->a->verbose) {
     static const char *const scopes[] = { "host", "link", "site", "org", "univ" };
     cli_printf(c, -1008, "\tType: %s %s", rte_source_names[a->source], a->scope <= 4 ? scopes[a->scope] : "undef");
+    if (metric)
+      cli_printf(c, -1012, "\tigp_metric: %u", a->igp_metric);
     for (uint i = 0; i < a->count; i++) {
       const struct ea_class_desc *d = ea_class(a->a[i].id >> 8);
       if (!d)

@@ -45,6 +45,7 @@ struct channel;
 struct proto;
 struct config;
 struct symbol;
+struct rt_hostcache;
 
 struct rtable_config {
   struct lnode n;
@@ -168,6 +169,10 @@ struct rtable {
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   struct lnode readers;       /* struct rt_reader, under lock */
 
+  /* Recursive next hops resolved here (nest/rt_hostcache.c); RCU, made
+   * on first use, freed with the table's data. */
+  struct rt_hostcache *hostcache;
+
   /* Route ids for export maps. */
   u32 *id_map;                /* bitmap, under lock */
   u32 id_map_size;            /* in bits */
@@ -231,6 +236,9 @@ struct rt_stale_op {
   int flush;
   u16 flush_gen, modify_gen;
   struct ea_list *(*modify)(struct channel *c, const struct rte *r);
+  /* NULL, or which of those modify may replace: the others stay (no
+   * writer lock taken for them) */
+  int (*select)(struct channel *c, const struct rte *r);
 };
 int rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
                   uint *removed, uint *modified);

@@ -67,7 +67,7 @@ struct ea_list {
   u8 source;                    /* enum rte_source */
   u8 dest;                      /* enum rte_dest */
   u8 scope;
-  u8 flags;
+  u8 flags;                     /* EAL_* */
   u32 preference;
   ip_addr gw;                   /* RTD_UNICAST with a gateway */
   struct iface *iface;          /* RTD_UNICAST: outgoing interface (never freed) */
@@ -77,6 +77,14 @@ struct ea_list {
   u32 data_len;
   struct eattr a[];             /* sorted by id, then data_len bytes of payload */
 };
+
+/* The destination fields come from a recursive next hop (BIRD's
+ * hostentry): such a route does not resolve others (nest/rt_hostcache.h). */
+#define EAL_RECURSIVE 1
+
+/* BIRD's IGP_METRIC_UNKNOWN: a route whose igp_metric means nothing here
+ * (what a recursive next hop gets from a route without one). */
+#define IGP_METRIC_UNKNOWN 0x80000000U
 
 #define EA_KEY_START offsetof(struct ea_list, source)
 

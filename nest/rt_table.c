@@ -15,6 +15,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "nest/rt.h"
+#include "nest/rt_hostcache.h"
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "lib/hash.h"
@@ -521,7 +522,7 @@ rt_stale_action(const struct rt_stale_op *op, const struct rte *r)
     return 0;
   if (op->flush && rte_gen_older(r, op->flush_gen))
     return 1;
-  if (op->modify && rte_gen_older(r, op->modify_gen))
+  if (op->modify && rte_gen_older(r, op->modify_gen) && (!op->select || op->select(op->c, r)))
     return 2;
   return 0;
 }
@@ -755,6 +756,7 @@ rt_cleanup(void *data)
 void
 rt_table_destroy_data(struct rtable *t)
 {
+  rt_hostcache_free(t);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));

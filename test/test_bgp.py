@@ -339,8 +339,8 @@ def test_secondary(start_daemon, peers, ports, secondary, is_reference):
     """The export filter rejects the best route: with `secondary` the next
     best one goes out instead, without it nothing does."""
     if is_reference:
-        pytest.skip("BIRD 2 wants a sorted table for `secondary`, refuses one for multihop "
-                    "sessions, and loopback peers need multihop")
+        pytest.skip("BIRD 2 wants a sorted table for `secondary` and refuses one in recursive "
+                    "gateway mode (multihop); a single-hop session on loopback never starts there")
     ours = """router id 10.77.0.1;
 ipv4 table master4 sorted;
 protocol device {}
@@ -350,7 +350,7 @@ protocol static st3 { ipv4; route 10.7.0.0/16 blackhole; }
 protocol bgp b2 {
   local %s port %d as 65001;
   neighbor 127.77.0.2 port %d as 65002;
-  multihop; hold time 30; connect delay time 1;
+  hold time 30; connect delay time 1;
   ipv4 { import none; export where bgp_path.first != 65111; %s };
 }
 """ % (OURS, ports[0], ports[1], "secondary;" if secondary else "")

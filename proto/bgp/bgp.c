@@ -41,6 +41,52 @@ bgp_preconfig(struct proto_config *pc)
   c->local_role = BGP_ROLE_NONE;
 }
 
+/* The IGP table of one next-hop family by default: the channel's own
+ * table if of that type, else that of the protocol's other channel
+ * (BIRD's bgp_default_igp_table). */
+static struct rtable_config *
+bgp_default_igp_table(const struct bgp_config *c, const struct bgp_channel_config *bc, uint net_type)
+{
+  if (bc->c.table->net_type == net_type)
+    return bc->c.table;
+  LIST_WALK_ENTRY(cc, &c->c.channels, struct channel_config, n)
+    if (cc->table && cc->table->net_type == net_type)
+      return cc->table;
+  return NULL;
+}
+
+/* Gateway mode and IGP tables, with BIRD 2's checks in its order. */
+static int
+bgp_postconfig_gw(struct bgp_channel_config *bc, const struct bgp_config *c, char *err, size_t errlen)
+{
+  if (bc->gw_mode == BGP_GW_UNSET)
+    bc->gw_mode = c->multihop ? BGP_GW_RECURSIVE : BGP_GW_DIRECT;
+  int v4 = bc->c.net_type == NET_IP4;
+  if (bc->gw_mode == BGP_GW_RECURSIVE) {
+    if (!bc->igp_table4 && v4)
+      bc->igp_table4 = bgp_default_igp_table(c, bc, NET_IP4);
+    if (!bc->igp_table6 && !v4)
+      bc->igp_table6 = bgp_default_igp_table(c, bc, NET_IP6);
+    if ((bc->igp_table4 && !v4) || (bc->igp_table6 && v4)) {
+      bsnprintf(err, errlen, "Mismatched IGP table type");
+      return -1;
+    }
+  }
+  if (c->multihop && bc->gw_mode == BGP_GW_DIRECT) {
+    bsnprintf(err, errlen, "Multihop BGP cannot use direct gateway mode");
+    return -1;
+  }
+  if (bc->gw_mode == BGP_GW_RECURSIVE && bc->c.table->sorted) {
+    bsnprintf(err, errlen, "BGP in recursive mode prohibits sorted table");
+    return -1;
+  }
+  if (bc->c.secondary && !bc->c.table->sorted) {
+    bsnprintf(err, errlen, "BGP with secondary option requires sorted table");
+    return -1;
+  }
+  return 0;
+}
+
 static int
 bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
 {
@@ -98,6 +144,9 @@ bgp_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   if (c->multihop < 0)
     c->multihop = ibgp ? 64 : 0;
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n)
+    if (bgp_postconfig_gw((struct bgp_channel_config *) cc, c, err, errlen) < 0)
+      return -1;
   if (c->gr_mode == BGP_GR_OFF && c->llgr_mode > BGP_GR_OFF) {
     bsnprintf(err, errlen, "Long-lived graceful restart requires basic graceful restart");
     return -1;
@@ -139,6 +188,8 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   /* a range has no routes of its own to recover: it would only hold the recovery up */
   if (!rv && !bgp_cf_is_range(cf))
     bgp_gr_recovery_init(p);
+  if (!rv)
+    bgp_nh_lock(p);
   return rv;
 }
 
@@ -151,6 +202,7 @@ bgp_cleanup(struct proto *pp)
     close(fd);
   bgp_listen_close(p->listen_addr, p->listen_port);
   bgp_gr_recovery_cleanup(p);
+  bgp_nh_cleanup(p);
   struct bgp_show *s = rcu_xchg_pointer(&p->show, NULL);
   if (s)
     call_rcu(&s->rcu, (void (*)(struct rcu_head *)) free);
@@ -228,6 +280,7 @@ bgp_start(struct proto *pp)
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
   }
   bgp_tx_init(p);
+  bgp_nh_start(p);
   bgp_gr_init(p);
   bgp_gr_recovery_start(p);
   hash_init(&p->path_srcs, pp->run_pool, 4);
@@ -247,6 +300,7 @@ bgp_shutdown(struct proto *pp)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   p->down_requested = 1;
+  bgp_nh_stop(p);
   p->error_wait = 0;          /* an operator's restart starts afresh, as BIRD */
   tm_stop(&p->connect_timer);
   tm_stop(&p->tx_settle);
@@ -277,6 +331,13 @@ bgp_str_same(const char *a, const char *b)
   return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Table configs of two configs: the same table when of the same name. */
+static int
+bgp_same_table(const struct rtable_config *a, const struct rtable_config *b)
+{
+  return a == b || (a && b && !strcmp(a->name, b->name));
+}
+
 /* As BIRD 2 (bgp_reconfigure, bgp_channel_reconfigure, checked by
  * experiment): any change of the protocol's own options restarts it, timers
  * included (so new timers never wait for the next session); so do a new
@@ -302,7 +363,9 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
     const struct bgp_channel_config *ob = p->ch[af].cf;
     if (!ob || nb->add_path != ob->add_path || nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able ||
-        nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table)
+        nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table ||
+        nb->gw_mode != ob->gw_mode || !bgp_same_table(nb->igp_table4, ob->igp_table4) ||
+        !bgp_same_table(nb->igp_table6, ob->igp_table6))
       return 0;
     refeed[af] = nb->next_hop_mode != ob->next_hop_mode || !ipa_equal(nb->next_hop_addr, ob->next_hop_addr) ||
                  nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate;

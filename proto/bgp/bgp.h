@@ -32,6 +32,10 @@
 #define BGP_GR_AWARE 1
 #define BGP_GR_ABLE 2
 
+#define BGP_GW_UNSET 0
+#define BGP_GW_DIRECT 1
+#define BGP_GW_RECURSIVE 2
+
 #define BGP_NH_DEFAULT 0
 #define BGP_NH_SELF 1
 #define BGP_NH_KEEP 2
@@ -41,7 +45,12 @@ struct bgp_channel_config {
   int next_hop_mode;            /* BGP_NH_* */
   ip_addr next_hop_addr;
   u8 add_path;                  /* BGP_ADD_PATH_RX | TX */
-  int gw_recursive;
+  /* BIRD's `gateway direct|recursive`; unset: direct for single-hop
+   * sessions, recursive for multihop ones (postconfig) */
+  int gw_mode;                  /* BGP_GW_* */
+  /* `igp table`: where recursive next hops resolve, per address family
+   * of the next hop; unset: the channel's table (postconfig) */
+  struct rtable_config *igp_table4, *igp_table6;
   int aigp, aigp_set;           /* RFC 7311; unset: on for iBGP (postconfig) */
   int aigp_originate;
   /* The family in our GR / LLGR capability and its stale time; unset:
@@ -89,8 +98,9 @@ struct bgp_config {
   u32 default_local_pref, default_med;
   int interpret_communities;
   int deterministic_med, prefer_older, med_metric;
-  /* Parsed and compared only: our best path always uses IGP metric and
-   * path length */
+  /* igp_metric: compare the IGP metrics of recursive next hops in best
+   * path (bgp_rte_better). path_metric is parsed and compared only: our
+   * best path always uses the path length */
   int igp_metric, path_metric;
   /* Compared by value: a change restarts the protocol too */
   const char *password;
@@ -207,6 +217,14 @@ struct bgp_channel {
   slab *prefix_slab;
   uint pending;                 /* prefixes waiting in buckets */
   int export_paused;            /* export_busy said so; resume when drained */
+  /* Recursive next hops (bgp_nexthop.c) */
+  struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
+  struct event nh_changed_ev;   /* from the IGP tables' host caches */
+  struct event nh_walk_ev;
+  struct rt_stale_op nh_op;     /* the walk that applies new resolutions */
+  net_addr nh_pos;              /* its resume key */
+  int nh_in_table_phase;        /* it walks the import table (after the table) */
+  int nh_walking, nh_subscribed;
 };
 
 /* One route source per received ADD-PATH path id (owner: instance loop). */
@@ -258,6 +276,7 @@ struct bgp_proto {
   struct gr_waiter gr_waiter;
   struct event gr_recovery_ev;
   struct timer gr_timer;        /* restart time, then stale routes guard */
+  struct rtable *igp_locked[4]; /* main loop: IGP tables held for recursive next hops */
   ip_addr listen_addr;          /* main loop: the listener this instance holds */
   uint listen_port;
   uint dynamic_seq;             /* main loop: last number of a spawn's name, */
@@ -289,6 +308,15 @@ void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
 void bgp_session_established(struct bgp_proto *p);
 void bgp_session_down(struct bgp_proto *p);
 void bgp_path_srcs_free(struct bgp_proto *p);
+
+/* bgp_nexthop.c: gateway modes, recursive next hops */
+/* The destination of a received route from its NEXT_HOP; 0, or -1 when
+ * it must be treated as withdrawn (direct mode, no neighbor). */
+int bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *bc);
+void bgp_nh_lock(struct bgp_proto *p);        /* main loop, init */
+void bgp_nh_start(struct bgp_proto *p);       /* instance loop */
+void bgp_nh_stop(struct bgp_proto *p);        /* instance loop, shutdown */
+void bgp_nh_cleanup(struct bgp_proto *p);     /* main loop, the loop is gone */
 
 /* bgp_tx.c: export */
 void bgp_tx_init(struct bgp_proto *p);

@@ -107,7 +107,12 @@ bgp_aigp_total_of(const struct ea_list *a, u64 *total)
   u64 m;
   if (!e || !bgp_aigp_metric(ea_data(a, e), e->len, &m))
     return false;
-  u64 step = a->igp_metric ? a->igp_metric : 1;
+  /* the IGP part of the way to the next hop: none known, no total (BIRD) */
+  u64 step = a->igp_metric;
+  if (a->dest == RTD_UNREACHABLE || step >= IGP_METRIC_UNKNOWN)
+    step = BGP_AIGP_MAX;
+  if (!step)
+    step = 1;
   *total = m + step < m ? BGP_AIGP_MAX : m + step;
   return true;
 }

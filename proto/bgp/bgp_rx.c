@@ -117,21 +117,19 @@ bgp_rx_aigp(struct bgp_proto *p, struct ea_builder *b, int af)
     }
 }
 
-/* Fill the nest's route fields; the next hop becomes the gateway. */
-static void
-bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c)
+/* Fill the nest's route fields; the next hop gives the destination
+ * (bgp_nexthop.c). Returns -1 when the routes must be treated as withdrawn. */
+static int
+bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, int af)
 {
+  struct channel *c = bgp_af_channel(p, af);
   b->source = RTS_BGP;
-  b->dest = RTD_UNICAST;
   b->scope = SCOPE_UNIVERSE;
   b->preference = c ? c->preference : 100;
-  for (uint i = 0; i < b->count; i++)
-    if (b->a[i].id == BGP_EA(BA_NEXT_HOP) && b->payload[i] && b->a[i].len >= sizeof(ip_addr)) {
-      memcpy(&b->gw, b->payload[i], sizeof(ip_addr));
-      rcu_read_lock();
-      b->iface = neigh_find(b->gw, NULL);
-      rcu_read_unlock();
-    }
+  if (!c)
+    return -1;                  /* nothing to import into */
+  if (bgp_nh_rx_fields(p, b, &p->ch[af]) < 0)
+    return -1;
   /* BIRD gives routes without LOCAL_PREF (eBGP ones: it was dropped) the
    * default one on import. */
   int have = 0;
@@ -142,6 +140,7 @@ bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, struct channel *c
   /* The generic `from` of filters: the same for every route of the
    * session, so it is one more eattr of the one interned set per UPDATE. */
   ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, &p->peer.remote_ip, sizeof(ip_addr));
+  return 0;
 }
 
 void
@@ -191,8 +190,8 @@ bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
       if (part == 1)
         bgp_attrs_use_mp_next_hop(&pb, &u.a);
       bgp_rx_aigp(p, &pb, it.af);
-      bgp_rx_route_fields(p, &pb, bgp_af_channel(p, it.af));
-      a = ea_intern(&pb);
+      if (bgp_rx_route_fields(p, &pb, it.af) == 0)
+        a = ea_intern(&pb);
     }
     int rv = bgp_rx_nlri(p, &it, a);
     if (a)

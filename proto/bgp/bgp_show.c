@@ -9,6 +9,7 @@
 #include <string.h>
 #include "proto/bgp/bgp.h"
 #include "nest/cli.h"
+#include "nest/rt_hostcache.h"
 #include "lib/printf.h"
 
 const char *
@@ -213,7 +214,12 @@ bgp_show_channel(struct proto *pp, struct channel *c, struct cli *cli)
     cli_printf(cli, -1006, "    BGP Next hop:   %I", ipa_nonzero(nh) ? nh : s->source_addr);
   }
   rcu_read_unlock();
-  cli_printf(cli, -1006, "    IGP %s table: %s", af == BGP_AF_IPV4 ? "IPv4" : "IPv6", c->table->name);
+  /* the IGP tables of recursive next hops; none in direct mode (BIRD 2) */
+  const struct bgp_channel_config *cf = (const struct bgp_channel_config *) c->cf;
+  if (cf->gw_mode == BGP_GW_RECURSIVE && cf->igp_table4)
+    cli_printf(cli, -1006, "    IGP IPv4 table: %s", cf->igp_table4->name);
+  if (cf->gw_mode == BGP_GW_RECURSIVE && cf->igp_table6)
+    cli_printf(cli, -1006, "    IGP IPv6 table: %s", cf->igp_table6->name);
 }
 
 /* --- Routes --- */
@@ -260,12 +266,28 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   static const char origin_ch[] = "ie?";
   u32 o = bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE);
   char oc = o < 3 ? origin_ch[o] : '?';
-  /* BIRD marks long-lived stale routes with "s" after the preference. */
+  /* BIRD marks long-lived stale routes with "s" after the preference,
+   * then a recursive next hop's IGP metric: "-" unresolvable, "?" unknown */
   const char *st = bgp_llgr_stale(a) ? "s" : "";
-  if (origin_as)
-    bsnprintf(buf, size, " (%u%s) [AS%u%c]", a->preference, st, origin_as, oc);
+  char m[16] = "";
+  if (!a->igp_metric)
+    ;
+  else if (a->dest == RTD_UNREACHABLE)
+    bsnprintf(m, sizeof(m), "/-");
+  else if (a->igp_metric >= IGP_METRIC_UNKNOWN)
+    bsnprintf(m, sizeof(m), "/?");
   else
-    bsnprintf(buf, size, " (%u%s) [%c]", a->preference, st, oc);
+    bsnprintf(m, sizeof(m), "/%u", a->igp_metric);
+  if (origin_as)
+    bsnprintf(buf, size, " (%u%s%s) [AS%u%c]", a->preference, st, m, origin_as, oc);
+  else
+    bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
+}
+
+static const struct bgp_proto *
+bgp_proto_of(const struct rte *r)
+{
+  return (const struct bgp_proto *) r->src->proto;
 }
 
 static const struct bgp_peer_info *
@@ -285,6 +307,10 @@ int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
+  /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
+  int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
+  if (ux != uy)
+    return uy;
   /* RFC 9494 4.3: long-lived stale routes lose against all others. */
   int sx = bgp_llgr_stale(x), sy = bgp_llgr_stale(y);
   if (sx != sy)
@@ -316,6 +342,11 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
   if (ix->interior != iy->interior)
     return !ix->interior;
+  /* RFC 4271 9.1.2.2 e), where each session's `igp metric` allows */
+  u32 gx = bgp_proto_of(a)->cf->igp_metric ? x->igp_metric : 0;
+  u32 gy = bgp_proto_of(b)->cf->igp_metric ? y->igp_metric : 0;
+  if (gx != gy)
+    return gx < gy;
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
   if (rx != ry)
     return rx < ry;

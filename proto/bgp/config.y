@@ -156,9 +156,15 @@ bgp_channel_item:
  | ADD PATHS RX { bgp_chan_cfg(cx)->add_path = BGP_ADD_PATH_RX; }
  | ADD PATHS TX { bgp_chan_cfg(cx)->add_path = BGP_ADD_PATH_TX; }
  | ADD PATHS bool { bgp_chan_cfg(cx)->add_path = $3 ? BGP_ADD_PATH_RX | BGP_ADD_PATH_TX : 0; }
- | GATEWAY DIRECT { bgp_chan_cfg(cx)->gw_recursive = 0; }
- | GATEWAY RECURSIVE { bgp_chan_cfg(cx)->gw_recursive = 1; }
- | IGP TABLE rtable { }
+ | GATEWAY DIRECT { bgp_chan_cfg(cx)->gw_mode = BGP_GW_DIRECT; }
+ | GATEWAY RECURSIVE { bgp_chan_cfg(cx)->gw_mode = BGP_GW_RECURSIVE; }
+ | IGP TABLE rtable {
+     /* BIRD keeps one per next-hop family; a mismatch with the channel is
+      * reported at the end of the protocol, in recursive mode only */
+     if ($3->net_type == NET_IP4) bgp_chan_cfg(cx)->igp_table4 = $3;
+     else if ($3->net_type == NET_IP6) bgp_chan_cfg(cx)->igp_table6 = $3;
+     else cf_error("Mismatched IGP table type");
+   }
  | MANDATORY bool { }
  | SECONDARY bool { cx->this_channel->secondary = $2; }
  | AIGP bool { bgp_chan_cfg(cx)->aigp = $2; bgp_chan_cfg(cx)->aigp_set = 1; bgp_chan_cfg(cx)->aigp_originate = 0; }

@@ -295,7 +295,11 @@ static_reload_routes(struct channel *c)
 static void
 static_rte_info(const struct rte *r, char *buf, size_t size)
 {
-  bsnprintf(buf, size, " (%u)", r->attrs->preference);
+  /* BIRD 2 shows a route's igp_metric after the preference */
+  if (r->attrs->igp_metric)
+    bsnprintf(buf, size, " (%u/%u)", r->attrs->preference, r->attrs->igp_metric);
+  else
+    bsnprintf(buf, size, " (%u)", r->attrs->preference);
 }
 
 const struct proto_class proto_static = {
