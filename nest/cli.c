@@ -33,6 +33,7 @@ static u32 cli_next_id = 1;
 
 static void cli_process_input(struct cli *c);
 static void cli_free(struct cli *c);
+static void cli_flush(struct cli *c);
 
 /* --- Output --- */
 
@@ -66,6 +67,28 @@ cli_printf(struct cli *c, int code, const char *fmt, ...)
   va_start(args, fmt);
   cli_vprintf(c, code, fmt, args);
   va_end(args);
+}
+
+/* BIRD's spontaneous printout: "+text", outside any reply's framing. */
+void
+cli_async_printf(u32 id, const char *fmt, ...)
+{
+  LIST_WALK_ENTRY(c, &sessions, struct cli, n) {
+    if (c->id != id || c->closing)
+      continue;
+    char line[CLI_LINE_SIZE + 8];
+    va_list args;
+    va_start(args, fmt);
+    int n = bvsnprintf(line + 1, CLI_LINE_SIZE - 2, fmt, args);
+    va_end(args);
+    if (n < 0)
+      return;
+    line[0] = '+';
+    line[n + 1] = '\n';
+    txq_append(&c->tx, line, n + 2);
+    cli_flush(c);
+    return;
+  }
 }
 
 int cli_tx_room(struct cli *c) { return txq_queued(&c->tx) < CLI_TX_HIGH; }

@@ -61,6 +61,9 @@ void cli_shutdown(void);
 /* Reply output. code < 0: non-final line with code -code; code >= 0: final line. */
 void cli_printf(struct cli *c, int code, const char *fmt, ...);
 void cli_vprintf(struct cli *c, int code, const char *fmt, va_list args);
+/* A spontaneous line "+text" to session id, if it is still there (the
+ * configure undo timeout tells the session that asked for it). */
+void cli_async_printf(u32 id, const char *fmt, ...);
 /* Shorthand for the final "0000 " line. */
 static inline void cli_done(struct cli *c) { cli_printf(c, 0, ""); }
 

@@ -31,9 +31,9 @@ static struct lnode protos = { &protos, &protos };
 static uint reconf_pending;          /* main */
 static struct event *reconf_done;    /* main: sent when reconf_pending drops to 0 */
 static uint reconf_restarts;         /* main: restarts the loops asked for since protos_commit() */
+static struct event *settled_ev;     /* main: sent once protos_all_settled() holds */
 
 struct lnode *proto_list(void) { return &protos; }
-uint protos_reconfig_pending(void) { return reconf_pending; }
 uint protos_reconfig_restarts(void) { return reconf_restarts; }
 
 struct proto *
@@ -217,6 +217,7 @@ proto_stop(struct proto *p)
 }
 
 static void proto_free(struct proto *p);
+static void protos_check_settled(void);
 
 /* The loop is gone: nothing runs for this protocol any more. */
 static void
@@ -243,11 +244,13 @@ proto_down_done(void *data)
   }
   if (p->delete_pending) {
     proto_free(p);
+    protos_check_settled();
     config_shutdown_check();
     return;
   }
   if (p->restart_pending && !p->disabled && !config_shutting_down())
     proto_start(p);
+  protos_check_settled();
   config_shutdown_check();
 }
 
@@ -267,6 +270,7 @@ proto_notify_hook(void *data)
     return;
   p->stopping = 0;
   loop_stop(p->loop, &p->down_ev);
+  protos_check_settled();
 }
 
 /* Hold c, the config of p->cf. Only a reconfigure the loop acknowledged
@@ -554,6 +558,23 @@ protos_all_settled(void)
     if (p->stopping || p->restart_pending || p->state == PS_STOP)
       return 0;
   return 1;
+}
+
+static void
+protos_check_settled(void)
+{
+  if (settled_ev && protos_all_settled()) {
+    struct event *e = settled_ev;
+    settled_ev = NULL;
+    ev_send(main_loop(), e);
+  }
+}
+
+void
+protos_wait_settled(struct event *ev)
+{
+  settled_ev = ev;
+  protos_check_settled();
 }
 
 int

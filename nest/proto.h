@@ -285,8 +285,6 @@ struct proto *proto_spawn(struct proto_config *pc);
  * acknowledged its reconfiguration; returns the number of protocols that
  * were restarted, started or stopped. */
 uint protos_commit(struct config *new, struct config *old, struct event *done);
-/* Reconfigurations not yet acknowledged. */
-uint protos_reconfig_pending(void);
 /* Protocols that could not take the last config in place (their class's
  * reconfigure hook said so in their loop) and restart: the main loop's
  * own restarts are protos_commit()'s count. */
@@ -306,6 +304,10 @@ int protos_all_down(void);
  * waits for, as BIRD's config obstacles. Starting ones do not count: the
  * range protocol of dynamic BGP stays in Start for good. */
 int protos_all_settled(void);
+/* Send ev to the main loop once protos_all_settled() holds, at once if it
+ * does now (the configure requests, nest/reconf_ctl.c). One waiter; NULL
+ * forgets it. */
+void protos_wait_settled(struct event *ev);
 /* Protocols that exist to announce (class->announced) have done so; how
  * many exist is put in *count. Main loop. */
 int protos_all_announced(uint *count);
