@@ -367,15 +367,34 @@ cmd_restrict(struct cli *c)
   cli_printf(c, 16, "Access restricted");
 }
 
+static void
+dump_interfaces(void)
+{
+  rcu_read_lock();
+  const struct iface_set *s = iface_current();
+  debug_msg("Interfaces:\n");
+  for (uint i = 0; i < s->count; i++) {
+    const struct iface_info *ii = &s->ifs[i];
+    debug_msg("  %s: index %u flags %x mtu %u\n", ii->iface->name, ii->iface->index, ii->flags, ii->mtu);
+    for (uint k = 0; k < ii->addr_count; k++)
+      debug_msg("    %I/%u\n", ii->addrs[k].ip, ii->addrs[k].prefix.pxlen);
+  }
+  rcu_read_unlock();
+}
+
 void
 cmd_dump(struct cli *c, enum dump_what what)
 {
-  if (cli_access_restricted(c))
-    return;
+  /* BIRD 2 lets a restricted session dump too */
+  /* As BIRD 2: the text goes to the debug output, the reply is empty.
+   * Sockets, events, neighbors, attributes and filters have no dump of
+   * their own here (loops own their sockets and event queues, neighbors
+   * are looked up in the interface snapshot): those reply only. */
   switch (what) {
   case DUMP_RESOURCES: rdump(root_pool(), 0); break;
   case DUMP_PROTOCOLS: protos_dump(); break;
-  case DUMP_ROUTES: break;
+  case DUMP_INTERFACES: dump_interfaces(); break;
+  default: break;
   }
   cli_done(c);
 }

@@ -3,6 +3,12 @@
 #include "nest/proto.h"
 #include "nest/rt.h"
 #include "nest/cmds.h"
+/* `show` of a protocol class we do not have, in BIRD's words ("Not a OSPF
+ * protocol" included); used in grammar actions only. */
+#define ABSENT(cls, sym) do { \
+    if (sym) cf_error("%s: Not a %s protocol", (sym)->name, cls); \
+    cf_error("There is no %s protocol running", cls); \
+  } while (0)
 
 %%decls
 %type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout limit_action
@@ -11,6 +17,9 @@
 %type <s> proto_pattern
 %type <ra> r_args
 %type <pa> proto_args
+%type <i> mrtdump_mask mrtdump_list mrtdump_flag
+%type <pt> proto_target proto_target0
+%type <s> absent_proto absent_iface
 
 %%keywords ipv4 ipv6 roa4 roa6 table sorted trie settle gc threshold period
 %%keywords protocol template from disabled description import export none preference
@@ -18,6 +27,8 @@
 %%keywords show status memory symbols for in count stats primary filtered filter function
 %%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
 %%keywords summary limit action warn block receive
+%%keywords mrtdump messages sockets neighbors attributes
+%%keywords ospf rip babel bfd sessions entries topology state lsadb
 
 %%grammar
 /* Tables */
@@ -207,6 +218,63 @@ cli_cmd: RESTRICT END { cmd_restrict(cx->cli); } ;
 cli_cmd: DUMP RESOURCES END { cmd_dump(cx->cli, DUMP_RESOURCES); } ;
 cli_cmd: DUMP PROTOCOLS END { cmd_dump(cx->cli, DUMP_PROTOCOLS); } ;
 cli_cmd: DUMP ROUTES END { cmd_dump(cx->cli, DUMP_ROUTES); } ;
+cli_cmd: DUMP SOCKETS END { cmd_dump(cx->cli, DUMP_SOCKETS); } ;
+cli_cmd: DUMP EVENTS END { cmd_dump(cx->cli, DUMP_EVENTS); } ;
+cli_cmd: DUMP INTERFACES END { cmd_dump(cx->cli, DUMP_INTERFACES); } ;
+cli_cmd: DUMP NEIGHBORS END { cmd_dump(cx->cli, DUMP_NEIGHBORS); } ;
+cli_cmd: DUMP ATTRIBUTES END { cmd_dump(cx->cli, DUMP_ATTRIBUTES); } ;
+cli_cmd: DUMP FILTER ALL END { cmd_dump(cx->cli, DUMP_FILTERS); } ;
+
+/* `show` commands of protocols this daemon does not have: BIRD 2's
+ * replies when none of them runs. (`show ospf lsadb` takes only a name.) */
+absent_proto:
+   /* empty */ { $$ = NULL; }
+ | CF_SYM_KNOWN { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
+ ;
+absent_iface: absent_proto | absent_proto TEXT ;
+cli_cmd: SHOW OSPF absent_proto END { ABSENT("OSPF", $3); } ;
+cli_cmd: SHOW OSPF NEIGHBORS absent_iface END { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF INTERFACE absent_iface END { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY absent_proto END { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY ALL absent_proto END { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF STATE absent_proto END { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF STATE ALL absent_proto END { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF LSADB absent_proto END { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW RIP INTERFACES absent_iface END { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW RIP NEIGHBORS absent_iface END { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW BABEL INTERFACES absent_iface END { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL NEIGHBORS absent_iface END { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ENTRIES absent_proto END { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ROUTES absent_proto END { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BFD SESSIONS absent_proto END { ABSENT("BFD", $4); } ;
+
+/* debug|mrtdump (proto | proto.channel | "pattern" | all) mask */
+cli_cmd: DEBUG proto_target proto_debug_mask END { cmd_proto_debug(cx->cli, $2, $3); } ;
+cli_cmd: MRTDUMP proto_target0 mrtdump_mask END { cmd_proto_mrtdump(cx->cli, $2, $3); } ;
+proto_target: proto_target0
+ | CF_SYM_KNOWN '.' net_type {
+     if ($1->class != SYM_PROTO) cf_error("Protocol name required");
+     $$ = cf_alloc(cx, sizeof(struct proto_target));
+     $$->name = $1->name;
+     $$->channel_type = $3;
+   }
+ ;
+proto_target0:
+   CF_SYM_KNOWN {
+     if ($1->class != SYM_PROTO) cf_error("Protocol name required");
+     $$ = cf_alloc(cx, sizeof(struct proto_target));
+     $$->name = $1->name;
+   }
+ | TEXT { $$ = cf_alloc(cx, sizeof(struct proto_target)); $$->pattern = $1; }
+ | ALL { $$ = cf_alloc(cx, sizeof(struct proto_target)); $$->pattern = "*"; }
+ ;
+mrtdump_mask:
+   ALL { $$ = ~0U; }
+ | OFF { $$ = 0; }
+ | '{' mrtdump_list '}' { $$ = $2; }
+ ;
+mrtdump_list: mrtdump_flag | mrtdump_list ',' mrtdump_flag { $$ = $1 | $3; } ;
+mrtdump_flag: STATES { $$ = 1; } | MESSAGES { $$ = 2; } ;
 
 /* show route [<prefix>|for <prefix|ip>|in <prefix>] [table t|all] [all] [primary] [protocol p] [count|stats] */
 cli_cmd: SHOW ROUTE r_args END { cmd_show_route(cx->cli, $3); } ;

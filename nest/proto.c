@@ -174,7 +174,7 @@ proto_set_state_main(struct proto *p, enum proto_state s)
     return;
   p->state = s;
   p->last_state_change = time_real_now();
-  if (p->cf->debug & 1)
+  if (p->debug & 1)
     log_msg(L_TRACE, "%s: State changed to %s", p->name, proto_state_names[s]);
 }
 
@@ -330,6 +330,7 @@ proto_new(struct proto_config *pc)
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);
   p->cf = pc;
+  p->debug = pc->debug;
   p->config_held = pc->global;
   config_ref(pc->global);
   p->disabled = pc->disabled;
@@ -392,6 +393,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   if (nc->disabled != oc->disabled)
     p->disabled = nc->disabled;
   p->cf = nc;
+  p->debug = nc->debug;         /* as BIRD: a `debug` command lasts until the next configure */
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
     proto_hold_config(p, nc->global);
@@ -476,6 +478,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       /* Incompatible: restart with the new config. */
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
+      p->debug = nc->debug;
       p->disabled = nc->disabled;
       proto_hold_config(p, nc->global);
       changed++;

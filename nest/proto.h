@@ -166,6 +166,8 @@ struct proto {
   btime last_state_change;    /* main, real time */
   btime created;              /* main, real time */
   const char *message;        /* main: disable/restart message (in pool) */
+  u32 debug;                  /* main: debug mask, the config's until the
+                                 `debug` command changes it */
 
   /* One run (start to down). */
   pool *run_pool;             /* owner: proto loop while it runs; main frees it */
