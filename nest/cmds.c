@@ -169,12 +169,14 @@ cmd_show_interfaces(struct cli *c, int summary)
     }
     cli_printf(c, -1001, "%s %s (index=%u)", ii->iface->name, state, ii->iface->index);
     char flags[256];
-    bsnprintf(flags, sizeof(flags), "\t%s%s%s%s%s MTU=%u",
+    /* a loopback interface is "Ignored" by BIRD: nothing is a neighbor there */
+    bsnprintf(flags, sizeof(flags), "\t%s%s%s%s%s%s MTU=%u",
               (ii->flags & IF_MULTIACCESS) ? "MultiAccess" : "PtP",
               (ii->flags & IF_BROADCAST) ? " Broadcast" : "",
               (ii->flags & IF_MULTICAST) ? " Multicast" : "",
               (ii->flags & IF_ADMIN_UP) ? " AdminUp" : " AdminDown",
-              (ii->flags & IF_LINK_UP) ? " LinkUp" : " LinkDown", ii->mtu);
+              (ii->flags & IF_LINK_UP) ? " LinkUp" : " LinkDown",
+              (ii->flags & IF_LOOPBACK) ? " Loopback Ignored" : "", ii->mtu);
     cli_printf(c, -1004, "%s", flags);
     for (uint k = 0; k < ii->addr_count; k++) {
       const struct ifa *fa = &ii->addrs[k];
