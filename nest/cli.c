@@ -92,6 +92,42 @@ cli_async_printf(u32 id, const char *fmt, ...)
 }
 
 int cli_tx_room(struct cli *c) { return txq_queued(&c->tx) < CLI_TX_HIGH; }
+struct lnode *cli_session_list(void) { return &sessions; }
+
+/* Echo lines go out between replies only, as in BIRD. */
+static void
+cli_echo_flush(struct cli *c)
+{
+  if (c->echo_len)
+    txq_append(&c->tx, c->echo_buf, c->echo_len);
+  c->echo_len = 0;
+  if (c->echo_lost) {
+    char line[64];
+    int n = bsnprintf(line, sizeof(line), "+<%u messages lost>\n", c->echo_lost);
+    txq_append(&c->tx, line, n);
+    c->echo_lost = 0;
+  }
+}
+
+void
+cli_echo_push(struct cli *c, const char *msg)
+{
+  size_t len = strlen(msg);
+  if (c->closing || !c->echo_buf)
+    return;
+  if (len + 2 > c->echo_size - c->echo_len) {
+    c->echo_lost++;
+    return;
+  }
+  c->echo_buf[c->echo_len++] = '+';
+  memcpy(c->echo_buf + c->echo_len, msg, len);
+  c->echo_len += len;
+  c->echo_buf[c->echo_len++] = '\n';
+  if (!c->cont && !c->suspended) {
+    cli_echo_flush(c);
+    cli_flush(c);
+  }
+}
 
 static void
 cli_flush(struct cli *c)
@@ -112,6 +148,8 @@ cli_pump(struct cli *c)
   for (;;) {
     while (c->cont && !c->suspended && cli_tx_room(c) && !c->closing && loop_budget_left() > 0)
       c->cont(c);
+    if (!c->cont && !c->suspended && (c->echo_len || c->echo_lost))
+      cli_echo_flush(c);
     cli_flush(c);
     if (c->closing || c->suspended)
       break;
@@ -263,6 +301,7 @@ cli_free(struct cli *c)
 {
   if (c->cont_cleanup)
     c->cont_cleanup(c);
+  cli_echo_set(c, 0, 0);
   txq_clear(&c->tx);
   loop_fd_remove(&c->fd);
   close(c->fd.fd);

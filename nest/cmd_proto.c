@@ -12,6 +12,7 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "conf/conf.h"
+#include "lib/log.h"
 #include "lib/printf.h"
 #include "lib/timeutil.h"
 
@@ -170,6 +171,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (p->disabled)
         cli_printf(c, -8, "%s: already disabled", p->name);
       else {
+        log_msg(L_INFO, "Disabling protocol %s", p->name);
         proto_cmd_disable(p, msg);
         cli_printf(c, -9, "%s: disabled", p->name);
       }
@@ -178,6 +180,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (!p->disabled)
         cli_printf(c, -10, "%s: already enabled", p->name);
       else {
+        log_msg(L_INFO, "Enabling protocol %s", p->name);
         proto_cmd_enable(p);
         cli_printf(c, -11, "%s: enabled", p->name);
       }
@@ -186,6 +189,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (p->disabled)
         cli_printf(c, -8, "%s: already disabled", p->name);
       else {
+        log_msg(L_INFO, "Restarting protocol %s", p->name);
         proto_cmd_restart(p, msg);
         cli_printf(c, -12, "%s: restarted", p->name);
       }

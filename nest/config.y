@@ -3,6 +3,7 @@
 #include "nest/proto.h"
 #include "nest/rt.h"
 #include "nest/cmds.h"
+#include "nest/cli.h"
 /* `show` of a protocol class we do not have, in BIRD's words ("Not a OSPF
  * protocol" included); used in grammar actions only. */
 #define ABSENT(cls, sym) do { \
@@ -17,7 +18,7 @@
 %type <s> proto_pattern
 %type <ra> r_args
 %type <pa> proto_args
-%type <i> mrtdump_mask mrtdump_list mrtdump_flag
+%type <i> mrtdump_mask mrtdump_list mrtdump_flag echo_mask echo_size
 %type <pt> proto_target proto_target0
 %type <s> absent_proto absent_iface
 
@@ -28,7 +29,7 @@
 %%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
 %%keywords summary limit action warn block receive
 %%keywords mrtdump messages sockets neighbors attributes
-%%keywords ospf rip babel bfd sessions entries topology state lsadb
+%%keywords ospf rip babel bfd sessions entries topology state lsadb echo
 
 %%grammar
 /* Tables */
@@ -247,6 +248,17 @@ cli_cmd: SHOW BABEL NEIGHBORS absent_iface END { ABSENT("Babel", $4); } ;
 cli_cmd: SHOW BABEL ENTRIES absent_proto END { ABSENT("Babel", $4); } ;
 cli_cmd: SHOW BABEL ROUTES absent_proto END { ABSENT("Babel", $4); } ;
 cli_cmd: SHOW BFD SESSIONS absent_proto END { ABSENT("BFD", $4); } ;
+
+/* echo all|off|{ classes } [size]: not a restricted command in BIRD 2 */
+cli_cmd: ECHO echo_mask echo_size END { cli_echo_set(cx->cli, $2, $3); cli_done(cx->cli); } ;
+echo_mask: ALL { $$ = ~0U; } | OFF { $$ = 0; } | '{' log_mask_list '}' { $$ = $2; } ;
+echo_size:
+   /* empty */ { $$ = 4096; }
+ | NUM {
+     if ($1 < 256 || $1 > 65536) cf_error("Invalid log buffer size");
+     $$ = $1;
+   }
+ ;
 
 /* debug|mrtdump (proto | proto.channel | "pattern" | all) mask */
 cli_cmd: DEBUG proto_target proto_debug_mask END { cmd_proto_debug(cx->cli, $2, $3); } ;

@@ -99,6 +99,8 @@ def test_show_static_disabled(start_daemon):
         b"1009-10.77.0.0/16\tblackhole\n 10.79.0.0/16\n \tdev lo (dormant)\n0000 \n")
     assert d.raw("disable s4") == b"0009-s4: disabled\n0000 \n"
     assert d.raw("show static s4") == S4_DOWN
+    # the walk skips protocols that are down, not those still stopping
+    assert poll(lambda: d.protocols()["s4"][2] == "down")
     assert d.raw("show static") == (
         b"1009-" + S6_LINES + b" \n " + ROAS_LINES + b" \n0000 \n")
     assert d.raw("enable s4") == b"0011-s4: enabled\n0000 \n"
