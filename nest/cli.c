@@ -94,19 +94,20 @@ cli_async_printf(u32 id, const char *fmt, ...)
 int cli_tx_room(struct cli *c) { return txq_queued(&c->tx) < CLI_TX_HIGH; }
 struct lnode *cli_session_list(void) { return &sessions; }
 
-/* Echo lines go out between replies only, as in BIRD. */
+/* Echo lines go out between replies only, as in BIRD; so does its notice
+ * of lines that did not fit, first and without the '+'. */
 static void
 cli_echo_flush(struct cli *c)
 {
-  if (c->echo_len)
-    txq_append(&c->tx, c->echo_buf, c->echo_len);
-  c->echo_len = 0;
   if (c->echo_lost) {
     char line[64];
-    int n = bsnprintf(line, sizeof(line), "+<%u messages lost>\n", c->echo_lost);
+    int n = bsnprintf(line, sizeof(line), "<%u messages lost>\n", c->echo_lost);
     txq_append(&c->tx, line, n);
     c->echo_lost = 0;
   }
+  if (c->echo_len)
+    txq_append(&c->tx, c->echo_buf, c->echo_len);
+  c->echo_len = 0;
 }
 
 void

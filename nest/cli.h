@@ -55,7 +55,7 @@ struct cli {
   /* `echo` (nest/cli_echo.c): log lines of the classes in echo_mask are
    * sent as "+text" lines between replies; while a command runs they wait
    * in echo_buf (echo_size bytes, in pool), what does not fit is counted
-   * in echo_lost. */
+   * in echo_lost ("<N messages lost>"). */
   u32 echo_mask;
   uint echo_size, echo_len, echo_lost;
   char *echo_buf;
