@@ -228,26 +228,32 @@ cli_cmd: DUMP FILTER ALL END { cmd_dump(cx->cli, DUMP_FILTERS); } ;
 
 /* `show` commands of protocols this daemon does not have: BIRD 2's
  * replies when none of them runs. (`show ospf lsadb` takes only a name.) */
+/* The END is part of these, not an empty alternative, so that a wrong
+ * word gets BIRD's "expecting END or CF_SYM_KNOWN". */
 absent_proto:
-   /* empty */ { $$ = NULL; }
- | CF_SYM_KNOWN { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
+   END { $$ = NULL; }
+ | CF_SYM_KNOWN END { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
  ;
-absent_iface: absent_proto | absent_proto TEXT ;
-cli_cmd: SHOW OSPF absent_proto END { ABSENT("OSPF", $3); } ;
-cli_cmd: SHOW OSPF NEIGHBORS absent_iface END { ABSENT("OSPF", $4); } ;
-cli_cmd: SHOW OSPF INTERFACE absent_iface END { ABSENT("OSPF", $4); } ;
-cli_cmd: SHOW OSPF TOPOLOGY absent_proto END { ABSENT("OSPF", $4); } ;
-cli_cmd: SHOW OSPF TOPOLOGY ALL absent_proto END { ABSENT("OSPF", $5); } ;
-cli_cmd: SHOW OSPF STATE absent_proto END { ABSENT("OSPF", $4); } ;
-cli_cmd: SHOW OSPF STATE ALL absent_proto END { ABSENT("OSPF", $5); } ;
-cli_cmd: SHOW OSPF LSADB absent_proto END { ABSENT("OSPF", $4); } ;
-cli_cmd: SHOW RIP INTERFACES absent_iface END { ABSENT("RIP", $4); } ;
-cli_cmd: SHOW RIP NEIGHBORS absent_iface END { ABSENT("RIP", $4); } ;
-cli_cmd: SHOW BABEL INTERFACES absent_iface END { ABSENT("Babel", $4); } ;
-cli_cmd: SHOW BABEL NEIGHBORS absent_iface END { ABSENT("Babel", $4); } ;
-cli_cmd: SHOW BABEL ENTRIES absent_proto END { ABSENT("Babel", $4); } ;
-cli_cmd: SHOW BABEL ROUTES absent_proto END { ABSENT("Babel", $4); } ;
-cli_cmd: SHOW BFD SESSIONS absent_proto END { ABSENT("BFD", $4); } ;
+absent_iface:
+   absent_proto
+ | TEXT END { $$ = NULL; }
+ | CF_SYM_KNOWN TEXT END { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
+ ;
+cli_cmd: SHOW OSPF absent_proto { ABSENT("OSPF", $3); } ;
+cli_cmd: SHOW OSPF NEIGHBORS absent_iface { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF INTERFACE absent_iface { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY ALL absent_proto { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF STATE absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF STATE ALL absent_proto { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF LSADB absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW RIP INTERFACES absent_iface { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW RIP NEIGHBORS absent_iface { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW BABEL INTERFACES absent_iface { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL NEIGHBORS absent_iface { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ENTRIES absent_proto { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ROUTES absent_proto { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BFD SESSIONS absent_proto { ABSENT("BFD", $4); } ;
 
 /* echo all|off|{ classes } [size]: not a restricted command in BIRD 2 */
 cli_cmd: ECHO echo_mask echo_size END { cli_echo_set(cx->cli, $2, $3); cli_done(cx->cli); } ;

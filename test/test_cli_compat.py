@@ -46,6 +46,8 @@ REPLIES = [
     ("show bfd sessions", b"9001 There is no BFD protocol running\n"),
     ("show bfd sessions s6", b"9001 s6: Not a BFD protocol\n"),
     ("show bfd", b"9001 syntax error, unexpected END, expecting SESSIONS\n"),
+    ("show bfd sessions nope", b"9001 syntax error, unexpected CF_SYM_UNDEFINED, expecting END or CF_SYM_KNOWN\n"),
+    ("show ospf nope", b"9001 syntax error, unexpected CF_SYM_UNDEFINED\n"),
 ]
 
 
