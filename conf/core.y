@@ -10,6 +10,7 @@ struct channel_config;
 struct rtable_config;
 struct show_route_args;
 struct show_proto_args;
+struct proto_target;
 
 %%decls
 %define api.pure full
@@ -34,6 +35,7 @@ struct show_proto_args;
   struct cf_val *v;
   struct show_route_args *ra;
   struct show_proto_args *pa;
+  struct proto_target *pt;
 }
 
 %code {

@@ -111,6 +111,8 @@ static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_set *log_cur = &log_default_set;   /* under log_lock */
 static _Atomic u32 log_any_mask = LOG_DEFAULT_MASK;
 static _Atomic int log_debug_stderr;
+static _Atomic u32 log_echo_mask;
+static void (*_Atomic log_echo_fn)(enum log_class, const char *);
 static const char *log_progname = "bird";
 
 void
@@ -368,8 +370,9 @@ log_vmsg(enum log_class cls, const char *fmt, va_list args)
 {
   if (cls < L_DEBUG || cls >= L_MAX)
     cls = L_BUG;
+  u32 echo = atomic_load_explicit(&log_echo_mask, memory_order_relaxed) & (1U << cls);
   if (!(atomic_load_explicit(&log_any_mask, memory_order_relaxed) & (1U << cls)) &&
-      !atomic_load_explicit(&log_debug_stderr, memory_order_relaxed))
+      !atomic_load_explicit(&log_debug_stderr, memory_order_relaxed) && !echo)
     return;
 
   char msg[LOG_MSG_MAX];
@@ -380,7 +383,20 @@ log_vmsg(enum log_class cls, const char *fmt, va_list args)
   while (len && msg[len - 1] == '\n')
     msg[--len] = 0;
 
+  if (echo) {
+    void (*fn)(enum log_class, const char *) = atomic_load(&log_echo_fn);
+    if (fn)
+      fn(cls, msg);
+  }
   log_emit(cls, msg);
+}
+
+void
+log_set_echo(u32 mask, void (*fn)(enum log_class cls, const char *msg))
+{
+  if (fn)
+    atomic_store(&log_echo_fn, fn);
+  atomic_store(&log_echo_mask, fn ? mask : 0);
 }
 
 void

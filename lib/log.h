@@ -53,6 +53,11 @@ struct log_rate { btime window_start; u32 count; u32 dropped; };
 void log_rl(struct log_rate *rl, enum log_class cls, const char *fmt, ...);
 /* Debug output (debug protocols ...): goes to destinations with L_DEBUG. */
 void debug_msg(const char *fmt, ...);
+/* The CLI's `echo`: fn gets the text of every line of a class in mask
+ * (without time and class), in the thread that logs it; it must neither
+ * block nor log. A mask of 0 stops it (fn may still be called by a line
+ * under way, so it must stay valid). */
+void log_set_echo(u32 mask, void (*fn)(enum log_class cls, const char *msg));
 /* Also echo log lines to stderr regardless of config (-d option). */
 void log_set_debug_stderr(int on);
 

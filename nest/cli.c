@@ -33,6 +33,7 @@ static u32 cli_next_id = 1;
 
 static void cli_process_input(struct cli *c);
 static void cli_free(struct cli *c);
+static void cli_flush(struct cli *c);
 
 /* --- Output --- */
 
@@ -68,7 +69,66 @@ cli_printf(struct cli *c, int code, const char *fmt, ...)
   va_end(args);
 }
 
+/* BIRD's spontaneous printout: "+text", outside any reply's framing. */
+void
+cli_async_printf(u32 id, const char *fmt, ...)
+{
+  LIST_WALK_ENTRY(c, &sessions, struct cli, n) {
+    if (c->id != id || c->closing)
+      continue;
+    char line[CLI_LINE_SIZE + 8];
+    va_list args;
+    va_start(args, fmt);
+    int n = bvsnprintf(line + 1, CLI_LINE_SIZE - 2, fmt, args);
+    va_end(args);
+    if (n < 0)
+      return;
+    line[0] = '+';
+    line[n + 1] = '\n';
+    txq_append(&c->tx, line, n + 2);
+    cli_flush(c);
+    return;
+  }
+}
+
 int cli_tx_room(struct cli *c) { return txq_queued(&c->tx) < CLI_TX_HIGH; }
+struct lnode *cli_session_list(void) { return &sessions; }
+
+/* Echo lines go out between replies only, as in BIRD; so does its notice
+ * of lines that did not fit, first and without the '+'. */
+static void
+cli_echo_flush(struct cli *c)
+{
+  if (c->echo_lost) {
+    char line[64];
+    int n = bsnprintf(line, sizeof(line), "<%u messages lost>\n", c->echo_lost);
+    txq_append(&c->tx, line, n);
+    c->echo_lost = 0;
+  }
+  if (c->echo_len)
+    txq_append(&c->tx, c->echo_buf, c->echo_len);
+  c->echo_len = 0;
+}
+
+void
+cli_echo_push(struct cli *c, const char *msg)
+{
+  size_t len = strlen(msg);
+  if (c->closing || !c->echo_buf)
+    return;
+  if (len + 2 > c->echo_size - c->echo_len) {
+    c->echo_lost++;
+    return;
+  }
+  c->echo_buf[c->echo_len++] = '+';
+  memcpy(c->echo_buf + c->echo_len, msg, len);
+  c->echo_len += len;
+  c->echo_buf[c->echo_len++] = '\n';
+  if (!c->cont && !c->suspended) {
+    cli_echo_flush(c);
+    cli_flush(c);
+  }
+}
 
 static void
 cli_flush(struct cli *c)
@@ -89,6 +149,8 @@ cli_pump(struct cli *c)
   for (;;) {
     while (c->cont && !c->suspended && cli_tx_room(c) && !c->closing && loop_budget_left() > 0)
       c->cont(c);
+    if (!c->cont && !c->suspended && (c->echo_len || c->echo_lost))
+      cli_echo_flush(c);
     cli_flush(c);
     if (c->closing || c->suspended)
       break;
@@ -240,6 +302,7 @@ cli_free(struct cli *c)
 {
   if (c->cont_cleanup)
     c->cont_cleanup(c);
+  cli_echo_set(c, 0, 0);
   txq_clear(&c->tx);
   loop_fd_remove(&c->fd);
   close(c->fd.fd);

@@ -52,6 +52,13 @@ struct cli {
   int suspended;
   struct event resume_ev;
   u32 id;
+  /* `echo` (nest/cli_echo.c): log lines of the classes in echo_mask are
+   * sent as "+text" lines between replies; while a command runs they wait
+   * in echo_buf (echo_size bytes, in pool), what does not fit is counted
+   * in echo_lost ("<N messages lost>"). */
+  u32 echo_mask;
+  uint echo_size, echo_len, echo_lost;
+  char *echo_buf;
 };
 
 /* Listen on a Unix socket path (main loop). Returns 0 or -1 with errno. */
@@ -61,6 +68,15 @@ void cli_shutdown(void);
 /* Reply output. code < 0: non-final line with code -code; code >= 0: final line. */
 void cli_printf(struct cli *c, int code, const char *fmt, ...);
 void cli_vprintf(struct cli *c, int code, const char *fmt, va_list args);
+/* A spontaneous line "+text" to session id, if it is still there (the
+ * configure undo timeout tells the session that asked for it). */
+void cli_async_printf(u32 id, const char *fmt, ...);
+/* Every session (main loop). */
+struct lnode *cli_session_list(void);
+/* `echo` (nest/cli_echo.c), main loop. set: mask 0 turns it off; push: a
+ * log line for session c, sent now if c is between commands. */
+void cli_echo_set(struct cli *c, u32 mask, uint size);
+void cli_echo_push(struct cli *c, const char *msg);
 /* Shorthand for the final "0000 " line. */
 static inline void cli_done(struct cli *c) { cli_printf(c, 0, ""); }
 

@@ -12,6 +12,7 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "conf/conf.h"
+#include "lib/log.h"
 #include "lib/printf.h"
 #include "lib/timeutil.h"
 
@@ -170,6 +171,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (p->disabled)
         cli_printf(c, -8, "%s: already disabled", p->name);
       else {
+        log_msg(L_INFO, "Disabling protocol %s", p->name);
         proto_cmd_disable(p, msg);
         cli_printf(c, -9, "%s: disabled", p->name);
       }
@@ -178,6 +180,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (!p->disabled)
         cli_printf(c, -10, "%s: already enabled", p->name);
       else {
+        log_msg(L_INFO, "Enabling protocol %s", p->name);
         proto_cmd_enable(p);
         cli_printf(c, -11, "%s: enabled", p->name);
       }
@@ -186,6 +189,7 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
       if (p->disabled)
         cli_printf(c, -8, "%s: already disabled", p->name);
       else {
+        log_msg(L_INFO, "Restarting protocol %s", p->name);
         proto_cmd_restart(p, msg);
         cli_printf(c, -12, "%s: restarted", p->name);
       }
@@ -212,5 +216,72 @@ cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const cha
   if (!any)
     cli_printf(c, 8003, "No protocols match");
   else
+    cli_done(c);
+}
+
+/* --- debug, mrtdump --- */
+
+static int
+proto_has_channel(const struct proto_config *pc, uint net_type)
+{
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n)
+    if (cc->net_type == net_type)
+      return 1;
+  return 0;
+}
+
+/* As BIRD 2's proto_apply_cmd: a pattern that matches nothing is 8003; a
+ * channel that does not exist is a parse-time error there (9001). */
+static int
+proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct proto *, u32), u32 mask)
+{
+  int any = 0;
+  LIST_WALK_ENTRY(p, proto_list(), struct proto, n) {
+    if (p->delete_pending)
+      continue;
+    if (t->name ? strcmp(p->name, t->name) : fnmatch(t->pattern, p->name, 0))
+      continue;
+    if (t->channel_type && !proto_has_channel(p->cf, t->channel_type)) {
+      cli_printf(c, 9001, "Channel %s.%s not found", p->name, net_type_names[t->channel_type]);
+      return -1;
+    }
+    any = 1;
+    if (fn)
+      fn(p, mask);
+  }
+  if (!any) {
+    cli_printf(c, 8003, "No protocols match");
+    return -1;
+  }
+  return 0;
+}
+
+/* Only state changes are traced so far (bit 1, `states`); the other bits
+ * are kept for `show protocols all`-like use later. A channel's mask has
+ * nothing to trace yet. */
+static void
+proto_set_debug(struct proto *p, u32 mask)
+{
+  p->debug = mask;
+}
+
+void
+cmd_proto_debug(struct cli *c, const struct proto_target *t, u32 mask)
+{
+  if (cli_access_restricted(c))
+    return;
+  if (proto_target_walk(c, t, t->channel_type ? NULL : proto_set_debug, mask) == 0)
+    cli_done(c);
+}
+
+/* We write no MRT dumps: as in BIRD 2 without a global `mrtdump` file, the
+ * mask has nothing to act on, so it is checked and dropped. */
+void
+cmd_proto_mrtdump(struct cli *c, const struct proto_target *t, u32 mask)
+{
+  if (cli_access_restricted(c))
+    return;
+  (void) mask;
+  if (proto_target_walk(c, t, NULL, 0) == 0)
     cli_done(c);
 }

@@ -42,7 +42,7 @@ status_gather(struct status_rec *r)
   tm_format_time(r->boot, sizeof(r->boot), &c->tf_base, config_boot_time());
   tm_format_time(r->reconf, sizeof(r->reconf), &c->tf_base, config_reconf_time());
   r->shutting_down = config_shutting_down();
-  r->reconfiguring = protos_reconfig_pending() > 0;
+  r->reconfiguring = config_status() != CONF_DONE;
 }
 
 void
@@ -57,10 +57,11 @@ cmd_show_status(struct cli *c)
   cli_printf(c, -1011, "Last reboot on %s", r.boot);
   cli_printf(c, -1011, "Last reconfiguration on %s", r.reconf);
   gr_recovery_show(c);
+  /* BIRD 2: one code, 0013, whatever the state */
   if (r.shutting_down)
-    cli_printf(c, 6, "Shutdown in progress");
+    cli_printf(c, 13, "Shutdown in progress");
   else if (r.reconfiguring)
-    cli_printf(c, 4, "Reconfiguration in progress");
+    cli_printf(c, 13, "Reconfiguration in progress");
   else
     cli_printf(c, 13, "Daemon is up and running");
 }
@@ -168,12 +169,14 @@ cmd_show_interfaces(struct cli *c, int summary)
     }
     cli_printf(c, -1001, "%s %s (index=%u)", ii->iface->name, state, ii->iface->index);
     char flags[256];
-    bsnprintf(flags, sizeof(flags), "\t%s%s%s%s%s MTU=%u",
+    /* a loopback interface is "Ignored" by BIRD: nothing is a neighbor there */
+    bsnprintf(flags, sizeof(flags), "\t%s%s%s%s%s%s MTU=%u",
               (ii->flags & IF_MULTIACCESS) ? "MultiAccess" : "PtP",
               (ii->flags & IF_BROADCAST) ? " Broadcast" : "",
               (ii->flags & IF_MULTICAST) ? " Multicast" : "",
               (ii->flags & IF_ADMIN_UP) ? " AdminUp" : " AdminDown",
-              (ii->flags & IF_LINK_UP) ? " LinkUp" : " LinkDown", ii->mtu);
+              (ii->flags & IF_LINK_UP) ? " LinkUp" : " LinkDown",
+              (ii->flags & IF_LOOPBACK) ? " Loopback Ignored" : "", ii->mtu);
     cli_printf(c, -1004, "%s", flags);
     for (uint k = 0; k < ii->addr_count; k++) {
       const struct ifa *fa = &ii->addrs[k];
@@ -189,19 +192,15 @@ cmd_show_interfaces(struct cli *c, int summary)
 /* --- configure --- */
 
 /*
- * One reconfiguration at a time. `configure timeout N` keeps the previous
- * config for undo and arms a timer; `configure confirm` drops it, `configure
- * undo` (or the timer) commits it again.
+ * The requests and their state are nest/reconf_ctl.c's; here the replies.
+ * Only one commit runs at a time, so one session at most waits for its
+ * final line (others are queued and answered at once).
  */
-struct cfg_wait {
-  struct cli *cli;              /* NULL when the session went away */
+static struct {               /* main loop */
+  struct cli *cli;            /* waiting for the commit's reply; NULL: gone */
   struct event done;
-  uint restarted;
-  struct config *undo;          /* previous config, kept for undo */
-  struct timer undo_timer;
-  int timer_ready;
-};
-static struct cfg_wait cfg_wait;   /* main loop */
+  u32 timeout_cli;            /* session of the last `configure timeout` */
+} cfg_wait;
 
 static void
 cfg_cli_cleanup(struct cli *c)
@@ -211,19 +210,28 @@ cfg_cli_cleanup(struct cli *c)
 }
 
 static void
+cfg_reply(struct cli *c, int r)
+{
+  switch (r) {
+  case CONF_DONE: cli_printf(c, 3, "Reconfigured"); break;
+  case CONF_PROGRESS: cli_printf(c, 4, "Reconfiguration in progress"); break;
+  case CONF_QUEUED: cli_printf(c, 5, "Reconfiguration already in progress, queueing new config"); break;
+  case CONF_UNQUEUED: cli_printf(c, 17, "Reconfiguration already in progress, removing queued config"); break;
+  case CONF_CONFIRM: cli_printf(c, 18, "Reconfiguration confirmed"); break;
+  case CONF_SHUTDOWN: cli_printf(c, 6, "Reconfiguration ignored, shutting down"); break;
+  case CONF_NOTHING: cli_printf(c, 19, "Nothing to do"); break;
+  }
+}
+
+static void
 cfg_done_hook(void *data)
 {
-  struct cfg_wait *w = data;
-  struct cli *c = w->cli;
-  w->cli = NULL;
+  (void) data;
+  struct cli *c = cfg_wait.cli;
+  cfg_wait.cli = NULL;
   if (!c)
     return;
-  /* A restart a protocol's loop asked for may be over already, but BIRD,
-   * single-threaded, never finishes one before it replies. */
-  if (protos_reconfig_restarts() || (w->restarted && !protos_all_settled()))
-    cli_printf(c, 4, "Reconfiguration in progress");
-  else
-    cli_printf(c, 3, "Reconfigured");
+  cfg_reply(c, config_commit_result());
   cli_cont_done(c);
   cli_resume(c);
 }
@@ -235,49 +243,29 @@ cfg_wait_cont(struct cli *c)
   cli_suspend(c);
 }
 
+/* A commit began (CONF_PROGRESS): the final line comes from cfg_done_hook. */
 static void
-cfg_drop_undo(void)
-{
-  if (cfg_wait.undo)
-    config_unref(cfg_wait.undo);
-  cfg_wait.undo = NULL;
-  if (cfg_wait.timer_ready)
-    tm_stop(&cfg_wait.undo_timer);
-}
-
-/* Commit nc; the reply comes from cfg_done_hook (c may be NULL). */
-static void
-cfg_commit(struct cli *c, struct config *nc)
+cfg_wait_reply(struct cli *c)
 {
   cfg_wait.cli = c;
-  ev_init(&cfg_wait.done, cfg_done_hook, &cfg_wait);
-  if (c) {
-    cli_set_cont(c, cfg_wait_cont, NULL, cfg_cli_cleanup);
-    cli_suspend(c);
-  }
-  cfg_wait.restarted = config_commit_wait(nc, &cfg_wait.done);
+  cli_set_cont(c, cfg_wait_cont, NULL, cfg_cli_cleanup);
+  cli_suspend(c);
+}
+
+static struct event *
+cfg_done_event(void)
+{
+  /* once: a reply sent but not yet run must not be reset */
+  if (!cfg_wait.done.hook)
+    ev_init(&cfg_wait.done, cfg_done_hook, NULL);
+  return &cfg_wait.done;
 }
 
 static void
-cfg_undo_timeout(struct timer *t)
+cfg_undo_notify(void)
 {
-  (void) t;
-  struct config *old = cfg_wait.undo;
-  if (!old || cfg_wait.cli || protos_reconfig_pending())
-    return;
-  log_msg(L_INFO, "Config timeout expired, starting undo");
-  cfg_wait.undo = NULL;
-  cfg_commit(NULL, old);
-}
-
-static int
-cfg_busy(struct cli *c)
-{
-  if (cfg_wait.cli || protos_reconfig_pending()) {
-    cli_printf(c, 5, "Reconfiguration already in progress, try again later");
-    return 1;
-  }
-  return 0;
+  if (cfg_wait.timeout_cli)
+    cli_async_printf(cfg_wait.timeout_cli, "Config timeout expired, starting undo");
 }
 
 void
@@ -285,10 +273,10 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
 {
   if (cli_access_restricted(c))
     return;
-  if (config_shutting_down()) {
-    cli_printf(c, 6, "Reconfiguration ignored, shutting down");
-    return;
-  }
+  /* As BIRD 2: a configure forgets what it could undo before it reads the
+   * file (a broken one leaves nothing to undo); check keeps it. */
+  if (mode != CFG_CHECK)
+    config_free_old();
   const char *path = file ? file : config_path();
   cli_printf(c, -2, "Reading configuration from %s", path);
   struct cf_error err;
@@ -302,24 +290,18 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
     cli_printf(c, 20, "Configuration OK");
     return;
   }
-  if (cfg_busy(c)) {
-    config_unref(nc);
-    return;
-  }
   /* As BIRD 2: the file named here is read this once; a plain configure,
    * configure check and SIGHUP read the one given with -c again. */
-  cfg_drop_undo();
-  if (timeout) {
-    if (!cfg_wait.timer_ready) {
-      tm_init(&cfg_wait.undo_timer, main_loop(), cfg_undo_timeout, NULL);
-      cfg_wait.timer_ready = 1;
-    }
-    cfg_wait.undo = config_running();
-    config_ref(cfg_wait.undo);
-    tm_start(&cfg_wait.undo_timer, (btime) timeout * S_ 1);
+  int r = config_request(nc, timeout, cfg_done_event());
+  if (r >= 0 && timeout) {
+    config_set_undo_notify(cfg_undo_notify);
+    cfg_wait.timeout_cli = c->id;
     cli_printf(c, -22, "Undo scheduled in %u s", timeout);
   }
-  cfg_commit(c, nc);
+  if (r == CONF_PROGRESS)
+    cfg_wait_reply(c);
+  else
+    cfg_reply(c, r);
 }
 
 void
@@ -327,12 +309,7 @@ cmd_configure_confirm(struct cli *c)
 {
   if (cli_access_restricted(c))
     return;
-  if (!cfg_wait.undo) {
-    cli_printf(c, 19, "Nothing to do");
-    return;
-  }
-  cfg_drop_undo();
-  cli_printf(c, 18, "Reconfiguration confirmed");
+  cfg_reply(c, config_confirm());
 }
 
 void
@@ -340,30 +317,26 @@ cmd_configure_undo(struct cli *c)
 {
   if (cli_access_restricted(c))
     return;
-  if (!cfg_wait.undo) {
-    cli_printf(c, 19, "Nothing to do");
-    return;
-  }
-  if (cfg_busy(c))
-    return;
-  struct config *old = cfg_wait.undo;
-  cfg_wait.undo = NULL;
-  tm_stop(&cfg_wait.undo_timer);
   cli_printf(c, -21, "Undo requested");
-  cfg_commit(c, old);
+  int r = config_undo(cfg_done_event());
+  if (r == CONF_PROGRESS)
+    cfg_wait_reply(c);
+  else
+    cfg_reply(c, r);
 }
 
 void
 cmd_configure_status(struct cli *c)
 {
-  if (config_shutting_down())
-    cli_printf(c, -6, "Shutdown in progress");
-  else if (protos_reconfig_pending())
-    cli_printf(c, -4, "Reconfiguration in progress");
-  else
-    cli_printf(c, -3, "Daemon is up and running");
-  if (cfg_wait.undo)
-    cli_printf(c, -22, "Configuration unconfirmed, undo in %t s", tm_remains(&cfg_wait.undo_timer));
+  switch (config_status()) {
+  case CONF_SHUTDOWN: cli_printf(c, -6, "Shutdown in progress"); break;
+  case CONF_QUEUED: cli_printf(c, -5, "Reconfiguration in progress, next one enqueued"); break;
+  case CONF_PROGRESS: cli_printf(c, -4, "Reconfiguration in progress"); break;
+  default: cli_printf(c, -3, "Daemon is up and running"); break;
+  }
+  btime left = config_undo_remains();
+  if (left >= 0)
+    cli_printf(c, -22, "Configuration unconfirmed, undo in %t s", left);
   cli_done(c);
 }
 
@@ -396,15 +369,34 @@ cmd_restrict(struct cli *c)
   cli_printf(c, 16, "Access restricted");
 }
 
+static void
+dump_interfaces(void)
+{
+  rcu_read_lock();
+  const struct iface_set *s = iface_current();
+  debug_msg("Interfaces:\n");
+  for (uint i = 0; i < s->count; i++) {
+    const struct iface_info *ii = &s->ifs[i];
+    debug_msg("  %s: index %u flags %x mtu %u\n", ii->iface->name, ii->iface->index, ii->flags, ii->mtu);
+    for (uint k = 0; k < ii->addr_count; k++)
+      debug_msg("    %I/%u\n", ii->addrs[k].ip, ii->addrs[k].prefix.pxlen);
+  }
+  rcu_read_unlock();
+}
+
 void
 cmd_dump(struct cli *c, enum dump_what what)
 {
-  if (cli_access_restricted(c))
-    return;
+  /* BIRD 2 lets a restricted session dump too */
+  /* As BIRD 2: the text goes to the debug output, the reply is empty.
+   * Sockets, events, neighbors, attributes and filters have no dump of
+   * their own here (loops own their sockets and event queues, neighbors
+   * are looked up in the interface snapshot): those reply only. */
   switch (what) {
   case DUMP_RESOURCES: rdump(root_pool(), 0); break;
   case DUMP_PROTOCOLS: protos_dump(); break;
-  case DUMP_ROUTES: break;
+  case DUMP_INTERFACES: dump_interfaces(); break;
+  default: break;
   }
   cli_done(c);
 }

@@ -55,7 +55,14 @@ struct show_proto_args {
 enum proto_cmd { PROTO_CMD_DISABLE, PROTO_CMD_ENABLE, PROTO_CMD_RESTART,
                  PROTO_CMD_RELOAD, PROTO_CMD_RELOAD_IN, PROTO_CMD_RELOAD_OUT };
 enum cfg_mode { CFG_NORMAL, CFG_SOFT, CFG_CHECK };
-enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES };
+enum dump_what { DUMP_RESOURCES, DUMP_PROTOCOLS, DUMP_ROUTES, DUMP_SOCKETS, DUMP_EVENTS,
+                 DUMP_INTERFACES, DUMP_NEIGHBORS, DUMP_ATTRIBUTES, DUMP_FILTERS };
+/* `debug` / `mrtdump` targets: a protocol, a channel of one, a pattern. */
+struct proto_target {
+  const char *name;           /* protocol, or NULL */
+  const char *pattern;        /* "*" for all */
+  uint channel_type;          /* NET_*: the protocol's channel; 0: none */
+};
 
 struct show_route_args *show_route_args_new(struct cli *c);
 int show_route_args_add_table(struct show_route_args *a, enum sra_table_kind kind, const char *name, uint channel_type);
@@ -67,6 +74,8 @@ void cmd_show_symbols(struct cli *c, int class, struct symbol *sym);
 void cmd_show_protocols(struct cli *c, struct show_proto_args *a);
 void cmd_show_route(struct cli *c, struct show_route_args *a);
 void cmd_proto_action(struct cli *c, enum proto_cmd what, const char *name, const char *pattern, const char *msg);
+void cmd_proto_debug(struct cli *c, const struct proto_target *t, u32 mask);
+void cmd_proto_mrtdump(struct cli *c, const struct proto_target *t, u32 mask);
 void cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout);
 void cmd_configure_confirm(struct cli *c);
 void cmd_configure_undo(struct cli *c);

@@ -3,6 +3,13 @@
 #include "nest/proto.h"
 #include "nest/rt.h"
 #include "nest/cmds.h"
+#include "nest/cli.h"
+/* `show` of a protocol class we do not have, in BIRD's words ("Not a OSPF
+ * protocol" included); used in grammar actions only. */
+#define ABSENT(cls, sym) do { \
+    if (sym) cf_error("%s: Not a %s protocol", (sym)->name, cls); \
+    cf_error("There is no %s protocol running", cls); \
+  } while (0)
 
 %%decls
 %type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout limit_action
@@ -11,6 +18,9 @@
 %type <s> proto_pattern
 %type <ra> r_args
 %type <pa> proto_args
+%type <i> mrtdump_mask mrtdump_list mrtdump_flag echo_mask echo_size
+%type <pt> proto_target proto_target0
+%type <s> absent_proto absent_iface
 
 %%keywords ipv4 ipv6 roa4 roa6 table sorted trie settle gc threshold period
 %%keywords protocol template from disabled description import export none preference
@@ -18,6 +28,8 @@
 %%keywords show status memory symbols for in count stats primary filtered filter function
 %%keywords configure soft check confirm undo timeout enable disable restart down restrict dump resources reload out
 %%keywords summary limit action warn block receive rpki
+%%keywords mrtdump messages sockets neighbors attributes
+%%keywords ospf rip babel bfd sessions entries topology state lsadb echo
 
 %%grammar
 /* Tables */
@@ -211,6 +223,80 @@ cli_cmd: RESTRICT END { cmd_restrict(cx->cli); } ;
 cli_cmd: DUMP RESOURCES END { cmd_dump(cx->cli, DUMP_RESOURCES); } ;
 cli_cmd: DUMP PROTOCOLS END { cmd_dump(cx->cli, DUMP_PROTOCOLS); } ;
 cli_cmd: DUMP ROUTES END { cmd_dump(cx->cli, DUMP_ROUTES); } ;
+cli_cmd: DUMP SOCKETS END { cmd_dump(cx->cli, DUMP_SOCKETS); } ;
+cli_cmd: DUMP EVENTS END { cmd_dump(cx->cli, DUMP_EVENTS); } ;
+cli_cmd: DUMP INTERFACES END { cmd_dump(cx->cli, DUMP_INTERFACES); } ;
+cli_cmd: DUMP NEIGHBORS END { cmd_dump(cx->cli, DUMP_NEIGHBORS); } ;
+cli_cmd: DUMP ATTRIBUTES END { cmd_dump(cx->cli, DUMP_ATTRIBUTES); } ;
+cli_cmd: DUMP FILTER ALL END { cmd_dump(cx->cli, DUMP_FILTERS); } ;
+
+/* `show` commands of protocols this daemon does not have: BIRD 2's
+ * replies when none of them runs. (`show ospf lsadb` takes only a name.) */
+/* The END is part of these, not an empty alternative, so that a wrong
+ * word gets BIRD's "expecting END or CF_SYM_KNOWN". */
+absent_proto:
+   END { $$ = NULL; }
+ | CF_SYM_KNOWN END { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
+ ;
+absent_iface:
+   absent_proto
+ | TEXT END { $$ = NULL; }
+ | CF_SYM_KNOWN TEXT END { if ($1->class != SYM_PROTO) cf_error("Protocol name required"); $$ = $1; }
+ ;
+cli_cmd: SHOW OSPF absent_proto { ABSENT("OSPF", $3); } ;
+cli_cmd: SHOW OSPF NEIGHBORS absent_iface { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF INTERFACE absent_iface { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF TOPOLOGY ALL absent_proto { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF STATE absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW OSPF STATE ALL absent_proto { ABSENT("OSPF", $5); } ;
+cli_cmd: SHOW OSPF LSADB absent_proto { ABSENT("OSPF", $4); } ;
+cli_cmd: SHOW RIP INTERFACES absent_iface { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW RIP NEIGHBORS absent_iface { ABSENT("RIP", $4); } ;
+cli_cmd: SHOW BABEL INTERFACES absent_iface { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL NEIGHBORS absent_iface { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ENTRIES absent_proto { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BABEL ROUTES absent_proto { ABSENT("Babel", $4); } ;
+cli_cmd: SHOW BFD SESSIONS absent_proto { ABSENT("BFD", $4); } ;
+
+/* echo all|off|{ classes } [size]: not a restricted command in BIRD 2 */
+cli_cmd: ECHO echo_mask echo_size END { cli_echo_set(cx->cli, $2, $3); cli_done(cx->cli); } ;
+echo_mask: ALL { $$ = ~0U; } | OFF { $$ = 0; } | '{' log_mask_list '}' { $$ = $2; } ;
+echo_size:
+   /* empty */ { $$ = 4096; }
+ | NUM {
+     if ($1 < 256 || $1 > 65536) cf_error("Invalid log buffer size");
+     $$ = $1;
+   }
+ ;
+
+/* debug|mrtdump (proto | proto.channel | "pattern" | all) mask */
+cli_cmd: DEBUG proto_target proto_debug_mask END { cmd_proto_debug(cx->cli, $2, $3); } ;
+cli_cmd: MRTDUMP proto_target0 mrtdump_mask END { cmd_proto_mrtdump(cx->cli, $2, $3); } ;
+proto_target: proto_target0
+ | CF_SYM_KNOWN '.' net_type {
+     if ($1->class != SYM_PROTO) cf_error("Protocol name required");
+     $$ = cf_alloc(cx, sizeof(struct proto_target));
+     $$->name = $1->name;
+     $$->channel_type = $3;
+   }
+ ;
+proto_target0:
+   CF_SYM_KNOWN {
+     if ($1->class != SYM_PROTO) cf_error("Protocol name required");
+     $$ = cf_alloc(cx, sizeof(struct proto_target));
+     $$->name = $1->name;
+   }
+ | TEXT { $$ = cf_alloc(cx, sizeof(struct proto_target)); $$->pattern = $1; }
+ | ALL { $$ = cf_alloc(cx, sizeof(struct proto_target)); $$->pattern = "*"; }
+ ;
+mrtdump_mask:
+   ALL { $$ = ~0U; }
+ | OFF { $$ = 0; }
+ | '{' mrtdump_list '}' { $$ = $2; }
+ ;
+mrtdump_list: mrtdump_flag | mrtdump_list ',' mrtdump_flag { $$ = $1 | $3; } ;
+mrtdump_flag: STATES { $$ = 1; } | MESSAGES { $$ = 2; } ;
 
 /* show route [<prefix>|for <prefix|ip>|in <prefix>] [table t|all] [all] [primary] [protocol p] [count|stats] */
 cli_cmd: SHOW ROUTE r_args END { cmd_show_route(cx->cli, $3); } ;

@@ -48,7 +48,8 @@ iface_get(const char *name, uint index)
     idents = i;
     mem_account(MEM_PROTOCOLS, sizeof(*i), 0);
   }
-  i->iface.index = index;
+  if (index)                  /* 0: a lookup by name (static `dev`), index unknown */
+    i->iface.index = index;
   pthread_mutex_unlock(&iface_lock);
   return &i->iface;
 }

@@ -31,9 +31,9 @@ static struct lnode protos = { &protos, &protos };
 static uint reconf_pending;          /* main */
 static struct event *reconf_done;    /* main: sent when reconf_pending drops to 0 */
 static uint reconf_restarts;         /* main: restarts the loops asked for since protos_commit() */
+static struct event *settled_ev;     /* main: sent once protos_all_settled() holds */
 
 struct lnode *proto_list(void) { return &protos; }
-uint protos_reconfig_pending(void) { return reconf_pending; }
 uint protos_reconfig_restarts(void) { return reconf_restarts; }
 
 struct proto *
@@ -174,7 +174,7 @@ proto_set_state_main(struct proto *p, enum proto_state s)
     return;
   p->state = s;
   p->last_state_change = time_real_now();
-  if (p->cf->debug & 1)
+  if (p->debug & 1)
     log_msg(L_TRACE, "%s: State changed to %s", p->name, proto_state_names[s]);
 }
 
@@ -217,6 +217,7 @@ proto_stop(struct proto *p)
 }
 
 static void proto_free(struct proto *p);
+static void protos_check_settled(void);
 
 /* The loop is gone: nothing runs for this protocol any more. */
 static void
@@ -243,11 +244,13 @@ proto_down_done(void *data)
   }
   if (p->delete_pending) {
     proto_free(p);
+    protos_check_settled();
     config_shutdown_check();
     return;
   }
   if (p->restart_pending && !p->disabled && !config_shutting_down())
     proto_start(p);
+  protos_check_settled();
   config_shutdown_check();
 }
 
@@ -267,6 +270,7 @@ proto_notify_hook(void *data)
     return;
   p->stopping = 0;
   loop_stop(p->loop, &p->down_ev);
+  protos_check_settled();
 }
 
 /* Hold c, the config of p->cf. Only a reconfigure the loop acknowledged
@@ -326,6 +330,7 @@ proto_new(struct proto_config *pc)
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);
   p->cf = pc;
+  p->debug = pc->debug;
   p->config_held = pc->global;
   config_ref(pc->global);
   p->disabled = pc->disabled;
@@ -388,6 +393,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   if (nc->disabled != oc->disabled)
     p->disabled = nc->disabled;
   p->cf = nc;
+  p->debug = nc->debug;         /* as BIRD: a `debug` command lasts until the next configure */
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
     proto_hold_config(p, nc->global);
@@ -472,6 +478,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       /* Incompatible: restart with the new config. */
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
+      p->debug = nc->debug;
       p->disabled = nc->disabled;
       proto_hold_config(p, nc->global);
       changed++;
@@ -554,6 +561,23 @@ protos_all_settled(void)
     if (p->stopping || p->restart_pending || p->state == PS_STOP)
       return 0;
   return 1;
+}
+
+static void
+protos_check_settled(void)
+{
+  if (settled_ev && protos_all_settled()) {
+    struct event *e = settled_ev;
+    settled_ev = NULL;
+    ev_send(main_loop(), e);
+  }
+}
+
+void
+protos_wait_settled(struct event *ev)
+{
+  settled_ev = ev;
+  protos_check_settled();
 }
 
 int

@@ -170,6 +170,8 @@ struct proto {
   btime last_state_change;    /* main, real time */
   btime created;              /* main, real time */
   const char *message;        /* main: disable/restart message (in pool) */
+  u32 debug;                  /* main: debug mask, the config's until the
+                                 `debug` command changes it */
 
   /* One run (start to down). */
   pool *run_pool;             /* owner: proto loop while it runs; main frees it */
@@ -293,8 +295,6 @@ struct proto *proto_spawn(struct proto_config *pc);
  * acknowledged its reconfiguration; returns the number of protocols that
  * were restarted, started or stopped. */
 uint protos_commit(struct config *new, struct config *old, struct event *done);
-/* Reconfigurations not yet acknowledged. */
-uint protos_reconfig_pending(void);
 /* Protocols that could not take the last config in place (their class's
  * reconfigure hook said so in their loop) and restart: the main loop's
  * own restarts are protos_commit()'s count. */
@@ -314,6 +314,10 @@ int protos_all_down(void);
  * waits for, as BIRD's config obstacles. Starting ones do not count: the
  * range protocol of dynamic BGP stays in Start for good. */
 int protos_all_settled(void);
+/* Send ev to the main loop once protos_all_settled() holds, at once if it
+ * does now (the configure requests, nest/reconf_ctl.c). One waiter; NULL
+ * forgets it. */
+void protos_wait_settled(struct event *ev);
 /* Protocols that exist to announce (class->announced) have done so; how
  * many exist is put in *count. Main loop. */
 int protos_all_announced(uint *count);

@@ -91,6 +91,36 @@ sockaddr_ip(const struct sockaddr *sa, ip_addr *ip)
   return 0;
 }
 
+/* BIRD classifies an address by its own ranges, not by the kernel's
+ * scope: loopback is host; IPv4 private (RFC 1918) and IPv6 unique-local
+ * and site-local are site; IPv6 fe80::/10 is link; the rest universe. */
+static int
+device_addr_scope(ip_addr ip)
+{
+  if (ipa_is_ip4(ip)) {
+    u32 a = ip4_to_u32(ipa_to_ip4(ip));
+    if ((a >> 24) == 127)
+      return SCOPE_HOST;
+    if ((a >> 24) == 10 || (a & 0xffff0000) == 0xc0a80000 || (a & 0xfff00000) == 0xac100000)
+      return SCOPE_SITE;
+    return SCOPE_UNIVERSE;
+  }
+  if (ip6_is_link_local(ip))
+    return SCOPE_LINK;
+  u32 x = ip.addr[0];
+  if ((x & 0xffc00000) == 0xfec00000 || (x & 0xfe000000) == 0xfc000000)
+    return SCOPE_SITE;
+  if (!x && !ip.addr[1] && !ip.addr[2] && ip.addr[3] == 1)
+    return SCOPE_HOST;
+  return SCOPE_UNIVERSE;
+}
+
+static int
+device_addr_kind(ip_addr ip)
+{
+  return ipa_is_ip4(ip) ? 4 : ip6_is_link_local(ip) ? 1 : 6;
+}
+
 static void
 device_add_addr(struct iface_info *ii, const struct ifaddrs *a)
 {
@@ -109,13 +139,17 @@ device_add_addr(struct iface_info *ii, const struct ifaddrs *a)
   fa->ip = ip;
   net_fill_ipa(&fa->prefix, ip, len);
   net_normalize(&fa->prefix);
-  fa->scope = (fam == 4 ? ip4_is_link_local(ipa_to_ip4(ip)) : ip6_is_link_local(ip)) ? SCOPE_LINK : SCOPE_UNIVERSE;
-  if ((a->ifa_flags & IFF_LOOPBACK))
-    fa->scope = fam == 6 && len == 128 ? SCOPE_HOST : fa->scope;
+  fa->scope = device_addr_scope(ip);
   if ((a->ifa_flags & IFF_POINTOPOINT) && sockaddr_ip(a->ifa_dstaddr, &fa->opposite) && !ipa_equal(fa->opposite, ip))
     fa->flags |= IA_PEER;
-  if (ii->addr_count == 1 || (fam == 4 && !ipa_is_ip4(ii->addrs[0].ip)))
-    fa->flags |= IA_PRIMARY;
+  /* BIRD: the first address of each kind is the preferred one: IPv4,
+   * IPv6, IPv6 link-local (getifaddrs does not say which the kernel
+   * marks secondary; the first of a subnet is the primary one there too) */
+  int kind = device_addr_kind(ip);
+  for (uint i = 0; i + 1 < ii->addr_count; i++)
+    if ((ii->addrs[i].flags & IA_PRIMARY) && device_addr_kind(ii->addrs[i].ip) == kind)
+      return;
+  fa->flags |= IA_PRIMARY;
 }
 
 static uint
@@ -167,8 +201,12 @@ device_scan(struct device_proto *dp)
     if (a->ifa_flags & IFF_UP) f |= IF_ADMIN_UP;
     if (a->ifa_flags & IFF_RUNNING) f |= IF_LINK_UP;
     if ((a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING)) f |= IF_UP;
-    if (a->ifa_flags & IFF_LOOPBACK) f |= IF_LOOPBACK;
-    if (a->ifa_flags & IFF_BROADCAST) f |= IF_BROADCAST | IF_MULTIACCESS;
+    /* BIRD 2's classes: loopback and NBMA are multi-access; a broadcast
+     * interface is multicast-capable whatever the kernel flag says */
+    if (a->ifa_flags & IFF_LOOPBACK) f |= IF_LOOPBACK | IF_MULTIACCESS;
+    else if (a->ifa_flags & IFF_POINTOPOINT) f |= IF_MULTICAST;
+    else if (a->ifa_flags & IFF_BROADCAST) f |= IF_BROADCAST | IF_MULTIACCESS | IF_MULTICAST;
+    else f |= IF_MULTIACCESS;
     if (a->ifa_flags & IFF_MULTICAST) f |= IF_MULTICAST;
     ii->flags = f;
     device_add_addr(ii, a);

@@ -77,4 +77,11 @@ stat_route_opt: '{' { f_inline_start(cx); } cmds '}' {
     ((struct static_route *) cx->this_item)->cmds = f;
   } ;
 
+/* CLI */
+cli_cmd: SHOW STATIC END { static_show(cx->cli, NULL); } ;
+cli_cmd: SHOW STATIC CF_SYM_KNOWN END {
+    if ($3->class != SYM_PROTO) cf_error("Protocol name required");
+    static_show(cx->cli, $3->name);
+  } ;
+
 %%code

@@ -131,6 +131,18 @@ static_channel(struct static_proto *sp)
   return list_empty(&sp->p.channels) ? NULL : container_of(list_first(&sp->p.channels), struct channel, n);
 }
 
+struct iface *
+static_route_iface(const struct static_route *r)
+{
+  struct iface *dev = r->dev ? iface_get(r->dev, 0) : NULL;
+  const struct iface_set *set = iface_current();
+  if (ipa_nonzero(r->via) && !r->onlink)
+    return neigh_find(r->via, dev);
+  /* `dev X` and `via A dev X onlink`: the interface itself, while up */
+  const struct iface_info *ii = dev ? iface_find_info(set, dev) : NULL;
+  return (ii && (ii->flags & IF_UP)) ? dev : NULL;
+}
+
 /* Attributes the route should have now, or NULL if it cannot be installed. */
 static struct ea_list *
 static_evaluate(struct static_proto *sp, const struct static_route *r)
@@ -148,22 +160,9 @@ static_evaluate(struct static_proto *sp, const struct static_route *r)
     ea_set_data(&b, EA_GEN_ASPA_PROVIDERS, EAF_INT_SET, 0, r->aspa_count ? r->aspa : &none, 4 * r->aspa_count);
   }
   if (r->dest == RTD_UNICAST) {
-    struct iface *dev = r->dev ? iface_get(r->dev, 0) : NULL;
     rcu_read_lock();
-    const struct iface_set *set = iface_current();
-    if (ipa_nonzero(r->via)) {
-      struct iface *nb = r->onlink ? dev : neigh_find(r->via, dev);
-      if (nb && r->onlink) {
-        const struct iface_info *ii = iface_find_info(set, nb);
-        if (!ii || !(ii->flags & IF_UP))
-          nb = NULL;
-      }
-      b.gw = r->via;
-      b.iface = nb;
-    } else {
-      const struct iface_info *ii = dev ? iface_find_info(set, dev) : NULL;
-      b.iface = (ii && (ii->flags & IF_UP)) ? dev : NULL;
-    }
+    b.gw = r->via;
+    b.iface = static_route_iface(r);
     rcu_read_unlock();
     if (!b.iface)
       return NULL;

@@ -8,6 +8,9 @@
 #include "conf/cf_context.h"
 #include "lib/hash.h"
 
+struct cli;
+struct iface;
+
 struct static_route {
   struct lnode n;
   struct hash_node hn;        /* in static_config.by_net (parse time) */
@@ -60,5 +63,15 @@ void static_route_set_onlink(struct static_route *r, int onlink);
 void static_route_add_provider(struct cf_context *cx, struct static_route *r, u32 asn);
 /* Validate and add; returns an error text or NULL. */
 const char *static_route_add(struct static_config *sc, struct static_route *r);
+
+/* The interface a unicast route (RTD_UNICAST) goes out of now: its
+ * gateway's neighbor interface, or the `dev` interface while up; NULL when
+ * it cannot be installed (BIRD's "dormant"). Any loop, inside
+ * rcu_read_lock(). */
+struct iface *static_route_iface(const struct static_route *r);
+
+/* `show static [name]` (proto/static/show.c), main loop: name NULL walks
+ * every static protocol not down. */
+void static_show(struct cli *c, const char *name);
 
 #endif

@@ -268,8 +268,9 @@ daemonize(void)
 static void
 reconfigure_from_signal(void)
 {
-  if (config_shutting_down())
-    return;
+  /* As BIRD 2: through the same requests as `configure` (queued while
+   * one is in progress; "Reconfigured" is logged when it is over). */
+  config_free_old();
   log_msg(L_INFO, "Reconfiguration requested by SIGHUP");
   struct cf_error err;
   struct config *c = config_parse_file(config_path(), &err);
@@ -277,8 +278,7 @@ reconfigure_from_signal(void)
     log_msg(L_ERR, "%s", err.msg);
     return;
   }
-  config_commit(c);
-  log_msg(L_INFO, "Reconfigured");
+  config_request(c, 0, NULL);
 }
 
 static void
