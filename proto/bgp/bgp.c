@@ -185,6 +185,19 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
   /* here, not in the loop: the listener may send it as soon as the loop runs */
   ev_init(&p->incoming_ev, bgp_incoming_hook, p);
   int rv = bgp_listen_open(p->listen_addr, p->listen_port, err, errlen);
+  if (!rv && cf->password) {
+    /* A SYN signed for a socket without the key is dropped by the kernel:
+     * the listener needs it too, for this neighbor or the whole range */
+    int range = bgp_cf_is_range(cf);
+    p->md5_remote = range ? net_prefix(&cf->remote_range) : cf->remote_ip;
+    p->md5_pxlen = range ? net_pxlen(&cf->remote_range) + (cf->remote_range.type == NET_IP4 ? 96 : 0) : 128;
+    if (bgp_listen_md5(p->listen_addr, p->listen_port, p->md5_remote, p->md5_pxlen, cf->password) < 0) {
+      bsnprintf(err, errlen, "Cannot set TCP-MD5 password: %m");
+      p->md5_pxlen = 0;
+      bgp_listen_close(p->listen_addr, p->listen_port);
+      rv = -1;
+    }
+  }
   /* a range has no routes of its own to recover: it would only hold the recovery up */
   if (!rv && !bgp_cf_is_range(cf))
     bgp_gr_recovery_init(p);
@@ -200,6 +213,8 @@ bgp_cleanup(struct proto *pp)
   int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
   if (fd >= 0)
     close(fd);
+  if (p->md5_pxlen)
+    bgp_listen_md5(p->listen_addr, p->listen_port, p->md5_remote, p->md5_pxlen, NULL);
   bgp_listen_close(p->listen_addr, p->listen_port);
   bgp_gr_recovery_cleanup(p);
   bgp_nh_cleanup(p);

@@ -641,28 +641,45 @@ bgp_socket_setup(struct bgp_proto *p, int fd)
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   int v4 = ipa_is_ip4(cf->remote_ip);
   int ttl = cf->ttl_security ? 255 : (cf->multihop > 0 ? cf->multihop : (cf->multihop == 0 ? 1 : 64));
+  /* GTSM (RFC 5082): we send 255, and take nothing that crossed more hops
+   * than allowed (IPv4 TTL, IPv6 hop limit) */
+  int min = 256 - (cf->multihop > 0 ? cf->multihop : 1);
   if (v4) {
     setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
-    if (cf->ttl_security) {
-      int min = 256 - (cf->multihop > 0 ? cf->multihop : 1);
+    if (cf->ttl_security)
       setsockopt(fd, IPPROTO_IP, IP_MINTTL, &min, sizeof(min));
-    }
   } else {
     setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof(ttl));
+    if (cf->ttl_security)
+      setsockopt(fd, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &min, sizeof(min));
   }
-  if (cf->password) {
-    struct tcp_md5sig md = { 0 };
-    struct sockaddr_in6 *sa = (struct sockaddr_in6 *) &md.tcpm_addr;
-    sa->sin6_family = AF_INET6;
-    ip6_put((u8 *) &sa->sin6_addr, cf->remote_ip);
-    md.tcpm_keylen = strlen(cf->password);
+  if (cf->password && bgp_md5_set(fd, cf->remote_ip, 128, cf->password) < 0)
+    return -1;
+  return 0;
+}
+
+int
+bgp_md5_set(int fd, ip_addr remote, uint pxlen, const char *password)
+{
+  /* Our sockets are AF_INET6: an IPv4 peer is a v4-mapped address, its
+   * prefix length counted in IPv6 bits. */
+  struct tcp_md5sig md = { 0 };
+  struct sockaddr_in6 *sa = (struct sockaddr_in6 *) &md.tcpm_addr;
+  sa->sin6_family = AF_INET6;
+  ip6_put((u8 *) &sa->sin6_addr, remote);
+  if (password) {
+    md.tcpm_keylen = strlen(password);
     if (md.tcpm_keylen > TCP_MD5SIG_MAXKEYLEN)
       return -1;
-    memcpy(md.tcpm_key, cf->password, md.tcpm_keylen);
-    if (setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG, &md, sizeof(md)) < 0)
-      return -1;
+    memcpy(md.tcpm_key, password, md.tcpm_keylen);
   }
-  return 0;
+  int opt = TCP_MD5SIG;
+  if (pxlen < 128) {
+    opt = TCP_MD5SIG_EXT;
+    md.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
+    md.tcpm_prefixlen = pxlen;
+  }
+  return setsockopt(fd, IPPROTO_TCP, opt, &md, sizeof(md));
 }
 
 static void

@@ -163,6 +163,13 @@ bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen)
   return 0;
 }
 
+int
+bgp_listen_md5(ip_addr addr, uint port, ip_addr remote, uint pxlen, const char *password)
+{
+  struct bgp_listener *l = bgp_listener_find(addr, port);
+  return l ? bgp_md5_set(l->fd, remote, pxlen, password) : -1;
+}
+
 void
 bgp_listen_close(ip_addr addr, uint port)
 {
