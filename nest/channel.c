@@ -439,7 +439,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   else if (!new_exp && old_exp)
     uatomic_dec(&st->exp_routes);
 
-  c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp);
+  c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? new->attrs : NULL);
   if (mod)
     ea_unref(mod);
 }

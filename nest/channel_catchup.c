@@ -156,7 +156,7 @@ chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct chann
     struct chan_gone *g = &cu->gone[cu->next++];
     if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? g->r.src : NULL)) {
       uatomic_inc(&c->stats.exp_withdraws_accepted);
-      c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r);
+      c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r, NULL);
     }
     catchup_release(g);
     if (busy && cu->next < cu->count && loop_budget_left() <= 0) {

@@ -243,7 +243,11 @@ struct proto_class {
   /* Main loop, for `reload in`: 1 can, 0 not running (nothing to do),
    * -1 cannot (e.g. the BGP neighbor has no route refresh). NULL: 1. */
   int (*can_reload_in)(struct proto *);
-  void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old);
+  /* new carries the attributes the export filter left; new_src are the
+   * table route's own (the same list when the filter changed nothing; NULL
+   * without new): BGP sends a MED the filter set, not one it learned. */
+  void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old,
+                    const struct ea_list *new_src);
   /* Backpressure: while this says 1 the channel stops reading the journal
    * (which keeps the changes, shared by all readers); the protocol sends
    * c->export_ev when it can take more. NULL: never busy. */

@@ -193,6 +193,7 @@ struct bgp_export_cache_entry {
   struct hash_node hn;          /* by source attribute list pointer and session */
   struct ea_list *src;          /* reference held */
   u64 src_gen;                  /* bgp_peer_info.gen of the source session, 0: not BGP */
+  int med_fresh;                /* the export filter set the MED (bgp_med_fresh) */
   struct ea_list *out;          /* reference held; NULL = not exported */
 };
 
@@ -327,7 +328,8 @@ void bgp_tx_reset(struct bgp_proto *p);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
 void bgp_tx_settle_hook(struct timer *t);
 int bgp_preexport(struct channel *c, const struct rte *r);
-void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old);
+void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
+                   const struct ea_list *new_src);
 int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_feed_end(struct channel *c);
 void bgp_tx_hook(void *data);

@@ -197,9 +197,19 @@ rules_export_reflect(const struct bgp_peer_info *p, const struct bgp_peer_info *
   ea_set_data(b, BGP_EA(BA_CLUSTER_LIST), EAF_INT_SET, BAF_OPTIONAL, v, n * 4 + old);
 }
 
+int
+bgp_med_fresh(const struct ea_list *a, const struct ea_list *src)
+{
+  const struct eattr *m = ea_find(a, BGP_EA(BA_MULTI_EXIT_DISC));
+  if (!m || !src || a == src)
+    return 0;
+  const struct eattr *o = ea_find(src, BGP_EA(BA_MULTI_EXIT_DISC));
+  return !o || o->val != m->val;
+}
+
 void
 bgp_rules_export_attrs(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a,
-                       struct ea_builder *b, linpool *lp)
+                       int med_fresh, struct ea_builder *b, linpool *lp)
 {
   if (!ea_find(a, BGP_EA(BA_ORIGIN)))
     ea_set_int(b, BGP_EA(BA_ORIGIN), EAF_INT, BAF_TRANSITIVE, src ? ORIGIN_INCOMPLETE : ORIGIN_IGP);
@@ -207,8 +217,9 @@ bgp_rules_export_attrs(const struct bgp_peer_info *p, const struct bgp_peer_info
   rules_export_as_path(p, a, b, lp);
 
   /* A MED is for the neighbor AS only: not passed on across eBGP, except
-   * by route servers and inside a confederation (RFC 5065 5.3) */
-  if (!p->interior && !p->rs_client && src)
+   * by route servers, inside a confederation (RFC 5065 5.3), and when our
+   * export filter set it for this neighbor */
+  if (!p->interior && !p->rs_client && src && !med_fresh)
     ea_unset(b, BGP_EA(BA_MULTI_EXIT_DISC));
 
   if (!p->interior)

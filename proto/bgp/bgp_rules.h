@@ -68,6 +68,10 @@ bool bgp_has_community(const struct ea_list *a, u32 comm);
  * sends, all but NEXT_HOP. Payloads come from lp and must live until
  * ea_intern(). */
 void bgp_rules_export_attrs(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a,
-                            struct ea_builder *b, linpool *lp);
+                            int med_fresh, struct ea_builder *b, linpool *lp);
+/* Did the export filter set the MED? Its output a against the route's own
+ * attributes src (BIRD's "fresh" attribute; a value set equal to the
+ * learned one does not count). */
+int bgp_med_fresh(const struct ea_list *a, const struct ea_list *src);
 
 #endif

@@ -305,7 +305,7 @@ export(const struct bgp_peer_info *p, const struct bgp_peer_info *src, struct ea
 {
   struct ea_builder b;
   ea_builder_from(&b, a);
-  bgp_rules_export_attrs(p, src, a, &b, test_lp);
+  bgp_rules_export_attrs(p, src, a, 0, &b, test_lp);
   return ea_intern(&b);
 }
 
@@ -404,6 +404,36 @@ test_export_confederation(void **state)
   ea_unref(a);
 }
 
+/* BIRD's "fresh" MED: one the export filter set goes to eBGP, a learned one
+ * does not */
+static void
+test_export_med_fresh(void **state)
+{
+  (void) state;
+  struct bgp_peer_info ebgp = peer(false, 65001), src = peer(false, 65002);
+  struct ea_list *a = route(0, 0);                  /* MED 5, as learned */
+  struct ea_builder b;
+  ea_builder_from(&b, a);
+  ea_set_int(&b, BGP_EA(BA_MULTI_EXIT_DISC), EAF_INT, BAF_OPTIONAL, 77);
+  struct ea_list *f = ea_intern(&b);                /* the export filter's result */
+  assert_false(bgp_med_fresh(a, a));
+  assert_false(bgp_med_fresh(a, NULL));
+  assert_true(bgp_med_fresh(f, a));
+
+  ea_builder_from(&b, f);
+  bgp_rules_export_attrs(&ebgp, &src, f, 1, &b, test_lp);
+  struct ea_list *o = ea_intern(&b);
+  assert_int_equal(find_bgp(o, BA_MULTI_EXIT_DISC)->val, 77);
+  ea_unref(o);
+  ea_builder_from(&b, f);
+  bgp_rules_export_attrs(&ebgp, &src, f, bgp_med_fresh(a, a), &b, test_lp);
+  o = ea_intern(&b);
+  assert_null(find_bgp(o, BA_MULTI_EXIT_DISC));
+  ea_unref(o);
+  ea_unref(f);
+  ea_unref(a);
+}
+
 static void
 test_export_otc(void **state)
 {
@@ -449,6 +479,7 @@ main(void)
     cmocka_unit_test(test_export_ok),
     cmocka_unit_test(test_export_reflection),
     cmocka_unit_test(test_export_confederation),
+    cmocka_unit_test(test_export_med_fresh),
     cmocka_unit_test(test_export_otc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -222,7 +222,7 @@ bgp_preexport(struct channel *c, const struct rte *r)
 
 /* The attributes this peer gets for route r, interned; NULL = do not send. */
 static struct ea_list *
-bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
+bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r, int med_fresh)
 {
   const struct ea_list *a = r->attrs;
   const struct bgp_config *cf = p->cf;
@@ -246,7 +246,7 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
     else
       i++;
 
-  bgp_rules_export_attrs(&p->peer, src, a, &b, loop_tmp());
+  bgp_rules_export_attrs(&p->peer, src, a, med_fresh, &b, loop_tmp());
 
   /* Next hop: kept towards route-server clients and inside the AS or
    * confederation, ours otherwise. */
@@ -278,12 +278,13 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
 struct bgp_export_key {
   const struct ea_list *src;
   u64 gen;
+  int med_fresh;
 };
 
 static u32
 bgp_export_key_hash(const struct bgp_export_key *k)
 {
-  return bgp_ptr_hash(k->src) ^ hash_u32((u32) k->gen) ^ hash_u32((u32) (k->gen >> 32));
+  return bgp_ptr_hash(k->src) ^ hash_u32((u32) k->gen) ^ hash_u32((u32) (k->gen >> 32)) ^ k->med_fresh;
 }
 
 static int
@@ -291,16 +292,16 @@ bgp_export_cache_eq(const struct hash_node *n, const void *key)
 {
   const struct bgp_export_cache_entry *e = container_of(n, struct bgp_export_cache_entry, hn);
   const struct bgp_export_key *k = key;
-  return e->src == k->src && e->src_gen == k->gen;
+  return e->src == k->src && e->src_gen == k->gen && e->med_fresh == k->med_fresh;
 }
 
 /* bgp_export_attrs() through the cache; the result is borrowed (the cache
  * holds it), valid until the cache is flushed. */
 static struct ea_list *
-bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r)
+bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r, int med_fresh)
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
-  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0 };
+  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh };
   u32 h = bgp_export_key_hash(&k);
   struct hash_node *n = hash_find(&bc->export_cache, h, bgp_export_cache_eq, &k);
   if (n)
@@ -310,13 +311,15 @@ bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte 
   struct bgp_export_cache_entry *e = sl_alloc(bc->export_cache_slab);
   e->src = ea_ref(r->attrs);
   e->src_gen = k.gen;
-  e->out = bgp_export_attrs(p, bc, r);
+  e->med_fresh = med_fresh;
+  e->out = bgp_export_attrs(p, bc, r, med_fresh);
   hash_insert(&bc->export_cache, &e->hn, h);
   return e->out;
 }
 
 void
-bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
+              const struct ea_list *new_src)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
   /* During our recovery nothing goes out: the feed follows its end. Once
@@ -328,7 +331,7 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c || !p->caps.af[af])
     return;
-  struct ea_list *a = new ? bgp_export_cached(p, bc, new) : NULL;
+  struct ea_list *a = new ? bgp_export_cached(p, bc, new, bgp_med_fresh(new->attrs, new_src)) : NULL;
   if (!a && !old)
     return;
   /* ADD-PATH transmit: the channel hands us every route on its own, new

@@ -124,8 +124,10 @@ pipe_collides(struct channel *dst, const net_addr *n, struct rte_src *src)
 }
 
 static void
-pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
+               const struct ea_list *new_src)
 {
+  (void) new_src;
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   if (old && (!new || new->src != old->src)) {
