@@ -79,3 +79,17 @@ def test_ttl_security_refuses_low_ttl(start_daemon, peers, ports):
     peers("p", theirs("127.99.4.2", ports[1], ports[0], ""))
     time.sleep(6)
     assert not established(d, "b")()
+
+
+def test_password_neighbor_range(start_daemon, peers, ports):
+    """A range waits for its peers: the listener holds the key for the whole prefix."""
+    d = start_daemon("""router id 10.99.0.1;
+protocol device {}
+protocol bgp rng {
+  local %s port %d as 65001; neighbor range 127.99.5.0/24 as 65002;
+  multihop; %s password "r4nge";
+  ipv4 { import all; export all; };
+}
+""" % (DUT, ports[0], TIMERS))
+    peers("p", theirs("127.99.5.2", ports[1], ports[0], "password \"r4nge\";"))
+    assert poll(lambda: has(d, "10.99.2.0/24"), timeout=20), strip_codes(d.raw("show protocols all"))

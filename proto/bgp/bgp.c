@@ -190,13 +190,13 @@ bgp_init(struct proto *pp, char *err, size_t errlen)
      * the listener needs it too, for this neighbor or the whole range */
     int range = bgp_cf_is_range(cf);
     p->md5_remote = range ? net_prefix(&cf->remote_range) : cf->remote_ip;
-    p->md5_pxlen = range ? net_pxlen(&cf->remote_range) + (cf->remote_range.type == NET_IP4 ? 96 : 0) : 128;
+    p->md5_pxlen = range ? (int) net_pxlen(&cf->remote_range) : -1;
     if (bgp_listen_md5(p->listen_addr, p->listen_port, p->md5_remote, p->md5_pxlen, cf->password) < 0) {
       bsnprintf(err, errlen, "Cannot set TCP-MD5 password: %m");
-      p->md5_pxlen = 0;
       bgp_listen_close(p->listen_addr, p->listen_port);
       rv = -1;
-    }
+    } else
+      p->md5_set = 1;
   }
   /* a range has no routes of its own to recover: it would only hold the recovery up */
   if (!rv && !bgp_cf_is_range(cf))
@@ -213,7 +213,7 @@ bgp_cleanup(struct proto *pp)
   int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
   if (fd >= 0)
     close(fd);
-  if (p->md5_pxlen)
+  if (p->md5_set)
     bgp_listen_md5(p->listen_addr, p->listen_port, p->md5_remote, p->md5_pxlen, NULL);
   bgp_listen_close(p->listen_addr, p->listen_port);
   bgp_gr_recovery_cleanup(p);

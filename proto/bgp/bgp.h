@@ -282,7 +282,8 @@ struct bgp_proto {
   uint listen_port;
   /* main loop: the TCP-MD5 key this instance put on that listener */
   ip_addr md5_remote;
-  uint md5_pxlen;               /* 0: none */
+  int md5_pxlen;                /* -1: one address */
+  int md5_set;
   uint dynamic_seq;             /* main loop: last number of a spawn's name, */
   const struct proto_config *dynamic_seq_cf;  /* counted since this config */
 };
@@ -369,12 +370,12 @@ int bgp_respawn_config(struct proto_config *nc, const struct proto_config *oc);
 /* bgp_listen.c: listening sockets (main loop) */
 int bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen);
 void bgp_listen_close(ip_addr addr, uint port);
-/* TCP-MD5 (RFC 2385) key for a peer or a range (pxlen in IPv6 bits, 128: one
- * address) on the shared listener, so its connections are accepted;
+/* TCP-MD5 (RFC 2385) key for a peer (pxlen -1) or a range (its prefix
+ * length) on the shared listener, so its connections are accepted;
  * password NULL removes it. */
-int bgp_listen_md5(ip_addr addr, uint port, ip_addr remote, uint pxlen, const char *password);
+int bgp_listen_md5(ip_addr addr, uint port, ip_addr remote, int pxlen, const char *password);
 /* The same on a socket (bgp_conn.c). */
-int bgp_md5_set(int fd, ip_addr remote, uint pxlen, const char *password);
+int bgp_md5_set(int fd, ip_addr remote, int pxlen, const char *password);
 
 /* bgp_show.c */
 const char *bgp_err_text(u8 code, u8 subcode);

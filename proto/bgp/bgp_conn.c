@@ -653,16 +653,16 @@ bgp_socket_setup(struct bgp_proto *p, int fd)
     if (cf->ttl_security)
       setsockopt(fd, IPPROTO_IPV6, IPV6_MINHOPCOUNT, &min, sizeof(min));
   }
-  if (cf->password && bgp_md5_set(fd, cf->remote_ip, 128, cf->password) < 0)
+  if (cf->password && bgp_md5_set(fd, cf->remote_ip, -1, cf->password) < 0)
     return -1;
   return 0;
 }
 
 int
-bgp_md5_set(int fd, ip_addr remote, uint pxlen, const char *password)
+bgp_md5_set(int fd, ip_addr remote, int pxlen, const char *password)
 {
-  /* Our sockets are AF_INET6: an IPv4 peer is a v4-mapped address, its
-   * prefix length counted in IPv6 bits. */
+  /* Our sockets are AF_INET6: an IPv4 peer is a v4-mapped address (the
+   * kernel takes its prefix length in IPv4 bits). */
   struct tcp_md5sig md = { 0 };
   struct sockaddr_in6 *sa = (struct sockaddr_in6 *) &md.tcpm_addr;
   sa->sin6_family = AF_INET6;
@@ -674,7 +674,7 @@ bgp_md5_set(int fd, ip_addr remote, uint pxlen, const char *password)
     memcpy(md.tcpm_key, password, md.tcpm_keylen);
   }
   int opt = TCP_MD5SIG;
-  if (pxlen < 128) {
+  if (pxlen >= 0) {
     opt = TCP_MD5SIG_EXT;
     md.tcpm_flags = TCP_MD5SIG_FLAG_PREFIX;
     md.tcpm_prefixlen = pxlen;

@@ -164,7 +164,7 @@ bgp_listen_open(ip_addr addr, uint port, char *err, size_t errlen)
 }
 
 int
-bgp_listen_md5(ip_addr addr, uint port, ip_addr remote, uint pxlen, const char *password)
+bgp_listen_md5(ip_addr addr, uint port, ip_addr remote, int pxlen, const char *password)
 {
   struct bgp_listener *l = bgp_listener_find(addr, port);
   return l ? bgp_md5_set(l->fd, remote, pxlen, password) : -1;
