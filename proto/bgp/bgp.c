@@ -52,7 +52,9 @@ bgp_default_igp_table(const struct bgp_config *c, const struct bgp_channel_confi
   LIST_WALK_ENTRY(cc, &c->c.channels, struct channel_config, n)
     if (cc->table && cc->table->net_type == net_type)
       return cc->table;
-  return NULL;
+  /* last, the config's default table of the type (master6 for the IPv6
+   * next hops of an IPv4 channel with extended next hops) */
+  return c->c.global->def_tables[net_type];
 }
 
 /* Gateway mode and IGP tables, with BIRD 2's checks in its order. */
@@ -63,11 +65,13 @@ bgp_postconfig_gw(struct bgp_channel_config *bc, const struct bgp_config *c, cha
     bc->gw_mode = c->multihop ? BGP_GW_RECURSIVE : BGP_GW_DIRECT;
   int v4 = bc->c.net_type == NET_IP4;
   if (bc->gw_mode == BGP_GW_RECURSIVE) {
-    if (!bc->igp_table4 && v4)
+    /* with extended next hops an IPv4 channel resolves IPv6 ones too */
+    int xnh = bc->ext_next_hop;
+    if (!bc->igp_table4 && (v4 || xnh))
       bc->igp_table4 = bgp_default_igp_table(c, bc, NET_IP4);
-    if (!bc->igp_table6 && !v4)
+    if (!bc->igp_table6 && (!v4 || xnh))
       bc->igp_table6 = bgp_default_igp_table(c, bc, NET_IP6);
-    if ((bc->igp_table4 && !v4) || (bc->igp_table6 && v4)) {
+    if (((bc->igp_table4 && !v4) || (bc->igp_table6 && v4)) && !xnh) {
       bsnprintf(err, errlen, "Mismatched IGP table type");
       return -1;
     }
@@ -235,6 +239,7 @@ bgp_local_caps(struct bgp_proto *p)
     if (p->ch[af].c) {
       k->mp[af] = 1;
       k->add_path[af] = p->ch[af].cf->add_path;
+      k->ext_next_hop[af] = af == BGP_AF_IPV4 && p->ch[af].cf->ext_next_hop;
     }
   k->route_refresh = cf->enable_refresh;
   k->enhanced_refresh = cf->enable_refresh;
@@ -379,7 +384,8 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     const struct bgp_channel_config *ob = p->ch[af].cf;
     if (!ob || nb->add_path != ob->add_path || nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able ||
         nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table ||
-        nb->gw_mode != ob->gw_mode || !bgp_same_table(nb->igp_table4, ob->igp_table4) ||
+        nb->gw_mode != ob->gw_mode || nb->ext_next_hop != ob->ext_next_hop ||
+        !bgp_same_table(nb->igp_table4, ob->igp_table4) ||
         !bgp_same_table(nb->igp_table6, ob->igp_table6))
       return 0;
     refeed[af] = nb->next_hop_mode != ob->next_hop_mode || !ipa_equal(nb->next_hop_addr, ob->next_hop_addr) ||

@@ -48,6 +48,7 @@ struct bgp_channel_config {
   /* BIRD's `gateway direct|recursive`; unset: direct for single-hop
    * sessions, recursive for multihop ones (postconfig) */
   int gw_mode;                  /* BGP_GW_* */
+  int ext_next_hop;             /* RFC 8950: IPv4 routes with IPv6 next hops (ipv4 channel) */
   /* `igp table`: where recursive next hops resolve, per address family
    * of the next hop; unset: the channel's table (postconfig) */
   struct rtable_config *igp_table4, *igp_table6;

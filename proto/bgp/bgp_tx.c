@@ -258,8 +258,11 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
   if (!nh || !keep) {
     self = ipa_nonzero(bc->cf->next_hop_addr) ? bc->cf->next_hop_addr : p->conn->local_addr;
     int want_v4 = bc->af == BGP_AF_IPV4;
-    if (want_v4 != ipa_is_ip4(self) && !ipa_nonzero(bc->cf->next_hop_addr))
-      return NULL;          /* no address of the family: BIRD needs `next hop address` then */
+    /* no address of the family: BIRD needs `next hop address` then, or an
+     * IPv6 one for IPv4 routes where the neighbor took extended next hops */
+    if (want_v4 != ipa_is_ip4(self) && !ipa_nonzero(bc->cf->next_hop_addr) &&
+        !(want_v4 && p->tx.ext_next_hop[BGP_AF_IPV4]))
+      return NULL;
     ea_set_data(&b, BGP_EA(BA_NEXT_HOP), EAF_IP, BAF_TRANSITIVE, &self, sizeof(self));
   }
   /* RFC 7311: AIGP to sessions that agree on it; through us it grows */

@@ -175,7 +175,7 @@ bgp_channel_item:
      log_msg(L_WARN, "%s.%s: Missing lladdr option is deprecated and ignored, remove it", cx->this_proto->name,
              cx->this_channel->name);
    }
- | EXTENDED NEXT HOP bool { }
+ | EXTENDED NEXT HOP bool { bgp_chan_cfg(cx)->ext_next_hop = $4; }
  | GRACEFUL RESTART bool { bgp_chan_cfg(cx)->gr_able = $3; bgp_chan_cfg(cx)->gr_able_set = 1; }
  | LONG LIVED GRACEFUL RESTART bool { bgp_chan_cfg(cx)->llgr_able = $5; bgp_chan_cfg(cx)->llgr_able_set = 1; }
  | LONG LIVED STALE TIME expr {
