@@ -332,9 +332,13 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
   if (ox != oy)
     return ox < oy;
+  /* MEDs compare between routes of one neighbor AS, or between any with
+   * `med metric`; a missing one counts as the session's `default bgp_med` */
+  const struct bgp_config *cfx = bgp_proto_of(a)->cf, *cfy = bgp_proto_of(b)->cf;
   u32 fx = px ? bgp_as_path_first_as(px, nx) : 0, fy = py ? bgp_as_path_first_as(py, ny) : 0;
-  if (fx == fy) {
-    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, 0), my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, 0);
+  if (fx == fy || cfx->med_metric || cfy->med_metric) {
+    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, cfx->default_med);
+    u32 my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, cfy->default_med);
     if (mx != my)
       return mx < my;
   }
@@ -343,10 +347,15 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   if (ix->interior != iy->interior)
     return !ix->interior;
   /* RFC 4271 9.1.2.2 e), where each session's `igp metric` allows */
-  u32 gx = bgp_proto_of(a)->cf->igp_metric ? x->igp_metric : 0;
-  u32 gy = bgp_proto_of(b)->cf->igp_metric ? y->igp_metric : 0;
+  u32 gx = cfx->igp_metric ? x->igp_metric : 0;
+  u32 gy = cfy->igp_metric ? y->igp_metric : 0;
   if (gx != gy)
     return gx < gy;
+  /* RFC 5004 (`prefer older`): between external routes of different
+   * neighbors the one we had first stays */
+  if ((cfx->prefer_older || cfy->prefer_older) && !ix->ibgp && !iy->ibgp && ix != iy &&
+      a->lastmod != b->lastmod)
+    return a->lastmod < b->lastmod;
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
   if (rx != ry)
     return rx < ry;

@@ -1,0 +1,79 @@
+"""Best-path options as BIRD 2 has them, with two eBGP BIRD 2 peers
+announcing the same prefix: `med metric` (compare MEDs across neighbor
+ASes), `default bgp_med` (a missing MED's value), `prefer older` (RFC 5004:
+the route we had first stays). Peer a has the lower router id, so without
+the options the RFC 4271 tiebreak picks it. Passes against BIRD 2 too.
+Addresses 127.102.x.y.
+"""
+
+import re
+import time
+
+import pytest
+
+from conftest import poll, strip_codes
+from test_bgp import established, peers, ports  # noqa: F401 (fixtures)
+
+DUT = "127.102.0.1"
+A, B = "127.102.1.2", "127.102.1.3"
+TIMERS = "hold time 30; connect delay time 1; error wait time 1, 2;"
+NET = "10.102.1.0/24"
+
+
+def dut_conf(port, pa, pb, opts, opts_a=""):
+    return """router id 10.102.0.1;
+protocol device {}
+protocol bgp a { local %s port %d as 65001; neighbor %s port %d as 65002; multihop; %s %s %s
+  ipv4 { import all; export none; }; }
+protocol bgp b { local %s port %d as 65001; neighbor %s port %d as 65003; multihop; %s %s
+  ipv4 { import all; export none; }; }
+""" % (DUT, port, A, pa, TIMERS, opts, opts_a, DUT, port, B, pb, TIMERS, opts)
+
+
+def peer_conf(addr, pport, asn, port, med):
+    attrs = "{ bgp_med = %d; }" % med if med is not None else ""
+    return """router id %s;
+protocol device {}
+protocol static st { ipv4; route %s blackhole %s; }
+protocol bgp dut { local %s port %d as %d; neighbor %s port %d as 65001; multihop; %s
+  ipv4 { import none; export all; }; }
+""" % (addr, NET, attrs, addr, pport, asn, DUT, port, TIMERS)
+
+
+def best(d):
+    """The protocol of the route marked best, once both routes are there."""
+    lines = strip_codes(d.raw("show route %s" % NET))
+    routes = [l for l in lines if re.search(r"\[(a|b) ", l)]
+    if len(routes) < 2:
+        return None
+    for l in routes:
+        if re.search(r"\] \* \(", l):
+            return re.search(r"\[(a|b) ", l).group(1)
+    return None
+
+
+@pytest.mark.parametrize("opts,opts_a,med_a,med_b,want", [
+    ("", "", 10, 5, "a"),                               # MEDs of different ASes: ignored
+    ("med metric;", "", 10, 5, "b"),                    # compared
+    ("med metric;", "", None, 5, "a"),                  # a missing MED is 0
+    ("med metric;", "default bgp_med 100;", None, 5, "b"),  # ... or a's default
+], ids=["plain", "med-metric", "missing-med", "default-med"])
+def test_med_options(start_daemon, peers, ports, opts, opts_a, med_a, med_b, want):
+    d = start_daemon(dut_conf(ports[0], ports[1], ports[2], opts, opts_a))
+    peers("a", peer_conf(A, ports[1], 65002, ports[0], med_a))
+    peers("b", peer_conf(B, ports[2], 65003, ports[0], med_b))
+    assert poll(lambda: best(d), timeout=20), strip_codes(d.raw("show route %s all" % NET))
+    assert best(d) == want, strip_codes(d.raw("show route %s all" % NET))
+
+
+@pytest.mark.parametrize("older,want", [(False, "a"), (True, "b")], ids=["plain", "prefer-older"])
+def test_prefer_older(start_daemon, peers, ports, older, want):
+    """b's route comes first; a's later one wins only on router id."""
+    d = start_daemon(dut_conf(ports[0], ports[1], ports[2], "prefer older;" if older else ""))
+    peers("b", peer_conf(B, ports[2], 65003, ports[0], None))
+    assert poll(established(d, "b"), timeout=20)
+    assert poll(lambda: NET in "\n".join(strip_codes(d.raw("show route %s" % NET))), timeout=10)
+    time.sleep(0.1)
+    peers("a", peer_conf(A, ports[1], 65002, ports[0], None))
+    assert poll(lambda: best(d), timeout=20), strip_codes(d.raw("show route %s all" % NET))
+    assert best(d) == want, strip_codes(d.raw("show route %s all" % NET))
