@@ -1,7 +1,7 @@
 """Best-path options as BIRD 2 has them, with two eBGP BIRD 2 peers
 announcing the same prefix: `med metric` (compare MEDs across neighbor
 ASes), `default bgp_med` (a missing MED's value), `prefer older` (RFC 5004:
-the route we had first stays). Peer a has the lower router id, so without
+the route we had first stays), `path metric off` (AS path lengths ignored). Peer a has the lower router id, so without
 the options the RFC 4271 tiebreak picks it. Passes against BIRD 2 too.
 Addresses 127.102.x.y.
 """
@@ -30,8 +30,9 @@ protocol bgp b { local %s port %d as 65001; neighbor %s port %d as 65003; multih
 """ % (DUT, port, A, pa, TIMERS, opts, opts_a, DUT, port, B, pb, TIMERS, opts)
 
 
-def peer_conf(addr, pport, asn, port, med):
-    attrs = "{ bgp_med = %d; }" % med if med is not None else ""
+def peer_conf(addr, pport, asn, port, med, prepend=False):
+    attrs = "{ %s%s }" % ("bgp_med = %d; " % med if med is not None else "",
+                          "bgp_path.prepend(%d); " % asn if prepend else "")
     return """router id %s;
 protocol device {}
 protocol static st { ipv4; route %s blackhole %s; }
@@ -62,6 +63,16 @@ def test_med_options(start_daemon, peers, ports, opts, opts_a, med_a, med_b, wan
     d = start_daemon(dut_conf(ports[0], ports[1], ports[2], opts, opts_a))
     peers("a", peer_conf(A, ports[1], 65002, ports[0], med_a))
     peers("b", peer_conf(B, ports[2], 65003, ports[0], med_b))
+    assert poll(lambda: best(d), timeout=20), strip_codes(d.raw("show route %s all" % NET))
+    assert best(d) == want, strip_codes(d.raw("show route %s all" % NET))
+
+
+@pytest.mark.parametrize("opts,want", [("", "b"), ("path metric off;", "a")], ids=["plain", "path-metric-off"])
+def test_path_metric(start_daemon, peers, ports, opts, want):
+    """a's path is one AS longer; without `path metric` the router id decides."""
+    d = start_daemon(dut_conf(ports[0], ports[1], ports[2], opts))
+    peers("a", peer_conf(A, ports[1], 65002, ports[0], None, prepend=True))
+    peers("b", peer_conf(B, ports[2], 65003, ports[0], None))
     assert poll(lambda: best(d), timeout=20), strip_codes(d.raw("show route %s all" % NET))
     assert best(d) == want, strip_codes(d.raw("show route %s all" % NET))
 

@@ -99,9 +99,8 @@ struct bgp_config {
   u32 default_local_pref, default_med;
   int interpret_communities;
   int deterministic_med, prefer_older, med_metric;
-  /* igp_metric: compare the IGP metrics of recursive next hops in best
-   * path (bgp_rte_better). path_metric is parsed and compared only: our
-   * best path always uses the path length */
+  /* igp_metric, path_metric: compare the IGP metrics of recursive next
+   * hops, the AS path lengths in best path (bgp_rte_better) */
   int igp_metric, path_metric;
   /* Compared by value: a change restarts the protocol too */
   const char *password;

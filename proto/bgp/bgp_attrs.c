@@ -324,6 +324,15 @@ bgp_as_path_has_confed(const u8 *p, uint len)
   return false;
 }
 
+int
+bgp_as_path_set_at(const u8 *p, uint len)
+{
+  for (uint pos = 0; pos + 2 <= len; pos += 2 + p[pos + 1] * 4)
+    if (p[pos] == AS_PATH_SET)
+      return pos;
+  return -1;
+}
+
 u8 *
 bgp_as_path_strip_confed(linpool *lp, const u8 *p, uint len, uint *out_len)
 {

@@ -87,6 +87,17 @@ bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs
 static int
 bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
 {
+  /* `allow as sets off`: BIRD 2 treats routes with AS_SETs as withdrawn */
+  if (!p->cf->allow_as_sets)
+    for (uint i = 0; i < b->count; i++)
+      if (b->a[i].id == BGP_EA(BA_AS_PATH) && b->payload[i]) {
+        int at = bgp_as_path_set_at(b->payload[i], b->a[i].len);
+        if (at >= 0) {
+          log_rl(&p->rl, L_REMOTE, "%s: Malformed AS_PATH attribute - AS_SET segment (%u) at %d", p->p.name,
+                 AS_PATH_SET, at);
+          return -1;
+        }
+      }
   switch (bgp_rules_import(&p->peer, b)) {
   case BGP_RX_ACCEPT:
     return 0;

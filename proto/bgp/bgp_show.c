@@ -239,7 +239,8 @@ bgp_path_of(const struct ea_list *a, const u8 **p, uint *len)
   *len = e ? e->len : 0;
 }
 
-/* Last ASN of the path (the origin AS), 0 if none. */
+/* Last ASN of the path (the origin AS), 0 if none: a path ending in an
+ * AS_SET has no single origin (BIRD prints `[i]` then, as `.last` is 0). */
 static u32
 bgp_path_last_as(const u8 *p, uint len)
 {
@@ -248,7 +249,9 @@ bgp_path_last_as(const u8 *p, uint len)
     uint cnt = p[i + 1];
     if (i + 2 + 4 * cnt > len)
       break;
-    if (cnt)
+    if (cnt && (p[i] == AS_PATH_SET || p[i] == AS_PATH_CONFED_SET))
+      last = 0;
+    else if (cnt)
       memcpy(&last, p + i + 2 + 4 * (cnt - 1), 4);
     i += 2 + 4 * cnt;
   }
@@ -307,6 +310,7 @@ int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
+  const struct bgp_config *cfx = bgp_proto_of(a)->cf, *cfy = bgp_proto_of(b)->cf;
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
@@ -327,14 +331,14 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   bgp_path_of(x, &px, &nx);
   bgp_path_of(y, &py, &ny);
   uint lenx = px ? bgp_as_path_length(px, nx) : 0, leny = py ? bgp_as_path_length(py, ny) : 0;
-  if (lenx != leny)
+  /* RFC 4271 9.1.2.2 a), unless both sessions have `path metric off` */
+  if (lenx != leny && (cfx->path_metric || cfy->path_metric))
     return lenx < leny;
   u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
   if (ox != oy)
     return ox < oy;
   /* MEDs compare between routes of one neighbor AS, or between any with
    * `med metric`; a missing one counts as the session's `default bgp_med` */
-  const struct bgp_config *cfx = bgp_proto_of(a)->cf, *cfy = bgp_proto_of(b)->cf;
   u32 fx = px ? bgp_as_path_first_as(px, nx) : 0, fy = py ? bgp_as_path_first_as(py, ny) : 0;
   if (fx == fy || cfx->med_metric || cfy->med_metric) {
     u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, cfx->default_med);

@@ -588,6 +588,8 @@ uint bgp_as_path_count(const u8 *p, uint len, u32 asn);
  * else 0: the neighbor's own AS for `enforce first as`. */
 u32 bgp_as_path_first_hop(const u8 *p, uint len);
 bool bgp_as_path_has_confed(const u8 *p, uint len);
+/* Offset of the first AS_SET segment, -1 if none. */
+int bgp_as_path_set_at(const u8 *p, uint len);
 /* Copy without AS_CONFED_* segments into lp (RFC 5065 4.1, toward true eBGP). */
 u8 *bgp_as_path_strip_confed(linpool *lp, const u8 *p, uint len, uint *out_len);
 
