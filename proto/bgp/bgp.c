@@ -240,6 +240,7 @@ bgp_local_caps(struct bgp_proto *p)
       k->mp[af] = 1;
       k->add_path[af] = p->ch[af].cf->add_path;
       k->ext_next_hop[af] = af == BGP_AF_IPV4 && p->ch[af].cf->ext_next_hop;
+      k->mp_mandatory[af] = p->ch[af].cf->mandatory;
     }
   k->route_refresh = cf->enable_refresh;
   k->enhanced_refresh = cf->enable_refresh;
@@ -384,7 +385,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     const struct bgp_channel_config *ob = p->ch[af].cf;
     if (!ob || nb->add_path != ob->add_path || nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able ||
         nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table ||
-        nb->gw_mode != ob->gw_mode || nb->ext_next_hop != ob->ext_next_hop ||
+        nb->gw_mode != ob->gw_mode || nb->ext_next_hop != ob->ext_next_hop || nb->mandatory != ob->mandatory ||
         !bgp_same_table(nb->igp_table4, ob->igp_table4) ||
         !bgp_same_table(nb->igp_table6, ob->igp_table6))
       return 0;

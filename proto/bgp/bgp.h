@@ -49,6 +49,7 @@ struct bgp_channel_config {
    * sessions, recursive for multihop ones (postconfig) */
   int gw_mode;                  /* BGP_GW_* */
   int ext_next_hop;             /* RFC 8950: IPv4 routes with IPv6 next hops (ipv4 channel) */
+  int mandatory;                /* no session unless the neighbor takes the family too */
   /* `igp table`: where recursive next hops resolve, per address family
    * of the next hop; unset: the channel's table (postconfig) */
   struct rtable_config *igp_table4, *igp_table6;

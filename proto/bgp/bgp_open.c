@@ -490,5 +490,10 @@ bgp_caps_negotiate(const struct bgp_caps *local, const struct bgp_caps *remote, 
   bgp_negotiate_gr(local, remote, out);
   out->local_role = local->role;
   out->peer_role = remote->role;
+  /* A `mandatory` family the neighbor does not carry: no session (BIRD 2's
+   * "Required capability missing") */
+  for (uint af = 0; af < BGP_AF_MAX; af++)
+    if (local->mp_mandatory[af] && !out->af[af])
+      return open_error(err, BGP_ERR_OPEN_UNSUP_CAPABILITY, "Required capability missing");
   return bgp_role_check(local, remote, err);
 }

@@ -231,6 +231,7 @@ struct bgp_caps {
   u32 llgr_time[BGP_AF_MAX];        /* seconds, 24 bits */
   u8 role;                          /* enum bgp_role, BGP_ROLE_NONE if absent */
   bool role_strict;                 /* local only: refuse peers without a role */
+  bool mp_mandatory[BGP_AF_MAX];    /* local only: `mandatory` channels */
   bool role_conflict;               /* remote only: several different roles sent */
   char hostname[BGP_HOSTNAME_MAX + 1];   /* "" if absent; non-printables -> '?' */
   char domain[BGP_HOSTNAME_MAX + 1];

@@ -171,7 +171,7 @@ bgp_channel_item:
      else if ($3->net_type == NET_IP6) bgp_chan_cfg(cx)->igp_table6 = $3;
      else cf_error("Mismatched IGP table type");
    }
- | MANDATORY bool { }
+ | MANDATORY bool { bgp_chan_cfg(cx)->mandatory = $2; }
  | SECONDARY bool { cx->this_channel->secondary = $2; }
  | AIGP bool { bgp_chan_cfg(cx)->aigp = $2; bgp_chan_cfg(cx)->aigp_set = 1; bgp_chan_cfg(cx)->aigp_originate = 0; }
  | AIGP ORIGINATE { bgp_chan_cfg(cx)->aigp = bgp_chan_cfg(cx)->aigp_set = bgp_chan_cfg(cx)->aigp_originate = 1; }
