@@ -63,8 +63,13 @@ chan_roa_changed(void *data)
     return;                   /* ended meanwhile */
   uint n = 0;
   rcu_read_lock();
+  /* An RPKI cache's full load is a million items: in turns, like exports */
   while (rt_reader_next(&s->reader))
-    n++;
+    if (!(++n & 1023) && loop_budget_left() <= 0) {
+      loop_yield();
+      ev_schedule(&s->ev);
+      break;
+    }
   rcu_read_unlock();
   if (!n)
     return;
