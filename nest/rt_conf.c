@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "nest/rt.h"
+#include "nest/rt_hostcache.h"
 #include "nest/reconf.h"
 #include "conf/cf_context.h"
 #include "lib/log.h"
@@ -105,6 +106,7 @@ static void
 rt_table_free_done(void *data)
 {
   struct rtable *t = data;
+  rt_hostcache_release(t);
   rfree(t->pool);
   tables_dying--;
   config_shutdown_check();

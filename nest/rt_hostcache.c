@@ -30,7 +30,8 @@ struct rt_hostcache {
   struct event ev;
   struct timer poll;          /* table loop */
   int polling;                /* table loop: the reader has no notify now */
-  int dead;                   /* table loop: the table went while ev was queued */
+  int dead;                   /* table loop: the table went while ev was queued
+                                 (rt_hostcache_release() frees it) */
 };
 
 /* Creation of a table's cache (rare): one lock for all tables. */
@@ -321,10 +322,8 @@ static void
 rt_hc_run(void *data)
 {
   struct rt_hostcache *hc = data;
-  if (hc->dead) {
-    free(hc);
-    return;
-  }
+  if (hc->dead)
+    return;                   /* rt_hostcache_release() frees it */
   int more;
   uint n = rt_hc_drain(hc, &more);
   if (more)
@@ -409,9 +408,19 @@ rt_hostcache_free(struct rtable *t)
     free(s);
   }
   pthread_mutex_destroy(&hc->lock);
-  /* ev may be queued in this loop still: then it frees hc */
-  if (ev_active(&hc->ev))
+  /* ev may be queued in this loop still, and the loop's end discards
+   * queued events, touching them: hc goes after that (or the event runs
+   * first and finds it dead) */
+  if (ev_active(&hc->ev)) {
     hc->dead = 1;
-  else
+    t->hostcache_dead = hc;
+  } else
     free(hc);
+}
+
+void
+rt_hostcache_release(struct rtable *t)
+{
+  free(t->hostcache_dead);
+  t->hostcache_dead = NULL;
 }

@@ -74,5 +74,8 @@ void rt_hostcache_unsubscribe(struct rtable *t, struct event *ev);
 
 /* The table's data goes (table loop, no channel left): drop the cache. */
 void rt_hostcache_free(struct rtable *t);
+/* The table's loop is gone (main loop): free what rt_hostcache_free() had
+ * to leave behind. */
+void rt_hostcache_release(struct rtable *t);
 
 #endif
