@@ -172,8 +172,9 @@ struct rtable {
   /* Recursive next hops resolved here (nest/rt_hostcache.c); RCU, made
    * on first use, freed with the table's data. */
   struct rt_hostcache *hostcache;
-  /* Its remains while its event may still sit in the table loop's queue:
-   * freed after the loop is gone (rt_hostcache_release) */
+  /* Its remains while its event may still sit in the table loop's queue.
+   * Owner: the table loop sets it in its last act; the main loop frees it
+   * once that loop is gone (rt_hostcache_release) */
   struct rt_hostcache *hostcache_dead;
 
   /* Route ids for export maps. */
