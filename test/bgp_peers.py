@@ -23,7 +23,7 @@ import subprocess
 import pytest
 
 import conftest
-from conftest import Daemon, poll, REFERENCE_BIRD, strip_codes as _strip_codes
+from conftest import Daemon, poll, REFERENCE_BIRD, Stamp, strip_codes as _strip_codes
 
 GOBGPD = shutil.which("gobgpd")
 EXABGP = shutil.which("exabgp")
@@ -50,7 +50,13 @@ def since(d, prefix):
     text = strip_codes(d.raw("show route %s" % prefix))
     m = re.search(r"\[(\S+ \d\d:\d\d:\d\d\.\d{3})[ \]]", text)
     assert m, text
-    return m.group(1)
+    return Stamp(m.group(1))
+
+
+def proto_since(d, proto):
+    """When protocol `proto` last changed state (`show protocols`), or None."""
+    row = d.protocols().get(proto)
+    return row and row[3]
 
 
 def count(d):

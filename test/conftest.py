@@ -137,6 +137,28 @@ def read_reply(sock, buf=b""):
         buf += chunk
 
 
+class Stamp:
+    """A time a daemon shows, `[proto] HH:MM:SS.mmm`, compared as equal within
+    5 ms: BIRD keeps times on its monotonic clock and converts each to wall
+    time when it prints it, so one instant can read a millisecond apart from
+    one `show` to the next. Every change a test looks for is far larger."""
+
+    def __init__(self, text):
+        m = re.fullmatch(r"(?:(\S+) )?(\d\d):(\d\d):(\d\d)\.(\d{3})", text)
+        assert m, text
+        self.text, self.label = text, m.group(1)
+        self.ms = ((int(m.group(2)) * 60 + int(m.group(3))) * 60 + int(m.group(4))) * 1000 + int(m.group(5))
+
+    def __eq__(self, other):
+        return isinstance(other, Stamp) and self.label == other.label and abs(self.ms - other.ms) <= 5
+
+    def __hash__(self):
+        return hash(self.label)
+
+    def __repr__(self):
+        return repr(self.text)
+
+
 def strip_codes(reply):
     """Reply bytes -> list of text lines without the 'DDDD-'/'DDDD '/' ' prefixes."""
     out = []
@@ -342,7 +364,7 @@ class Daemon:
                 continue
             m = re.match(r"^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d\d:\d\d:\d\d\.\d{3})  (.*)$", text)
             if m:
-                rows[m.group(1)] = m.group(2, 3, 4, 5, 6)
+                rows[m.group(1)] = m.group(2, 3, 4) + (Stamp(m.group(5)), m.group(6))
         return rows
 
     def wait_up(self, names, timeout=5.0):

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import poll, REFERENCE_BIRD, strip_codes as _strip_codes
 # the peers live in bgp_peers.py; test_bgp_*.py import some of them from here
-from bgp_peers import (EXABGP, GOBGPD, ExaBGP, GoBGP, PeerBird, count, established,  # noqa: F401 (fixtures)
+from bgp_peers import (EXABGP, proto_since, GOBGPD, ExaBGP, GoBGP, PeerBird, count, established,  # noqa: F401 (fixtures)
                        peers, ports, route_all, strip_codes, tools)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
@@ -168,11 +168,6 @@ def test_exabgp_peer(start_daemon, tools, ports):
     assert poll(lambda: "10.10.0.0/16" not in x.announced(), timeout=10)
 
 
-def _since(d, proto):
-    m = re.search(r"^%s\s+BGP\s+\S+\s+up\s+(\S+)" % proto, strip_codes(d.raw("show protocols %s" % proto)), re.M)
-    return m and m.group(1)
-
-
 @pytest.mark.skipif(not (GOBGPD and EXABGP), reason="needs gobgpd and exabgp")
 @pytest.mark.parametrize("kind", ["gobgp", "exabgp"])
 def test_route_refresh_other_kinds(start_daemon, tools, ports, kind, is_reference):
@@ -199,7 +194,7 @@ def test_route_refresh_other_kinds(start_daemon, tools, ports, kind, is_referenc
                 return w[2] == "1" and w[4] == "1"
         return False
     assert poll(filtered_once, timeout=10), d.raw("show protocols all pr")
-    before = _since(d, "pr")
+    before = proto_since(d, "pr")
     time.sleep(1.1)          # a restarted session would show a later time
     d.reconfigure_file(base + block)
     r = d.raw("configure")        # BIRD 2 may answer before the refresh is done
@@ -208,7 +203,7 @@ def test_route_refresh_other_kinds(start_daemon, tools, ports, kind, is_referenc
     if kind == "exabgp":
         return      # ExaBGP 4.2 resets the session on a refresh request (BIRD 2 sees the same)
     if is_reference:
-        assert _since(d, "pr") == before
+        assert proto_since(d, "pr") == before
     else:
         # our BGP protocol stays up while sessions come and go: count them
         assert d.log().count("pr: BGP session established") == 1, d.log()

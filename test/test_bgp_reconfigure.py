@@ -16,6 +16,7 @@ import pytest
 from conftest import poll
 import test_bgp
 from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
+from bgp_peers import proto_since
 
 OURS, PEER = "127.90.4.1", "127.90.4.2"
 
@@ -57,13 +58,13 @@ def restarted(d, p, before):
     time.sleep(1)
     assert poll(established(d, "b2"), timeout=15), strip_codes(d.raw("show protocols all b2"))
     assert poll(established(p, "dut"), timeout=5)
-    ours, peer = d.protocols()["b2"][3], p.protocols()["dut"][3]
+    ours, peer = proto_since(d, "b2"), proto_since(p, "dut")
     assert (ours != before[0]) == (peer != before[1]), (before, ours, peer)
     return ours != before[0]
 
 
 def since(d, p):
-    return d.protocols()["b2"][3], p.protocols()["dut"][3]
+    return proto_since(d, "b2"), proto_since(p, "dut")
 
 
 @pytest.mark.parametrize("opts", [

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import poll, strip_codes
 from test_bgp import peers, ports, established  # noqa: F401 (fixtures)
+from bgp_peers import proto_since
 
 OURS = "127.82.0.1"
 PEER = "127.82.0.2"
@@ -49,11 +50,6 @@ protocol bgp dut {
 
 def nets(reply):
     return sorted(re.findall(r"^(\d+\.\d+\.\d+\.\d+/\d+)\s", "\n".join(strip_codes(reply)), re.M))
-
-
-def since(d):
-    m = re.search(r"^a\s+BGP\s+\S+\s+up\s+(\S+)", "\n".join(strip_codes(d.raw("show protocols a"))), re.M)
-    return m.group(1) if m else None
 
 
 @pytest.fixture
@@ -109,13 +105,13 @@ def test_errors(setup):
 
 def test_filter_change_keeps_session(setup, ports):
     d = setup(refresh=False)
-    before = since(d)
+    before = proto_since(d, "a")
     time.sleep(1.1)         # a restarted session would show a later time
     d.reconfigure_file(dut_conf(ports[0], ports[1], "net != 10.3.0.0/24"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     poll(lambda: nets(d.raw("show route filtered")) == ["10.3.0.0/24"], timeout=10)
     assert nets(d.raw("show route table master4")) == ["10.1.0.0/16", "10.2.0.0/16", "10.9.0.0/16"]
-    assert since(d) == before
+    assert proto_since(d, "a") == before
 
 
 def import_received(d):
@@ -128,9 +124,9 @@ def test_reload_in_from_import_table(setup):
     (the neighbor has none): the routes go through the filter again, the
     session stays."""
     d = setup(refresh=False)
-    before, received = since(d), import_received(d)
+    before, received = proto_since(d, "a"), import_received(d)
     time.sleep(1.1)         # a restarted session would show a later time
     assert d.raw("reload in a") == b"0015-a: reloading\n0000 \n"
     assert poll(lambda: import_received(d) == received + 3, timeout=10), import_received(d)
     assert nets(d.raw("show route filtered")) == ["10.2.0.0/16"]
-    assert since(d) == before
+    assert proto_since(d, "a") == before

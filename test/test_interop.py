@@ -39,7 +39,7 @@ import socket
 import pytest
 
 from conftest import poll, REFERENCE_BIRD
-from bgp_peers import (EXABGP, GOBGPD, ExaBGP, GoBGP, count, established, peers, ports,  # noqa: F401 (fixtures)
+from bgp_peers import (EXABGP, proto_since, GOBGPD, ExaBGP, GoBGP, count, established, peers, ports,  # noqa: F401 (fixtures)
                        since, strip_codes, tools)
 
 OUR_AS = 65001
@@ -168,11 +168,6 @@ def caps_blocks(d, proto):
     local = v[v.index("    Local capabilities\n") + 23:v.index("    Neighbor capabilities\n")]
     neighbor = v[v.index("    Neighbor capabilities\n") + 26:v.index("    Session:")]
     return local, neighbor
-
-
-def proto_since(d, proto):
-    m = re.search(r"^%s\s+BGP\s+\S+\s+\S+\s+(\S+)" % proto, strip_codes(d.raw("show protocols %s" % proto)), re.M)
-    return m and m.group(1)
 
 
 def import_updates(d, proto):
