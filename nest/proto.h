@@ -258,6 +258,10 @@ struct proto_class {
   void (*feed_end)(struct channel *c);
   /* Tiebreak between two routes of this class (after preference). */
   int (*rte_better)(const struct rte *a, const struct rte *b);
+  /* Routes of one net with equal nonzero keys (and preference) form a
+   * group whose best is chosen among the group first (BGP `deterministic
+   * med`: the neighbor AS); 0: the route is in no group. NULL: never. */
+  u64 (*rte_group)(const struct rte *r);
   /* The address the route came from (BGP neighbor), IPA_NONE if none;
    * `show route` prints " from X" when it differs from the gateway. */
   ip_addr (*rte_from)(const struct rte *r);

@@ -80,7 +80,10 @@ struct rte {
   struct channel *sender;
   btime lastmod;              /* real time of import */
   u32 id;                     /* per-table, for export maps */
-  u16 flags;
+  u8 flags;
+  u8 suppressed;              /* not its group's best (proto_class.rte_group);
+                                 set before the route is published: a route
+                                 changing state is replaced by a copy */
   u16 refresh_gen;            /* atomic: the sender's refresh generation when
                                  last announced; written under the writer lock */
 };

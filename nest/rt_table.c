@@ -71,6 +71,8 @@ rte_better(const struct rte *a, const struct rte *b)
   const struct proto_class *ca = a->src->proto->class, *cb = b->src->proto->class;
   if (ca != cb)
     return ca->class_id < cb->class_id;
+  if (a->suppressed != b->suppressed)
+    return b->suppressed;
   if (ca->rte_better)
     return ca->rte_better(a, b);
   return 0;
@@ -381,63 +383,18 @@ rte_drop_unpublished(struct rte *r)
   shslab_free(rte_slab, r);
 }
 
-/* gen: the refresh generation the route gets, -1 for the sender's current. */
+/* Replaces route old of a net by new (either may be NULL): the chain,
+ * the counters and one journal item. Under the writer lock. */
 static uint
-rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
-              struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
 {
-  pthread_once(&rt_slabs_once, rt_slabs_init);
-  struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
-  u32 hash = rt_net_hash(n);
-
-  rcu_read_lock();
-  pthread_mutex_lock(&t->lock);
-
-  struct cds_lfht_iter it;
-  cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
-  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
-  struct net *net = node ? caa_container_of(node, struct net, node) : NULL;
-
-  if (!net) {
-    if (!new)
-      goto nochange;
-    net = net_alloc(n);
-    memset(net, 0, offsetof(struct net, n));
-    net_copy(&net->n, n);
-    cds_lfht_node_init(&net->node);
-    net->feed_prev = t->feed_tail;
-    rcu_tsan_publish(net);
-    cds_lfht_add(t->nets, hash, &net->node);
-    if (t->feed_tail)
-      rcu_assign_pointer(t->feed_tail->feed_next, net);
-    else
-      rcu_assign_pointer(t->feed_head, net);
-    t->feed_tail = net;
-    uatomic_inc(&t->net_count);
-    uatomic_inc(&t->pxlen_count[n->pxlen]);
-  }
-
-  /* Find and unlink the old route of this source. */
-  struct rte **pp = &net->routes, *old = NULL;
-  for (struct rte *r = *pp; r; pp = &r->next, r = r->next)
-    if (r->src == src) {
-      old = r;
-      break;
-    }
-
-  if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
-    /* Announced again unchanged: only a refresh cycle cares (the route is
-     * fresh now); no journal item, nothing to export. */
-    if (old->refresh_gen != new->refresh_gen)
-      uatomic_set(&old->refresh_gen, new->refresh_gen);
-    goto nochange;
-  }
-  if (!old && !new)
-    goto nochange;
-
   struct rte *old_best = rte_usable(net->routes);
-  if (old)
+  if (old) {
+    struct rte **pp = &net->routes;
+    while (*pp != old)
+      pp = &(*pp)->next;
     rcu_assign_pointer(*pp, old->next);
+  }
 
   if (new) {
     new->id = rt_id_alloc(t);
@@ -477,6 +434,163 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   };
   t->last_change = new ? new->lastmod : time_real_now();
   rt_journal_publish(t);
+  return res;
+}
+
+/* --- Route groups (BGP `deterministic med`) ---
+ *
+ * RFC 4271 9.1.2.2 compares MEDs only between routes of one neighbor AS,
+ * so comparing routes pair by pair depends on the order they came in. A
+ * class that groups routes (proto_class.rte_group) has one best route per
+ * group of a net, chosen among the group alone; the others are suppressed
+ * and rank below every unsuppressed route of their class (rte_better).
+ * A change can move a group's best to another route: the routes whose
+ * state flips are replaced by copies with the new state, each an ordinary
+ * change with its own journal item, so readers that walk a chain while it
+ * changes miss nothing the journal does not bring them afterwards. The
+ * chain stays ordered only if comparisons between its unsuppressed routes
+ * never involve MEDs, hence the order of rt_group_suppress, the change,
+ * rt_group_lift.
+ */
+
+/* What makes routes one group; key 0: not grouped. */
+struct rt_group {
+  const struct proto_class *class;
+  u32 preference;
+  u64 key;
+};
+
+static struct rt_group
+rt_group_of(const struct rtable *t, const struct rte *r)
+{
+  /* import and export tables mirror a channel: nothing is best there */
+  if (!r || t->aux || !r->src->proto->class->rte_group)
+    return (struct rt_group){ 0 };
+  return (struct rt_group){ r->src->proto->class, r->attrs->preference, r->src->proto->class->rte_group(r) };
+}
+
+static int
+rt_group_same(const struct rt_group *a, const struct rt_group *b)
+{
+  return a->key == b->key && a->class == b->class && a->preference == b->preference;
+}
+
+/* The best route of group g in net, not counting skip, counting extra. */
+static struct rte *
+rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g, const struct rte *skip, struct rte *extra)
+{
+  struct rte *best = extra;
+  for (struct rte *r = net->routes; rte_usable(r); r = r->next) {
+    struct rt_group rg = rt_group_of(t, r);
+    if (r != skip && rg.key && rt_group_same(&rg, g) && (!best || g->class->rte_better(r, best)))
+      best = r;
+  }
+  return best;
+}
+
+/* Route r of group g goes into the other state: replaced by a copy. */
+static void
+rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
+{
+  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen));
+  copy->lastmod = r->lastmod;
+  copy->suppressed = !r->suppressed;
+  rt_change(t, net, r, copy);
+  t->last_change = time_real_now();   /* not the route's own, older time */
+}
+
+/* Before a change: suppress the routes of group g other than best, except
+ * skip (the route the change replaces). Suppressing first and lifting
+ * after (rt_group_lift) keeps one unsuppressed route per group in the
+ * chain, so each insertion compares with routes pair by pair as RFC 4271
+ * allows: across groups, never on MED. */
+static void
+rt_group_suppress(struct rtable *t, struct net *net, const struct rt_group *g,
+                  const struct rte *best, const struct rte *skip)
+{
+  struct rte *r = net->routes;
+  while (rte_usable(r)) {
+    struct rt_group rg = rt_group_of(t, r);
+    if (r != skip && r != best && !r->suppressed && rg.key && rt_group_same(&rg, g)) {
+      rt_group_flip(t, net, r);
+      r = net->routes;
+    } else
+      r = r->next;
+  }
+}
+
+/* After a change: the best route of group g, if suppressed, is lifted. */
+static void
+rt_group_lift(struct rtable *t, struct net *net, const struct rt_group *g)
+{
+  struct rte *best = rt_group_best(t, net, g, NULL, NULL);
+  if (best && best->suppressed)
+    rt_group_flip(t, net, best);
+}
+
+/* gen: the refresh generation the route gets, -1 for the sender's current. */
+static uint
+rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
+              struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+{
+  pthread_once(&rt_slabs_once, rt_slabs_init);
+  struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
+  u32 hash = rt_net_hash(n);
+
+  rcu_read_lock();
+  pthread_mutex_lock(&t->lock);
+
+  struct cds_lfht_iter it;
+  cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
+  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
+  struct net *net = node ? caa_container_of(node, struct net, node) : NULL;
+
+  if (!net) {
+    if (!new)
+      goto nochange;
+    net = net_alloc(n);
+    memset(net, 0, offsetof(struct net, n));
+    net_copy(&net->n, n);
+    cds_lfht_node_init(&net->node);
+    net->feed_prev = t->feed_tail;
+    rcu_tsan_publish(net);
+    cds_lfht_add(t->nets, hash, &net->node);
+    if (t->feed_tail)
+      rcu_assign_pointer(t->feed_tail->feed_next, net);
+    else
+      rcu_assign_pointer(t->feed_head, net);
+    t->feed_tail = net;
+    uatomic_inc(&t->net_count);
+    uatomic_inc(&t->pxlen_count[n->pxlen]);
+  }
+
+  /* The old route of this source. */
+  struct rte *old = NULL;
+  for (struct rte *r = net->routes; r && !old; r = r->next)
+    if (r->src == src)
+      old = r;
+
+  if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
+    /* Announced again unchanged: only a refresh cycle cares (the route is
+     * fresh now); no journal item, nothing to export. */
+    if (old->refresh_gen != new->refresh_gen)
+      uatomic_set(&old->refresh_gen, new->refresh_gen);
+    goto nochange;
+  }
+  if (!old && !new)
+    goto nochange;
+
+  struct rt_group gnew = rt_group_of(t, rte_usable(new)), gold = rt_group_of(t, rte_usable(old));
+  if (gnew.key) {
+    struct rte *best = rt_group_best(t, net, &gnew, old, new);
+    rt_group_suppress(t, net, &gnew, best, old);
+    new->suppressed = best != new;
+  }
+  uint res = rt_change(t, net, old, new);
+  if (gnew.key)
+    rt_group_lift(t, net, &gnew);
+  if (gold.key && !rt_group_same(&gold, &gnew))
+    rt_group_lift(t, net, &gold);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
   return res;
@@ -502,14 +616,19 @@ rt_flush_channel(struct rtable *t, struct channel *c)
   uint count = 0;
   struct cds_lfht_iter it;
   rcu_read_lock();
-  /* rt_update takes the lock and re-finds the route by source; the chain
-   * we walk stays valid under RCU even as it changes: a retired route keeps
-   * its next pointer. No break after the first hit: with ADD-PATH a channel
-   * has several routes per net. */
-  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
-    for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-      if (r->sender == c)
-        count += rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE;
+  /* rt_update takes the lock and re-finds the route by source. With
+   * ADD-PATH a channel has several routes per net, and removing one may
+   * move another (rt_group_settle) to a place we walked past: after each
+   * hit the net's chain is read again from its start. */
+  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
+    struct rte *r = rcu_dereference(n->routes);
+    while (r)
+      if (r->sender == c && rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE) {
+        count++;
+        r = rcu_dereference(n->routes);
+      } else
+        r = rcu_dereference(r->next);
+  }
   rcu_read_unlock();
   return count;
 }

@@ -139,9 +139,10 @@ def read_reply(sock, buf=b""):
 
 class Stamp:
     """A time a daemon shows, `[proto] HH:MM:SS.mmm`, compared as equal within
-    5 ms: BIRD keeps times on its monotonic clock and converts each to wall
+    1 ms: BIRD keeps times on its monotonic clock and converts each to wall
     time when it prints it, so one instant can read a millisecond apart from
-    one `show` to the next. Every change a test looks for is far larger."""
+    one `show` to the next. Tests leave more than that between the changes
+    they look for."""
 
     def __init__(self, text):
         m = re.fullmatch(r"(?:(\S+) )?(\d\d):(\d\d):(\d\d)\.(\d{3})", text)
@@ -150,7 +151,7 @@ class Stamp:
         self.ms = ((int(m.group(2)) * 60 + int(m.group(3))) * 60 + int(m.group(4))) * 1000 + int(m.group(5))
 
     def __eq__(self, other):
-        return isinstance(other, Stamp) and self.label == other.label and abs(self.ms - other.ms) <= 5
+        return isinstance(other, Stamp) and self.label == other.label and abs(self.ms - other.ms) <= 1
 
     def __hash__(self):
         return hash(self.label)

@@ -88,3 +88,45 @@ def test_prefer_older(start_daemon, peers, ports, older, want):
     peers("a", peer_conf(A, ports[1], 65002, ports[0], None))
     assert poll(lambda: best(d), timeout=20), strip_codes(d.raw("show route %s all" % NET))
     assert best(d) == want, strip_codes(d.raw("show route %s all" % NET))
+
+
+C = "127.102.1.4"
+
+
+@pytest.mark.parametrize("det,want", [(False, "c"), (True, "b")], ids=["plain", "deterministic-med"])
+def test_deterministic_med(start_daemon, peers, ports, det, want):
+    """a and c are both of AS 65002, c with the lower MED; b, of AS 65003,
+    beats c on router id and loses to a. Coming in the order a, b, c, pair
+    by pair c beats a (MED) and so wins; RFC 4271 first picks c in its AS,
+    then b against c. Without c the group's best is a, which beats b."""
+    opts = "deterministic med;" if det else ""
+    conf = dut_conf(ports[0], ports[1], ports[2], opts)
+    conf += """protocol bgp c { local %s port %d as 65001; neighbor %s port %d as 65002; multihop; %s %s
+  ipv4 { import all; export none; }; }
+""" % (DUT, ports[0], C, ports[3], TIMERS, opts)
+    d = start_daemon(conf)
+
+    def routes():
+        return set(re.findall(r"\[(a|b|c) ", "\n".join(strip_codes(d.raw("show route %s" % NET)))))
+
+    def marked():
+        for l in strip_codes(d.raw("show route %s" % NET)):
+            if re.search(r"\] \* \(", l):
+                return re.search(r"\[(a|b|c) ", l).group(1)
+
+    cs = {}
+    for name, addr, pport, asn, med in (("a", A, ports[1], 65002, 200), ("b", B, ports[2], 65003, None),
+                                        ("c", C, ports[3], 65002, 50)):
+        cs[name] = peers(name, peer_conf(addr, pport, asn, ports[0], med))
+        assert poll(lambda: name in routes(), timeout=20), strip_codes(d.raw("show route %s all" % NET))
+        time.sleep(0.1)
+    assert marked() == want, strip_codes(d.raw("show route %s all" % NET))
+    if not det:
+        return
+    assert cs["c"].raw("disable dut").startswith(b"0009-")
+    assert poll(lambda: routes() == {"a", "b"}, timeout=10), strip_codes(d.raw("show route %s all" % NET))
+    assert marked() == "a", strip_codes(d.raw("show route %s all" % NET))
+    assert cs["c"].raw("enable dut").startswith(b"0011-")
+    assert poll(lambda: routes() == {"a", "b", "c"}, timeout=20), strip_codes(d.raw("show route %s all" % NET))
+    assert marked() == "b", strip_codes(d.raw("show route %s all" % NET))
+    assert d.raw("show route count").startswith(b"1007-3 of 3 routes for 1 networks in table master4\n")

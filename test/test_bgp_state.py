@@ -103,6 +103,7 @@ def test_session_goes_and_comes_back(start_daemon, peers, ports):
     assert poll(lambda: has(d, ROUTE), timeout=10)
     state, up_since, info = row(d)
     assert (state, info) == ("up", "Established")
+    time.sleep(0.01)        # Since must move visibly (conftest.Stamp)
     c = channel(d)
     assert c.startswith("  Channel ipv4\n    State:          UP\n"), c
     assert "\n    Routes:         1 imported, 1 exported, 1 preferred\n" in c, c
@@ -144,6 +145,7 @@ def test_graceful_restart_keeps_channel_in_start(start_daemon, peers, ports):
     assert poll(established(d, "b2"), timeout=15), details(d)
     assert poll(lambda: has(d, ROUTE), timeout=10)
     up_since = row(d)[1]
+    time.sleep(0.01)
     p.kill()
     state, since, info = wait_start(d, r"^\S+ +Socket: ")
     assert since != up_since

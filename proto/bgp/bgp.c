@@ -493,6 +493,7 @@ const struct proto_class proto_bgp = {
   .reload_asks_peer = 1,
   .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,
+  .rte_group = bgp_rte_group,
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,

@@ -370,6 +370,19 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   return ipa_compare(ix->remote_ip, iy->remote_ip) < 0;
 }
 
+/* `deterministic med`: a route's group is its neighbor AS, the one whose
+ * MEDs bgp_rte_better compares (the path's first AS, 0 for an empty path). */
+u64
+bgp_rte_group(const struct rte *r)
+{
+  if (!bgp_proto_of(r)->cf->deterministic_med)
+    return 0;
+  const u8 *p;
+  uint n;
+  bgp_path_of(r->attrs, &p, &n);
+  return 1ULL << 32 | (p ? bgp_as_path_first_as(p, n) : 0);
+}
+
 /* --- Attributes in `show route all` (BIRD 2 names) --- */
 
 static const char *

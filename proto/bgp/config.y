@@ -88,13 +88,7 @@ bgp_proto:
  | bgp_proto DEFAULT BGP_LOCAL_PREF expr ';' { bgp_cfg(cx)->default_local_pref = $4; }
  | bgp_proto DEFAULT BGP_MED expr ';' { bgp_cfg(cx)->default_med = $4; }
  | bgp_proto INTERPRET COMMUNITIES bool ';' { bgp_cfg(cx)->interpret_communities = $4; }
- | bgp_proto DETERMINISTIC MED bool ';' {
-     bgp_cfg(cx)->deterministic_med = $4;
-     /* RFC 4271's MED grouping needs the whole set of a net's routes at
-      * once; our tables order routes pair by pair */
-     if ($4)
-       log_msg(L_WARN, "%s: deterministic med is not supported, MEDs are compared route by route", cx->this_proto->name);
-   }
+ | bgp_proto DETERMINISTIC MED bool ';' { bgp_cfg(cx)->deterministic_med = $4; }
  | bgp_proto PREFER OLDER bool ';' { bgp_cfg(cx)->prefer_older = $4; }
  | bgp_proto MED METRIC bool ';' { bgp_cfg(cx)->med_metric = $4; }
  | bgp_proto IGP METRIC bool ';' { bgp_cfg(cx)->igp_metric = $4; }
