@@ -224,6 +224,7 @@ static void
 proto_down_done(void *data)
 {
   struct proto *p = data;
+  p->stopping = 0;
   LIST_WALK_ENTRY_SAFE(c, &p->channels, struct channel, n)
     channel_free(c);
   rt_unlock_source(p->main_source);
@@ -263,12 +264,18 @@ proto_notify_hook(void *data)
     return;
   if (p->stopping && s != PS_DOWN)
     return;
+  /* Down once per run: the loop may notify again before it is gone */
+  if (s == PS_DOWN && p->state == PS_DOWN)
+    return;
   if (uatomic_xchg(&p->req_restart, 0) && p->state == s)
     p->last_state_change = time_real_now();
   proto_set_state_main(p, s);
   if (s != PS_DOWN)
     return;
-  p->stopping = 0;
+  /* Stopping until proto_down_done: the loop goes away, and an event sent
+   * to it now (stop, reconfigure) would stay pending for good, lost to the
+   * protocol's next run too. */
+  p->stopping = 1;
   loop_stop(p->loop, &p->down_ev);
   protos_check_settled();
 }

@@ -163,7 +163,8 @@ struct proto {
   /* Main loop's view of the lifecycle. */
   enum proto_state state;     /* main */
   int disabled;               /* main: administratively down */
-  int stopping;               /* main: stop requested, waiting for Down */
+  int stopping;               /* main: stop requested or Down and the loop
+                                 going; until proto_down_done */
   int restart_pending;        /* main: start again after going down */
   int delete_pending;         /* main: removed from config */
   int reconfig_pending;       /* main: waiting for the reconfigure ack */
