@@ -120,6 +120,20 @@ neigh_find(ip_addr ip, const struct iface *restrict_to)
   return NULL;
 }
 
+int
+iface_addr_is_local(ip_addr ip)
+{
+  const struct iface_set *s = iface_current();
+  for (uint k = 0; k < s->count; k++) {
+    const struct iface_info *ii = &s->ifs[k];
+    if (ii->flags & IF_UP)
+      for (uint a = 0; a < ii->addr_count; a++)
+        if (ipa_equal(ii->addrs[a].ip, ip))
+          return 1;
+  }
+  return 0;
+}
+
 void
 iface_subscribe(struct loop *l, struct event *ev)
 {

@@ -70,6 +70,9 @@ const struct iface_info *iface_find_info(const struct iface_set *s, const struct
  * (an up interface with an address whose prefix contains ip, not the
  * address itself). NULL if none. Inside rcu_read_lock(). */
 struct iface *neigh_find(ip_addr ip, const struct iface *restrict_to);
+/* Is ip one of our own addresses (on any interface that is up, loopback
+ * included)? Inside rcu_read_lock(). */
+int iface_addr_is_local(ip_addr ip);
 
 /* Subscribe to snapshot changes: ev is sent to loop l after each publish. */
 void iface_subscribe(struct loop *l, struct event *ev);

@@ -222,11 +222,13 @@ def test_reresolution_survives_reload_from_import_table(start_daemon, peers, por
 def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_reference):
     """Direct mode (a single-hop session): a next hop that is no neighbor on a
     connected network makes the route a withdrawal, with BIRD's log line. On loopback
-    nothing is a neighbor (BIRD ignores the interface), so every route goes."""
+    nothing is a neighbor (BIRD ignores the interface), so every route goes; one
+    whose next hop is our own address says so."""
     if is_reference:
         pytest.skip("BIRD 2 never starts a single-hop session to a neighbor on loopback")
     P = "127.92.5.2"
-    peers("p", peer_conf(P, ports[1], ports[0], nhs={"10.92.51.0/24": None, "10.92.52.0/24": "192.0.2.1"}))
+    peers("p", peer_conf(P, ports[1], ports[0], nhs={"10.92.51.0/24": None, "10.92.52.0/24": "203.0.113.77",
+                                                               "10.92.53.0/24": "127.0.0.1"}))
     # the same session in recursive mode imports both (unreachable): the sentinel
     # that the routes did arrive
     conf = lambda gw: dut_conf([dut_bgp("p", P, ports[0], ports[1], 65002, channel=gw).replace("multihop;", "")])
@@ -237,13 +239,16 @@ def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_
     configure(d, conf(""))
     up(d, "p")
     # (rate-limited: the first of the two UPDATEs at least)
-    assert poll(lambda: re.search(r"<RMT> p: Invalid NEXT_HOP attribute - address (192\.0\.2\.1|%s) not "
+    assert poll(lambda: re.search(r"<RMT> p: Invalid NEXT_HOP attribute - address (203\.0\.113\.77|%s) not "
                                   r"directly reachable$" % re.escape(P), d.log(), re.M), timeout=10), d.log()
+    assert poll(lambda: re.search(r"<RMT> p: Invalid NEXT_HOP attribute - address 127\.0\.0\.1 is local$",
+                                  d.log(), re.M), timeout=10), d.log()
+    assert route(d, "10.92.53.0/24") == "Network not found"
     assert route(d, "10.92.51.0/24") == "Network not found"
     assert route(d, "10.92.52.0/24") == "Network not found"
     v = strip_codes(d.raw("show protocols all p"))
     assert "IGP IPv4 table" not in v, v
-    assert re.search(r"Import updates: +2 +0 +0 +0 +0\n", v) or "Routes:         0 imported" in v, v
+    assert re.search(r"Import updates: +3 +0 +0 +0 +0\n", v) or "Routes:         0 imported" in v, v
 
 
 # --- Best path -----------------------------------------------------------------------

@@ -109,10 +109,13 @@ bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *
   ip_addr nh = ipa_nonzero(gw) ? gw : ll;
   rcu_read_lock();
   struct iface *i = ipa_nonzero(nh) ? neigh_find(nh, NULL) : NULL;
+  int local = !i && ipa_nonzero(nh) && iface_addr_is_local(nh);
   rcu_read_unlock();
   if (!i) {
     if (ipa_zero(nh))
       log_rl(&p->rl, L_REMOTE, "%s: Invalid NEXT_HOP attribute - zero address", p->p.name);
+    else if (local)
+      log_rl(&p->rl, L_REMOTE, "%s: Invalid NEXT_HOP attribute - address %I is local", p->p.name, nh);
     else
       log_rl(&p->rl, L_REMOTE, "%s: Invalid NEXT_HOP attribute - address %I not directly reachable", p->p.name, nh);
     return -1;
