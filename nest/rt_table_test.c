@@ -714,7 +714,8 @@ test_recursive_nexthop(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct rte_src *src = rt_get_source(fake_proto("igp"), 0);
+  struct proto *igp = fake_proto("igp");
+  struct rte_src *src = rt_get_source(igp, 0);
   net_addr n16, n24, n25;
   net_fill_ip4(&n16, ip4_from_u32(0xac100000), 16);     /* 172.16.0.0/16 blackhole, metric 5 */
   net_fill_ip4(&n24, ip4_from_u32(0xac100200), 24);     /* 172.16.2.0/24 via 10.9.9.9 */
@@ -784,6 +785,8 @@ test_recursive_nexthop(void **state)
   ea_unref(unr);
   ea_unref(bl);
   rt_unlock_source(src);
+  rcu_barrier();      /* the source goes through RCU: then its protocol */
+  free(igp);
 }
 
 /* --- Route groups: a class comparing MEDs within a neighbor AS only ---
