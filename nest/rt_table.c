@@ -536,25 +536,37 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
   u32 hash = rt_net_hash(n);
+  /* An announcement brings a net along, made outside the lock: one walk
+   * of the index either adds it or finds the net already there (then it
+   * is freed unpublished). */
+  struct net *fresh = NULL;
+  if (new) {
+    fresh = net_alloc(n);
+    memset(fresh, 0, offsetof(struct net, n));
+    net_copy(&fresh->n, n);
+    cds_lfht_node_init(&fresh->node);
+  }
 
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
 
-  struct cds_lfht_iter it;
-  cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
-  struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
-  struct net *net = node ? caa_container_of(node, struct net, node) : NULL;
-
-  if (!net) {
-    if (!new)
+  struct net *net;
+  if (fresh) {
+    fresh->feed_prev = t->feed_tail;
+    rcu_tsan_publish(fresh);
+    struct cds_lfht_node *got = cds_lfht_add_unique(t->nets, hash, rt_net_match, n, &fresh->node);
+    net = caa_container_of(got, struct net, node);
+  } else {
+    struct cds_lfht_iter it;
+    cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
+    struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
+    net = node ? caa_container_of(node, struct net, node) : NULL;
+    if (!net)
       goto nochange;
-    net = net_alloc(n);
-    memset(net, 0, offsetof(struct net, n));
-    net_copy(&net->n, n);
-    cds_lfht_node_init(&net->node);
-    net->feed_prev = t->feed_tail;
-    rcu_tsan_publish(net);
-    cds_lfht_add(t->nets, hash, &net->node);
+  }
+
+  if (net == fresh) {
+    fresh = NULL;
     if (t->feed_tail)
       rcu_assign_pointer(t->feed_tail->feed_next, net);
     else
@@ -593,11 +605,15 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
     rt_group_lift(t, net, &gold);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
+  if (fresh)
+    net_free(fresh);
   return res;
 
 nochange:
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
+  if (fresh)
+    net_free(fresh);
   if (new)
     rte_drop_unpublished(new);
   return RT_UPD_NONE;
