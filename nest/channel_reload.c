@@ -15,8 +15,20 @@
  * already gone through the new policy; the walk meeting it again writes
  * the same result, which changes nothing.
  */
+#include <stdlib.h>
 #include "nest/proto.h"
 #include "nest/rt.h"
+
+static int
+chan_reload_wants(const struct channel *c, const net_addr *n)
+{
+  if (!c->reload_only)
+    return 1;
+  for (uint i = 0; i < c->reload_only_count; i++)
+    if (net_in_net(n, &c->reload_only[i]))
+      return 1;
+  return 0;
+}
 
 static void
 chan_reload_step(void *data)
@@ -27,8 +39,9 @@ chan_reload_step(void *data)
   rcu_read_lock();
   struct net *n = c->reload_cursor ? c->reload_cursor : rt_feed_first(c->in_table);
   while (n) {
-    for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-      chan_import_policy(c, &n->n, r->src, r->attrs);
+    if (chan_reload_wants(c, &n->n))
+      for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+        chan_import_policy(c, &n->n, r->src, r->attrs);
     n = rt_feed_next(n);
     if (n && loop_budget_left() <= 0) {
       c->reload_cursor = n;
@@ -42,6 +55,52 @@ chan_reload_step(void *data)
   chan_reload_stop(c);
 }
 
+/* Start (or start over) a walk of the import table. */
+static int
+chan_reload_walk(struct channel *c)
+{
+  if (!c->reloading) {
+    ev_init(&c->reload_ev, chan_reload_step, c);
+    rt_reader_attach(c->in_table, &c->reload_pin, c->proto->loop, NULL);
+    c->reloading = 1;
+  }
+  c->reload_cursor = NULL;      /* a reload asked for during one starts over */
+  ev_schedule(&c->reload_ev);
+  return 1;
+}
+
+static void
+chan_reload_all(struct channel *c)
+{
+  free(c->reload_only);
+  c->reload_only = NULL;
+  c->reload_only_count = 0;
+}
+
+int
+chan_reload_in_nets(struct channel *c, const net_addr *nets, uint count)
+{
+  if (!c->in_table || uatomic_read(&c->state) != CS_UP)
+    return chan_reload_in(c);
+  if (!count)
+    return 1;
+  /* Added to a partial reload under way; a whole one covers them already
+   * once it starts over. */
+  if (!c->reloading || c->reload_only) {
+    uint have = c->reloading ? c->reload_only_count : 0;
+    if (have + count > CHAN_RELOAD_ONLY_MAX)
+      return chan_reload_in(c);
+    net_addr *all = realloc(c->reload_only, (have + count) * sizeof(net_addr));
+    if (!all)
+      die("Out of memory");
+    for (uint i = 0; i < count; i++)
+      net_copy(&all[have + i], &nets[i]);
+    c->reload_only = all;
+    c->reload_only_count = have + count;
+  }
+  return chan_reload_walk(c);
+}
+
 int
 chan_reload_in(struct channel *c)
 {
@@ -53,14 +112,8 @@ chan_reload_in(struct channel *c)
   }
   if (uatomic_read(&c->state) != CS_UP)
     return 1;
-  if (!c->reloading) {
-    ev_init(&c->reload_ev, chan_reload_step, c);
-    rt_reader_attach(c->in_table, &c->reload_pin, c->proto->loop, NULL);
-    c->reloading = 1;
-  }
-  c->reload_cursor = NULL;      /* a reload asked for during one starts over */
-  ev_schedule(&c->reload_ev);
-  return 1;
+  chan_reload_all(c);
+  return chan_reload_walk(c);
 }
 
 void
@@ -71,4 +124,5 @@ chan_reload_stop(struct channel *c)
   rt_reader_detach(&c->reload_pin);
   c->reload_cursor = NULL;
   c->reloading = 0;
+  chan_reload_all(c);
 }

@@ -11,7 +11,10 @@
  * first change not yet acted on, the import filter runs again over the
  * channel's routes (chan_reload_in()) or the export filter over the table
  * (chan_refeed()), whichever read the table. An RPKI cache replacing
- * thousands of ROAs thus costs one reload, not thousands.
+ * thousands of ROAs thus costs one reload, not thousands; one changing a
+ * few ROAs (up to CHAN_RELOAD_ONLY_MAX prefixes, the usual serial update)
+ * re-imports only the routes within their prefixes (chan_reload_in_nets(),
+ * from an import table). Exports are refed whole.
  *
  * As in BIRD 2, a protocol whose reload asks the peer (BGP: route refresh)
  * is reloaded only from its own tables: imports with `import table on`,
@@ -40,19 +43,60 @@ struct chan_roa_sub {
   struct timer settle;
   btime first;                /* first change not acted on yet; 0: none */
   int stale;                  /* resubscribing: no filter reads it any more */
+  /* The prefixes of the ROAs changed since, for an import reload of the
+   * routes they cover only; more of them (or ASPA) reload everything. */
+  net_addr changed[CHAN_RELOAD_ONLY_MAX];
+  uint nchanged;
+  int all;
 };
 
 static void
 chan_roa_settled(struct timer *t)
 {
   struct chan_roa_sub *s = t->data;
+  int all = s->all;
   s->first = 0;
+  s->all = 0;
+  uint n = s->nchanged;
+  s->nchanged = 0;
   if (uatomic_read(&s->c->state) != CS_UP)
     return;
-  if (s->import)
+  if (s->import && !all) {
+    if (n)                    /* else only ROAs of the other family changed */
+      chan_reload_in_nets(s->c, s->changed, n);
+  } else if (s->import)
     chan_reload_in(s->c);
   else if (s->c->reader.table)
     chan_refeed(s->c);
+}
+
+/* Note a changed ROA for a reload of what it covers: a route's ROA
+ * verdict depends on the ROAs whose prefix contains the route's. */
+static void
+chan_roa_note(struct chan_roa_sub *s, const net_addr *n)
+{
+  if (s->all)
+    return;
+  net_addr px;
+  /* ASPA: any path may be concerned; routes other than IP: no prefix test */
+  int ip = s->c->net_type == NET_IP4 || s->c->net_type == NET_IP6;
+  if (ip && n->type == NET_ROA4)
+    net_fill_ip4(&px, ((const net_addr_roa4 *) n)->prefix, n->pxlen);
+  else if (ip && n->type == NET_ROA6)
+    net_fill_ip6(&px, ((const net_addr_roa6 *) n)->prefix, n->pxlen);
+  else {
+    s->all = 1;
+    return;
+  }
+  if ((px.type == NET_IP4) != (s->c->net_type == NET_IP4))
+    return;                   /* covers none of the channel's routes */
+  for (uint i = 0; i < s->nchanged; i++)
+    if (net_in_net(&px, &s->changed[i]))
+      return;
+  if (s->nchanged == CHAN_RELOAD_ONLY_MAX)
+    s->all = 1;
+  else
+    net_copy(&s->changed[s->nchanged++], &px);
 }
 
 static void
@@ -62,14 +106,17 @@ chan_roa_changed(void *data)
   if (!s->reader.table)
     return;                   /* ended meanwhile */
   uint n = 0;
+  const struct rt_journal_item *it;
   rcu_read_lock();
   /* An RPKI cache's full load is a million items: in turns, like exports */
-  while (rt_reader_next(&s->reader))
+  while ((it = rt_reader_next(&s->reader))) {
+    chan_roa_note(s, &it->net->n);
     if (!(++n & 1023) && loop_budget_left() <= 0) {
       loop_yield();
       ev_schedule(&s->ev);
       break;
     }
+  }
   rcu_read_unlock();
   if (!n)
     return;

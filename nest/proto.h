@@ -137,6 +137,9 @@ struct channel {
   struct rt_reader reload_pin;  /* keeps reload_cursor alive between steps */
   struct net *reload_cursor;    /* next net; NULL: from the first */
   int reloading;
+  net_addr *reload_only;        /* malloc'd: reload the nets within these
+                                   prefixes only; NULL: every net */
+  uint reload_only_count;
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
@@ -355,6 +358,11 @@ void chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *sr
  * steps; else through the class's reload_routes (the protocol resends).
  * Returns 0 when neither can. Proto loop. */
 int chan_reload_in(struct channel *c);
+/* The same for the nets within some prefixes only (IP prefixes of the
+ * channel's family, at most CHAN_RELOAD_ONLY_MAX); from the import table,
+ * else as chan_reload_in(). A reload under way starts over, for the union. */
+#define CHAN_RELOAD_ONLY_MAX 16
+int chan_reload_in_nets(struct channel *c, const net_addr *nets, uint count);
 /* Forget a reload from the import table under way (the channel goes down). */
 void chan_reload_stop(struct channel *c);
 /* `rpki reload`: follow the ROA/ASPA tables the channel's filters read, and

@@ -106,3 +106,50 @@ def test_roa_change_reloads_imports_and_exports(start_daemon, peers, ports):
     assert "plain.ipv4: Automatic RPKI reload not active for export" in log, log
     assert "full.ipv4: Automatic RPKI reload" not in log, log
     assert "quiet.ipv4: Automatic RPKI reload" not in log, log
+
+
+ONLY = """router id 10.98.0.1;
+log "%(log)s" all;
+roa4 table r4 { min settle time 200 ms; max settle time 2 s; };
+protocol device {}
+protocol static roas { roa4 { table r4; }; %(roas)s route 10.97.0.0/16 max 24 as 65009; }
+filter rpki_in { print "checked ", net; if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }
+protocol bgp full {
+  local %(dut)s port %(port)d as 65001; neighbor %(peer)s port %(pport)d as 65002;
+  multihop; %(timers)s
+  ipv4 { import table on; import filter rpki_in; export none; };
+}
+"""
+
+
+def test_roa_change_reloads_only_what_it_covers(start_daemon, peers, ports, is_reference, tmp_path):
+    """A few ROAs changed: the import filter runs again for the routes within
+    their prefixes only, not for the whole import table (BIRD 2 runs it for
+    every route: there only the routes concerned are checked)."""
+    log = tmp_path / "only.log"
+    args = {"dut": DUT, "peer": PEER, "port": ports[0], "pport": ports[1], "timers": TIMERS, "log": log}
+    d = start_daemon(ONLY % dict(args, roas=VALID))
+    p = peers("p", THEIRS.replace("route 10.98.1.0/24 blackhole;",
+                                  "route 10.98.1.0/24 blackhole; route 10.99.1.0/24 blackhole;") % args)
+    assert poll(established(d, "full"), timeout=20), strip_codes(d.raw("show protocols all full"))
+    assert poll(lambda: has(d, "10.98.1.0/24") and has(d, "10.99.1.0/24"), timeout=10)
+
+    def checked(prefix):
+        return log.read_text().count("checked %s\n" % prefix)
+
+    before = checked("10.98.1.0/24"), checked("10.99.1.0/24")
+    d.reconfigure_file(ONLY % dict(args, roas=INVALID))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: not has(d, "10.98.1.0/24"), timeout=5)
+    assert checked("10.98.1.0/24") > before[0]
+    assert has(d, "10.99.1.0/24")
+    if not is_reference:
+        assert checked("10.99.1.0/24") == before[1], log.read_text()
+
+    # and back
+    d.reconfigure_file(ONLY % dict(args, roas=VALID))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: has(d, "10.98.1.0/24"), timeout=5)
+    if not is_reference:
+        assert checked("10.99.1.0/24") == before[1], log.read_text()
+    assert p.proc.poll() is None
