@@ -345,6 +345,19 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
 
 /* --- Export --- */
 
+/* Did r come in through a channel of c's protocol? Pointers are compared,
+ * never followed: a route of an old journal item may name a channel freed
+ * since, when its protocol restarted. Proto loop of c. */
+static int
+chan_route_is_own(const struct channel *c, const struct rte *r)
+{
+  if (r->sender)
+    LIST_WALK_ENTRY(o, &c->proto->channels, struct channel, n)
+      if (o == r->sender)
+        return 1;
+  return 0;
+}
+
 /* Would this channel export route r now? 0: no (rejected by the protocol
  * rule or the policy), 1: yes as it is, 2: yes with the attributes the
  * export filter made, in *out (one reference, the caller drops it).
@@ -357,7 +370,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   if (!r)
     return 0;
   /* Never send a route back to the protocol that announced it. */
-  if ((r->sender && r->sender->proto == c->proto) ||
+  if (chan_route_is_own(c, r) ||
       (c->proto->class->preexport && c->proto->class->preexport(c, r) < 0)) {
     uatomic_inc(&st->exp_updates_rejected);
     return 0;
