@@ -137,9 +137,9 @@ struct channel {
   struct rt_reader reload_pin;  /* keeps reload_cursor alive between steps */
   struct net *reload_cursor;    /* next net; NULL: from the first */
   int reloading;
-  net_addr *reload_only;        /* malloc'd: reload the nets within these
-                                   prefixes only; NULL: every net */
-  uint reload_only_count;
+  net_addr *reload_only;        /* proto loop; malloc'd: reload the nets within
+                                   these prefixes only; NULL: every net */
+  uint reload_only_count;       /* proto loop */
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
