@@ -565,7 +565,9 @@ int
 protos_all_settled(void)
 {
   LIST_WALK_ENTRY(p, &protos, struct proto, n)
-    if (p->stopping || p->restart_pending || p->state == PS_STOP)
+    /* Down with its loop going counts as settled, as before stopping
+     * lasted until proto_down_done */
+    if ((p->stopping && p->state != PS_DOWN) || p->restart_pending || p->state == PS_STOP)
       return 0;
   return 1;
 }
