@@ -82,6 +82,10 @@ void *rcu_tsan_gp_token(void);
  * (a scheduler creating its threads, a test, a helper thread). */
 void rcu_thread_register(void);
 void rcu_thread_unregister(void);
+/* fn runs in every thread that unregisters from now on, just before it
+ * does (still able to unref RCU-freed objects): for per-thread caches.
+ * At most 8 in the process. */
+void rcu_thread_at_exit(void (*fn)(void));
 
 /* fork() for a process that has used RCU: liburcu's helper threads (the
  * call_rcu worker, the hash table resize worker) are paused across the

@@ -32,6 +32,7 @@
  * Under AddressSanitizer, freed slab objects and released linpool memory
  * are poisoned, so a use after sl_free()/lp_flush() is reported.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@
 #include <errno.h>
 
 #include "lib/resource.h"
+#include "lib/page_pool.h"
 #include "lib/log.h"
 #include "lib/printf.h"
 
@@ -744,8 +746,10 @@ lp_flush(linpool *lp)
  * Objects live in pages of page_size bytes, allocated aligned to their
  * size, so sl_free() finds an object's page by masking its address. Each
  * page has its own free list; pages with free slots are on `partial`, full
- * ones on `full`. One completely free page is cached in `empty`, more are
- * given back to malloc.
+ * ones on `full`. One completely free page is cached in `empty`, more go
+ * back to a page pool per page size (lib/page_pool.h): the pages of a
+ * burst (a peer's pending exports while it converges) leave memory
+ * afterwards instead of staying as holes in a malloc arena.
  */
 
 #define SL_MIN_PAGE 4096
@@ -777,12 +781,33 @@ sl_account(slab *s, s64 effective, s64 overhead)
   mem_account(s->r.parent->cls, effective, overhead);
 }
 
+#define SL_PAGE_POOLS 16            /* page sizes SL_MIN_PAGE << 0..15 */
+#define SL_PAGE_RESERVE (1 << 20)   /* free pages kept resident, per size */
+static struct page_pool *sl_page_pools[SL_PAGE_POOLS];
+static pthread_mutex_t sl_page_pools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct page_pool *
+sl_page_pool(size_t page_size)
+{
+  uint i = (uint) __builtin_ctzl(page_size / SL_MIN_PAGE);
+  ASSERT_DIE(i < SL_PAGE_POOLS && page_size == (size_t) SL_MIN_PAGE << i);
+  struct page_pool *pp = __atomic_load_n(&sl_page_pools[i], __ATOMIC_ACQUIRE);
+  if (!pp) {
+    pthread_mutex_lock(&sl_page_pools_lock);
+    pp = sl_page_pools[i];
+    if (!pp) {
+      pp = page_pool_new(page_size, SL_PAGE_RESERVE);
+      __atomic_store_n(&sl_page_pools[i], pp, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&sl_page_pools_lock);
+  }
+  return pp;
+}
+
 static struct sl_page *
 sl_page_new(slab *s)
 {
-  struct sl_page *pg = aligned_alloc(s->page_size, s->page_size);
-  if (!pg)
-    die("Unable to allocate %zu bytes of memory", s->page_size);
+  struct sl_page *pg = page_pool_alloc(sl_page_pool(s->page_size));
 
   pg->slab = s;
   pg->used = 0;
@@ -807,16 +832,17 @@ sl_page_free(slab *s, struct sl_page *pg)
   s->pages--;
   sl_account(s, 0, -(s64) s->page_size);
   mem_unpoison(pg->data, s->objs_per_page * s->obj_size);
-  free(pg);
+  page_pool_free(sl_page_pool(s->page_size), pg);
 }
 
 static void
-sl_free_pages(struct lnode *list)
+sl_free_pages(slab *s, struct lnode *list)
 {
   LIST_WALK_SAFE(n, list)
   {
     struct sl_page *pg = container_of(n, struct sl_page, n);
-    free(pg);
+    mem_unpoison(pg->data, s->objs_per_page * s->obj_size);
+    page_pool_free(sl_page_pool(s->page_size), pg);
   }
 }
 
@@ -824,9 +850,12 @@ static void
 sl_free_all(struct resource *r)
 {
   slab *s = (slab *) r;
-  sl_free_pages(&s->partial);
-  sl_free_pages(&s->full);
-  free(s->empty);
+  sl_free_pages(s, &s->partial);
+  sl_free_pages(s, &s->full);
+  if (s->empty) {
+    mem_unpoison(s->empty->data, s->objs_per_page * s->obj_size);
+    page_pool_free(sl_page_pool(s->page_size), s->empty);
+  }
 }
 
 static void

@@ -106,15 +106,19 @@ struct rt_journal_item {
   struct rte *old_best;       /* may be NULL */
   struct rte *new_rte;        /* the route this change added, may be NULL */
   struct rte *retired;        /* removed from the chain here; freed with the item */
-  u32 net_died;               /* the net emptied here; freed with the item */
 };
 
-#define RT_JOURNAL_BLOCK 256
+/* A block is 16 KiB of whole pages (lib/page_pool.h): a converging route
+ * server holds millions of items, and their memory must leave as soon as
+ * the slowest reader has passed them. */
+#define RT_JOURNAL_BYTES 16384
+#define RT_JOURNAL_BLOCK 407
 struct rt_journal_block {
   struct rt_journal_block *next;  /* RCU published */
   struct rcu_head rcu;
   u64 first_seq;
   uint used;                  /* items to release when freed */
+  u64 net_died[(RT_JOURNAL_BLOCK + 63) / 64];  /* item i emptied its net: freed with the item */
   struct rt_journal_item items[RT_JOURNAL_BLOCK];
 };
 

@@ -20,6 +20,7 @@
 #include "nest/reconf.h"
 #include "lib/hash.h"
 #include "lib/slab_shared.h"
+#include "lib/page_pool.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
 
@@ -183,6 +184,7 @@ rt_next_net(struct rtable *t, struct cds_lfht_iter *it)
 /* Routes and nets come from shared slabs (a net's size depends on its
  * type only); made on first use, by whichever thread imports first. */
 static struct shslab *rte_slab, *net_slab[NET_MAX];
+static struct page_pool *journal_pool;
 static pthread_once_t rt_slabs_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -191,6 +193,8 @@ rt_slabs_init(void)
   rte_slab = shslab_new(MEM_TABLES, sizeof(struct rte));
   for (uint t = 1; t < NET_MAX; t++)
     net_slab[t] = shslab_new(MEM_TABLES, offsetof(struct net, n) + net_addr_length[t]);
+  /* A megabyte of free blocks stays for the next burst of changes. */
+  journal_pool = page_pool_new(RT_JOURNAL_BYTES, 64 * RT_JOURNAL_BYTES);
 }
 
 static struct net *
@@ -275,13 +279,16 @@ rt_free_later(struct shslab *slab, void *ptr)
 
 /* --- Journal --- */
 
+_Static_assert(sizeof(struct rt_journal_block) <= RT_JOURNAL_BYTES, "journal block outgrew its pages");
+
+/* The next item; died: the change empties its net. */
 static struct rt_journal_item *
-rt_journal_push(struct rtable *t)
+rt_journal_push(struct rtable *t, int died)
 {
   u64 seq = t->jend;
   if (!t->jlast || seq - t->jlast->first_seq == RT_JOURNAL_BLOCK) {
-    struct rt_journal_block *b = mem_alloc_shared(MEM_TABLES, sizeof(*b));
-    memset(b, 0, sizeof(*b));
+    struct rt_journal_block *b = page_pool_alloc(journal_pool);
+    mem_account(MEM_TABLES, RT_JOURNAL_BYTES, 0);
     b->first_seq = seq;
     if (t->jlast)
       rcu_assign_pointer(t->jlast->next, b);
@@ -289,7 +296,10 @@ rt_journal_push(struct rtable *t)
       rcu_assign_pointer(t->jfirst, b);
     t->jlast = b;
   }
-  return &t->jlast->items[seq - t->jlast->first_seq];
+  uint i = (uint) (seq - t->jlast->first_seq);
+  if (died)
+    t->jlast->net_died[i / 64] |= 1ULL << (i % 64);
+  return &t->jlast->items[i];
 }
 
 static void
@@ -427,10 +437,10 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
       uatomic_dec(&old->sender->stats.pref_routes);
   }
 
-  struct rt_journal_item *item = rt_journal_push(t);
+  struct rt_journal_item *item = rt_journal_push(t, died);
   *item = (struct rt_journal_item){
     .net = net, .new_best = new_best, .old_best = old_best,
-    .new_rte = rte_usable(new), .retired = old, .net_died = died,
+    .new_rte = rte_usable(new), .retired = old,
   };
   t->last_change = new ? new->lastmod : time_real_now();
   rt_journal_publish(t);
@@ -812,10 +822,11 @@ rt_block_free_rcu(struct rcu_head *h)
     struct rt_journal_item *it = &b->items[i];
     if (it->retired)
       shslab_free(rte_slab, it->retired);
-    if (it->net_died)
+    if (b->net_died[i / 64] & (1ULL << (i % 64)))
       net_free(it->net);
   }
-  mem_free_shared(MEM_TABLES, b, sizeof(*b));
+  page_pool_free(journal_pool, b);
+  mem_account(MEM_TABLES, -(s64) RT_JOURNAL_BYTES, 0);
 }
 
 static void

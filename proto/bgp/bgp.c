@@ -400,7 +400,6 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
     p->ch[af].cf = (struct bgp_channel_config *) cc;
-    bgp_export_cache_flush(&p->ch[af]);
     if (refeed[af] && p->conn && p->caps.af[af])
       bgp_refeed(p, af);
     if (reload[af])

@@ -187,15 +187,21 @@ struct bgp_prefix {
   net_addr net;                 /* variable length */
 };
 
-/* Export attributes depend only on the source attributes and session
- * within one session, and a route server sees few distinct ones: remember
- * them. */
-struct bgp_export_cache_entry {
-  struct hash_node hn;          /* by source attribute list pointer and session */
-  struct ea_list *src;          /* reference held */
-  u64 src_gen;                  /* bgp_peer_info.gen of the source session, 0: not BGP */
+/* What the attributes a session exports depend on besides the route
+ * (bgp_export_attrs): sessions with equal profiles send equal attributes
+ * for a route. Compared and hashed as bytes: filled from zero. */
+struct bgp_export_profile {
+  ip_addr local_addr;           /* next hop self */
+  ip_addr next_hop_addr;        /* `next hop address` */
+  u32 local_as, public_as, confederation, default_local_pref, rr_cluster_id;
+  u8 af, local_role, ibgp, interior, rs_client, next_hop_mode, ext_next_hop_v4, aigp, aigp_originate;
+};
+
+struct bgp_export_key {
+  const struct ea_list *src;    /* the route's attributes (after the export filter) */
+  u64 gen;                      /* bgp_peer_info.gen of the source session, 0: not BGP */
   int med_fresh;                /* the export filter set the MED (bgp_med_fresh) */
-  struct ea_list *out;          /* reference held; NULL = not exported */
+  struct bgp_export_profile prof;
 };
 
 /* Graceful restart of the neighbor, per family (RFC 4724, RFC 9494). */
@@ -207,8 +213,6 @@ struct bgp_channel {
   struct timer stale_timer;     /* LLGR: long lived stale time */
   int rr_active;                /* enhanced route refresh: BoRR seen, no EoRR yet */
   int eorr_pending;             /* send EoRR once the refeed is sent */
-  struct hash_table export_cache;   /* struct bgp_export_cache_entry */
-  slab *export_cache_slab;
   enum bgp_af af;
   struct bgp_channel_config *cf;
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
@@ -336,7 +340,10 @@ int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_feed_end(struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
-void bgp_export_cache_flush(struct bgp_channel *bc);
+
+/* bgp_export_cache.c: the thread's cached make(ctx) for key k (made and
+ * kept on a miss); borrowed, valid until the thread's next call. */
+struct ea_list *bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx);
 
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);

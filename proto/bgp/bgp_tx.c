@@ -74,8 +74,6 @@ bgp_tx_init(struct bgp_proto *p)
     list_init(&bc->withdraw.n);
     list_init(&bc->ready);
     bc->prefix_slab = sl_new(p->p.run_pool, sizeof(struct bgp_prefix));
-    hash_init(&bc->export_cache, p->p.run_pool, 8);
-    bc->export_cache_slab = sl_new(p->p.run_pool, sizeof(struct bgp_export_cache_entry));
     uatomic_inc(&bgp_tx_channels);
   }
 }
@@ -86,21 +84,6 @@ bgp_tx_cleanup(struct bgp_proto *p)
   for (int af = 0; af < BGP_AF_MAX; af++)
     if (p->ch[af].c)
       uatomic_dec(&bgp_tx_channels);
-}
-
-void
-bgp_export_cache_flush(struct bgp_channel *bc)
-{
-  if (!bc->export_cache.buckets)
-    return;
-  HASH_WALK_DELSAFE(&bc->export_cache, n) {
-    struct bgp_export_cache_entry *e = container_of(n, struct bgp_export_cache_entry, hn);
-    hash_remove(&bc->export_cache, n);
-    ea_unref(e->src);
-    if (e->out)
-      ea_unref(e->out);
-    sl_free(bc->export_cache_slab, e);
-  }
 }
 
 static void
@@ -143,8 +126,6 @@ bgp_tx_reset(struct bgp_proto *p)
       bc->export_paused = 0;
       ev_schedule(&bc->c->export_ev);
     }
-    /* The next session may have another local address (next hop self). */
-    bgp_export_cache_flush(bc);
   }
 }
 
@@ -273,51 +254,56 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
   return ea_intern(&b);
 }
 
-/* Export attributes depend on the source attributes and, since route
- * reflection, on the source session (ORIGINATOR_ID, split horizon): the
- * cache key is both. The session's generation number, not its address,
- * names it: a protocol freed and another allocated in its place must not
- * hit old entries. */
-struct bgp_export_key {
-  const struct ea_list *src;
-  u64 gen;
+/* Export attributes depend on the source attributes, the receiving
+ * session's profile and, since route reflection, on the source session
+ * (ORIGINATOR_ID, split horizon). The source session's generation number,
+ * not its address, names it: a protocol freed and another allocated in
+ * its place must not hit old entries. */
+static void
+bgp_export_profile_fill(const struct bgp_proto *p, const struct bgp_channel *bc, struct bgp_export_profile *x)
+{
+  memset(x, 0, sizeof(*x));
+  x->local_addr = p->conn->local_addr;
+  x->next_hop_addr = bc->cf->next_hop_addr;
+  x->local_as = p->peer.local_as;
+  x->public_as = p->peer.public_as;
+  x->confederation = p->peer.confederation;
+  x->default_local_pref = p->peer.default_local_pref;
+  x->rr_cluster_id = p->peer.rr_cluster_id;
+  x->af = (u8) bc->af;
+  x->local_role = p->peer.local_role;
+  x->ibgp = p->peer.ibgp;
+  x->interior = p->peer.interior;
+  x->rs_client = p->cf->rs_client;
+  x->next_hop_mode = (u8) bc->cf->next_hop_mode;
+  x->ext_next_hop_v4 = (u8) !!p->tx.ext_next_hop[BGP_AF_IPV4];
+  x->aigp = (u8) !!bc->cf->aigp;
+  x->aigp_originate = (u8) !!bc->cf->aigp_originate;
+}
+
+struct bgp_export_make {
+  struct bgp_proto *p;
+  struct bgp_channel *bc;
+  const struct rte *r;
   int med_fresh;
 };
 
-static u32
-bgp_export_key_hash(const struct bgp_export_key *k)
+static struct ea_list *
+bgp_export_make(void *ctx)
 {
-  return bgp_ptr_hash(k->src) ^ hash_u32((u32) k->gen) ^ hash_u32((u32) (k->gen >> 32)) ^ k->med_fresh;
+  struct bgp_export_make *m = ctx;
+  return bgp_export_attrs(m->p, m->bc, m->r, m->med_fresh);
 }
 
-static int
-bgp_export_cache_eq(const struct hash_node *n, const void *key)
-{
-  const struct bgp_export_cache_entry *e = container_of(n, struct bgp_export_cache_entry, hn);
-  const struct bgp_export_key *k = key;
-  return e->src == k->src && e->src_gen == k->gen && e->med_fresh == k->med_fresh;
-}
-
-/* bgp_export_attrs() through the cache; the result is borrowed (the cache
- * holds it), valid until the cache is flushed. */
+/* bgp_export_attrs() through the thread's cache; the result is borrowed. */
 static struct ea_list *
 bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r, int med_fresh)
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
   struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh };
-  u32 h = bgp_export_key_hash(&k);
-  struct hash_node *n = hash_find(&bc->export_cache, h, bgp_export_cache_eq, &k);
-  if (n)
-    return container_of(n, struct bgp_export_cache_entry, hn)->out;
-  if (bc->export_cache.count >= BGP_EXPORT_CACHE_MAX)
-    bgp_export_cache_flush(bc);
-  struct bgp_export_cache_entry *e = sl_alloc(bc->export_cache_slab);
-  e->src = ea_ref(r->attrs);
-  e->src_gen = k.gen;
-  e->med_fresh = med_fresh;
-  e->out = bgp_export_attrs(p, bc, r, med_fresh);
-  hash_insert(&bc->export_cache, &e->hn, h);
-  return e->out;
+  bgp_export_profile_fill(p, bc, &k.prof);
+  struct bgp_export_make m = { p, bc, r, med_fresh };
+  return bgp_export_cache_get(&k, bgp_export_make, &m);
 }
 
 void

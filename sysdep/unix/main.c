@@ -335,6 +335,10 @@ main(int argc, char **argv)
   /* Few malloc arenas: per-thread arenas multiply the high-water mark of
    * bursts (every peer's feed at once) and rarely shrink. */
   mallopt(M_ARENA_MAX, 2);
+  /* Big blocks (export maps, buffers) mapped and unmapped on their own. A
+   * fixed threshold: glibc's default one rises to the size of each big
+   * block freed, after which their successors fragment the arena. */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   resource_init();
   log_init("bird");
   hash_seed_init();

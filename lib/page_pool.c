@@ -1,0 +1,157 @@
+/*
+ * Page pools (see page_pool.h).
+ *
+ * A free block is in one of two lists. Resident ones (at most the
+ * reserve) link through their first word. Released ones read as zeros
+ * once the kernel took their pages, so their list is an array beside
+ * them. Chunks are never unmapped: what is released costs address space
+ * only, and a released block is reused before new pages are carved.
+ *
+ * Accounting: a resident free block is overhead of MEM_STANDBY; blocks in
+ * use are their owners' to count; released and never-touched pages are
+ * not resident and count nowhere.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib/page_pool.h"
+#include "lib/log.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PAGE_POOL_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PAGE_POOL_MALLOC 1
+#endif
+#endif
+
+#define PAGE_POOL_CHUNK_BLOCKS 64   /* blocks mapped at once */
+
+struct page_pool {
+  pthread_mutex_t lock;
+  size_t size;                      /* whole pages */
+  size_t align;                     /* of blocks: size if a power of two, else a page */
+  uint reserve;                     /* resident free blocks kept, at most */
+  void *hot;                        /* under lock: resident free blocks */
+  uint hot_count;
+  void **cold;                      /* under lock: released free blocks */
+  uint cold_count, cold_size;
+  char *carve, *carve_end;          /* under lock: untouched part of the newest chunk */
+};
+
+struct page_pool *
+page_pool_new(size_t size, size_t reserve)
+{
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  struct page_pool *p = calloc(1, sizeof(*p));
+  if (!p)
+    die("Out of memory");
+  pthread_mutex_init(&p->lock, NULL);
+  p->size = (size + page - 1) / page * page;
+  p->align = (p->size & (p->size - 1)) ? page : p->size;
+  p->reserve = (uint) (reserve / p->size);
+  return p;
+}
+
+size_t
+page_pool_block_size(const struct page_pool *p)
+{
+  return p->size;
+}
+
+#ifdef PAGE_POOL_MALLOC
+
+void *
+page_pool_alloc(struct page_pool *p)
+{
+  void *b = aligned_alloc(p->align, p->size);
+  if (!b)
+    die("Unable to allocate %zu bytes of memory", p->size);
+  memset(b, 0, p->size);
+  return b;
+}
+
+void
+page_pool_free(struct page_pool *p UNUSED, void *block)
+{
+  free(block);
+}
+
+#else
+
+/* Under lock: a never-used block, mapping a chunk when needed. */
+static void *
+page_pool_carve(struct page_pool *p)
+{
+  if (p->carve == p->carve_end) {
+    /* Mapped with room to align the first block; the unused head and
+     * tail are never touched, so they cost address space only. */
+    size_t len = p->size * PAGE_POOL_CHUNK_BLOCKS + p->align;
+    char *c = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (c == MAP_FAILED)
+      die("Unable to map %zu bytes of memory", len);
+    p->carve = (char *) (((uintptr_t) c + p->align - 1) & ~(uintptr_t) (p->align - 1));
+    p->carve_end = p->carve + p->size * PAGE_POOL_CHUNK_BLOCKS;
+  }
+  void *b = p->carve;
+  p->carve += p->size;
+  return b;
+}
+
+void *
+page_pool_alloc(struct page_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  void *b = p->hot;
+  int resident = b != NULL;
+  if (resident) {
+    p->hot = *(void **) b;
+    p->hot_count--;
+  } else if (p->cold_count)
+    b = p->cold[--p->cold_count];       /* its pages read as zeros again */
+  else
+    b = page_pool_carve(p);
+  pthread_mutex_unlock(&p->lock);
+  if (resident) {
+    memset(b, 0, p->size);
+    mem_account(MEM_STANDBY, 0, -(s64) p->size);
+  }
+  return b;
+}
+
+void
+page_pool_free(struct page_pool *p, void *block)
+{
+  if (!block)
+    return;
+  pthread_mutex_lock(&p->lock);
+  if (p->hot_count < p->reserve) {
+    *(void **) block = p->hot;
+    p->hot = block;
+    p->hot_count++;
+    pthread_mutex_unlock(&p->lock);
+    mem_account(MEM_STANDBY, 0, (s64) p->size);
+    return;
+  }
+  pthread_mutex_unlock(&p->lock);
+
+  /* Released before it is listed: once listed, another thread may take it
+   * and write to it. */
+  if (madvise(block, p->size, MADV_DONTNEED))
+    die("madvise failed: %m");
+  pthread_mutex_lock(&p->lock);
+  if (p->cold_count == p->cold_size) {
+    p->cold_size = p->cold_size ? 2 * p->cold_size : 64;
+    p->cold = realloc(p->cold, p->cold_size * sizeof(*p->cold));
+    if (!p->cold)
+      die("Out of memory");
+  }
+  p->cold[p->cold_count++] = block;
+  pthread_mutex_unlock(&p->lock);
+}
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * DOC: Page pools: big fixed-size blocks whose memory goes back when freed.
+ *
+ * The export journal of a table grows by blocks of whole pages while its
+ * slowest reader lags (a route server converging holds tens of megabytes
+ * of it) and shrinks to almost nothing once every reader has caught up.
+ * From malloc such blocks interleave with long-lived small objects, and
+ * the arena keeps the pages: the peak stays resident. A page pool maps
+ * chunks itself, keeps a small reserve of free blocks resident for the
+ * next burst, and hands the pages of every other free block back to the
+ * kernel (MADV_DONTNEED), so resident memory follows what is in use.
+ *
+ * Blocks whose size is a power of two are aligned to it (slab pages find
+ * their header by masking an object's address).
+ *
+ * Any thread may allocate and free; one mutex per pool, taken once per
+ * block. Under AddressSanitizer or ThreadSanitizer blocks come from
+ * malloc instead, so the checkers see them.
+ *
+ * Accounting: the owner counts the blocks it holds in its own class; the
+ * resident free blocks are this module's, shown as `Standby memory`.
+ */
+#ifndef LIB_PAGE_POOL_H
+#define LIB_PAGE_POOL_H
+
+#include "lib/resource.h"
+
+struct page_pool;
+
+/* Blocks of size bytes (rounded up to whole pages); free blocks up to
+ * reserve bytes stay resident. */
+struct page_pool *page_pool_new(size_t size, size_t reserve);
+void *page_pool_alloc(struct page_pool *p);        /* zeroed */
+void page_pool_free(struct page_pool *p, void *block);
+size_t page_pool_block_size(const struct page_pool *p);
+
+#endif
