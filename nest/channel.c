@@ -562,6 +562,7 @@ chan_export_run(void *data)
   }
   uint n = 0;
   while (!(busy && !(n++ & 63) && busy(c->proto, c)) && (it = rt_reader_next(&c->reader))) {
+    rt_reader_prefetch(&c->reader);
     if (any)
       chan_export_one(c, &it->net->n, it->new_rte, it->retired);
     else if (c->cf->secondary)

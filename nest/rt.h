@@ -304,6 +304,11 @@ void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the
  * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */
 const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
+/* Start loading what the items a few ahead of the reader point to (nets
+ * and routes of a big table are cache misses, one after another). Only
+ * a hint: no effect past the journal's end or the reader's block. Inside
+ * rcu_read_lock(). */
+void rt_reader_prefetch(const struct rt_reader *r);
 
 /* Best-route order: is a better than b? */
 int rte_better(const struct rte *a, const struct rte *b);

@@ -810,6 +810,37 @@ rt_reader_next(struct rt_reader *r)
   return item;
 }
 
+/* Distances ahead of the reader: the records of an item, then (once those
+ * arrived) the attributes of its new route. */
+#define RT_PREFETCH_FAR 8
+#define RT_PREFETCH_NEAR 4
+
+static inline const struct rt_journal_item *
+rt_reader_peek(const struct rt_reader *r, u64 seq, u64 end)
+{
+  const struct rt_journal_block *b = r->block;
+  if (!b || seq >= end || seq - b->first_seq >= RT_JOURNAL_BLOCK)
+    return NULL;
+  return &b->items[seq - b->first_seq];
+}
+
+void
+rt_reader_prefetch(const struct rt_reader *r)
+{
+  u64 end = uatomic_read(&r->table->jend);
+  const struct rt_journal_item *far = rt_reader_peek(r, r->seq + RT_PREFETCH_FAR, end);
+  if (far) {
+    __builtin_prefetch(far->net);
+    __builtin_prefetch(far->new_rte);
+    __builtin_prefetch(far->new_best);
+    __builtin_prefetch(far->old_best);
+    __builtin_prefetch(far->retired);
+  }
+  const struct rt_journal_item *near = rt_reader_peek(r, r->seq + RT_PREFETCH_NEAR, end);
+  if (near && near->new_rte)
+    __builtin_prefetch(near->new_rte->attrs);
+}
+
 /* --- Cleanup (table loop) --- */
 
 /* After the grace period nobody can reach the block's retired routes and

@@ -201,6 +201,7 @@ struct bgp_export_key {
   const struct ea_list *src;    /* the route's attributes (after the export filter) */
   u64 gen;                      /* bgp_peer_info.gen of the source session, 0: not BGP */
   int med_fresh;                /* the export filter set the MED (bgp_med_fresh) */
+  u32 prof_hash;                /* hash_bytes() of prof */
   struct bgp_export_profile prof;
 };
 
@@ -215,6 +216,8 @@ struct bgp_channel {
   int eorr_pending;             /* send EoRR once the refeed is sent */
   enum bgp_af af;
   struct bgp_channel_config *cf;
+  struct bgp_export_profile xprof;  /* the last one exported with, and its hash */
+  u32 xprof_hash;
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
   struct hash_table buckets;    /* struct bgp_bucket by attrs */
   struct bgp_bucket withdraw;

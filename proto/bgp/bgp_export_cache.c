@@ -90,7 +90,7 @@ xc_hash(const struct bgp_export_key *k)
 {
   uintptr_t s = (uintptr_t) k->src;
   return hash_mix(hash_mix(hash_u32((u32) (s >> 4)) ^ (u32) (s >> 36), (u32) k->gen ^ (u32) (k->gen >> 32)),
-                  hash_bytes(&k->prof, sizeof(k->prof)) ^ (u32) k->med_fresh);
+                  k->prof_hash ^ (u32) k->med_fresh);
 }
 
 /* The slot of k's entry, or of the empty slot where it would go. */

@@ -52,6 +52,7 @@ key(const struct ea_list *src, u32 local_as)
   k.gen = 7;
   k.prof.local_as = local_as;
   k.prof.rs_client = 1;
+  k.prof_hash = hash_bytes(&k.prof, sizeof(k.prof));
   return k;
 }
 

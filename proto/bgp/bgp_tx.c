@@ -301,7 +301,13 @@ bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte 
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
   struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh };
+  /* Filled every time (never stale), hashed only when it changed. */
   bgp_export_profile_fill(p, bc, &k.prof);
+  if (memcmp(&k.prof, &bc->xprof, sizeof(k.prof)) || !bc->xprof_hash) {
+    bc->xprof = k.prof;
+    bc->xprof_hash = hash_bytes(&k.prof, sizeof(k.prof)) | 1;
+  }
+  k.prof_hash = bc->xprof_hash;
   struct bgp_export_make m = { p, bc, r, med_fresh };
   return bgp_export_cache_get(&k, bgp_export_make, &m);
 }
