@@ -7,6 +7,17 @@
 #ifndef LIB_BIRDLIB_H
 #define LIB_BIRDLIB_H
 
+/* Built with AddressSanitizer or ThreadSanitizer: allocators that recycle
+ * memory themselves (shared slabs, page pools) hand out malloc'd objects
+ * instead, so the checkers see every one. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BIRD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BIRD_SANITIZED 1
+#endif
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

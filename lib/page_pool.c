@@ -21,13 +21,6 @@
 #include "lib/page_pool.h"
 #include "lib/log.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PAGE_POOL_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define PAGE_POOL_MALLOC 1
-#endif
-#endif
 
 #define PAGE_POOL_CHUNK_BLOCKS 64   /* blocks mapped at once */
 
@@ -63,7 +56,7 @@ page_pool_block_size(const struct page_pool *p)
   return p->size;
 }
 
-#ifdef PAGE_POOL_MALLOC
+#ifdef BIRD_SANITIZED
 
 void *
 page_pool_alloc(struct page_pool *p)

@@ -18,13 +18,6 @@
 
 #include "lib/page_pool.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TEST_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TEST_MALLOC 1
-#endif
-#endif
 
 #define RESERVE 4
 #define THREADS 4
@@ -110,7 +103,7 @@ test_accounting(void **state UNUSED)
     page_pool_free(tp, blk[i]);
   mem_class_usage(MEM_STANDBY, &c);
   assert_int_equal(c.effective, 0);
-#ifdef TEST_MALLOC
+#ifdef BIRD_SANITIZED
   assert_int_equal(c.overhead, 0);
 #else
   /* the previous test filled the reserve already */
@@ -123,7 +116,7 @@ test_accounting(void **state UNUSED)
 static void
 test_released_pages_not_resident(void **state UNUSED)
 {
-#ifdef TEST_MALLOC
+#ifdef BIRD_SANITIZED
   skip();
 #else
   enum { N = RESERVE + 8 };
@@ -187,7 +180,7 @@ test_threads(void **state UNUSED)
     pthread_join(t[i], &rc);
     assert_null(rc);
   }
-#ifndef TEST_MALLOC
+#ifndef BIRD_SANITIZED
   struct mem_usage u;
   mem_class_usage(MEM_STANDBY, &u);
   assert_int_equal(u.overhead, RESERVE * page_pool_block_size(tp));

@@ -24,13 +24,6 @@
 #include "lib/slab_shared.h"
 #include "lib/log.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SHSLAB_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SHSLAB_MALLOC 1
-#endif
-#endif
 
 #define SHSLAB_MAX 16               /* slabs in the process */
 #define SHSLAB_BATCH 64             /* objects traded at once */
@@ -95,7 +88,7 @@ shslab_size(const struct shslab *s)
   return s->size;
 }
 
-#ifdef SHSLAB_MALLOC
+#ifdef BIRD_SANITIZED
 
 void *
 shslab_alloc(struct shslab *s)
