@@ -301,6 +301,15 @@ net_in_net(const net_addr *b, const net_addr *a)
   return 0;
 }
 
+int
+net_in_any(const net_addr *n, const net_addr *px, uint count)
+{
+  for (uint i = 0; i < count; i++)
+    if (net_in_net(n, &px[i]))
+      return 1;
+  return 0;
+}
+
 /* A v4-mapped ip is an IPv4 address, never inside an IPv6 net: ip_addr
  * carries the family in the mapping. */
 int

@@ -76,6 +76,8 @@ int net_normalize(net_addr *a);
 const char *net_validate(const net_addr *a);
 /* Does a contain b (same family; b more specific or equal)? */
 int net_in_net(const net_addr *b, const net_addr *a);
+/* Does one of px[0..count) contain n? */
+int net_in_any(const net_addr *n, const net_addr *px, uint count);
 /* Does the prefix of a contain address ip (same family)? */
 int net_contains_ip(const net_addr *a, ip_addr ip);
 

@@ -94,6 +94,7 @@ chan_export_stop(struct channel *c)
     rt_reader_detach(&c->reader);
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  chan_feed_only_clear(c);
   chan_catch_up_drop(c);
   chan_exp_clear(c);
   uatomic_set(&c->stats.exp_routes, 0);
@@ -528,7 +529,9 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
       c->feed_cursor = n;      /* the protocol sends export_ev when it drained */
       return 0;
     }
-    chan_feed_net(c, n, any);   /* a dead net has no routes: nothing happens */
+    /* a dead net has no routes: nothing happens */
+    if (!c->feed_only || net_in_any(&n->n, c->feed_only, c->feed_only_count))
+      chan_feed_net(c, n, any);
     n = rt_feed_next(n);
     if (n && loop_budget_left() <= 0) {
       c->feed_cursor = n;
@@ -539,6 +542,7 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   }
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  chan_feed_only_clear(c);
   if (c->proto->class->feed_end)
     c->proto->class->feed_end(c);
   return 1;
@@ -598,6 +602,41 @@ chan_refeed(struct channel *c)
 {
   if (!c->reader.table)
     return;
+  chan_feed_all(c);
+  ev_send(c->proto->loop, &c->export_ev);
+}
+
+void
+chan_feed_all(struct channel *c)
+{
+  chan_feed_only_clear(c);
+  c->feeding = CHAN_FEED_START;
+  c->feed_cursor = NULL;
+}
+
+void
+chan_feed_only_clear(struct channel *c)
+{
+  free(c->feed_only);
+  c->feed_only = NULL;
+  c->feed_only_count = 0;
+}
+
+/* `rpki reload` after a few ROAs changed: the export filter runs again over
+ * the nets they cover only. The walk still visits every net (a cheap read
+ * of the chain head); the filters and exports are what a whole refeed
+ * spends its time on. */
+void
+chan_refeed_nets(struct channel *c, const net_addr *nets, uint count)
+{
+  if (!c->reader.table || !count)
+    return;
+  /* a whole feed under way: it starts over and covers them */
+  if (!(c->feeding && !c->feed_only) &&
+      !chan_nets_add(&c->feed_only, &c->feed_only_count, nets, count)) {
+    chan_refeed(c);
+    return;
+  }
   c->feeding = CHAN_FEED_START;
   c->feed_cursor = NULL;
   ev_send(c->proto->loop, &c->export_ev);
@@ -608,6 +647,7 @@ static void
 chan_refeed_now(struct channel *c)
 {
   int any = chan_exports_every_route(c);
+  chan_feed_only_clear(c);
   rcu_read_lock();
   for (struct net *n = rt_feed_first(c->table); n; n = rt_feed_next(n))
     chan_feed_net(c, n, any);

@@ -128,8 +128,7 @@ chan_catch_up(struct channel *c)
   }
   cu->walking = 0;
   uatomic_set(&c->reader.laggard, 0);
-  c->feeding = CHAN_FEED_START;
-  c->feed_cursor = NULL;
+  chan_feed_all(c);
   return 1;
 }
 

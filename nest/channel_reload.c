@@ -22,12 +22,22 @@
 static int
 chan_reload_wants(const struct channel *c, const net_addr *n)
 {
-  if (!c->reload_only)
-    return 1;
-  for (uint i = 0; i < c->reload_only_count; i++)
-    if (net_in_net(n, &c->reload_only[i]))
-      return 1;
-  return 0;
+  return !c->reload_only || net_in_any(n, c->reload_only, c->reload_only_count);
+}
+
+int
+chan_nets_add(net_addr **set, uint *have, const net_addr *nets, uint count)
+{
+  if (*have + count > CHAN_RELOAD_ONLY_MAX)
+    return 0;
+  net_addr *all = realloc(*set, (*have + count) * sizeof(net_addr));
+  if (!all)
+    die("Out of memory");
+  for (uint i = 0; i < count; i++)
+    net_copy(&all[*have + i], &nets[i]);
+  *set = all;
+  *have += count;
+  return 1;
 }
 
 static void
@@ -87,16 +97,10 @@ chan_reload_in_nets(struct channel *c, const net_addr *nets, uint count)
   /* Added to a partial reload under way; a whole one covers them already
    * once it starts over. */
   if (!c->reloading || c->reload_only) {
-    uint have = c->reloading ? c->reload_only_count : 0;
-    if (have + count > CHAN_RELOAD_ONLY_MAX)
+    if (!c->reloading)
+      c->reload_only_count = 0;
+    if (!chan_nets_add(&c->reload_only, &c->reload_only_count, nets, count))
       return chan_reload_in(c);
-    net_addr *all = realloc(c->reload_only, (have + count) * sizeof(net_addr));
-    if (!all)
-      die("Out of memory");
-    for (uint i = 0; i < count; i++)
-      net_copy(&all[have + i], &nets[i]);
-    c->reload_only = all;
-    c->reload_only_count = have + count;
   }
   return chan_reload_walk(c);
 }

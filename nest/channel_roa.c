@@ -14,7 +14,8 @@
  * thousands of ROAs thus costs one reload, not thousands; one changing a
  * few ROAs (up to CHAN_RELOAD_ONLY_MAX prefixes, the usual serial update)
  * re-imports only the routes within their prefixes (chan_reload_in_nets(),
- * from an import table). Exports are refed whole.
+ * from an import table) and refeeds only the nets within them
+ * (chan_refeed_nets()).
  *
  * As in BIRD 2, a protocol whose reload asks the peer (BGP: route refresh)
  * is reloaded only from its own tables: imports with `import table on`,
@@ -61,12 +62,15 @@ chan_roa_settled(struct timer *t)
   s->nchanged = 0;
   if (uatomic_read(&s->c->state) != CS_UP)
     return;
-  if (s->import && !all) {
-    if (n)                    /* else only ROAs of the other family changed */
-      chan_reload_in_nets(s->c, s->changed, n);
-  } else if (s->import)
+  if (!all && !n)
+    return;                   /* only ROAs of the other family changed */
+  if (s->import && !all)
+    chan_reload_in_nets(s->c, s->changed, n);
+  else if (s->import)
     chan_reload_in(s->c);
-  else if (s->c->reader.table)
+  else if (!all)
+    chan_refeed_nets(s->c, s->changed, n);
+  else
     chan_refeed(s->c);
 }
 

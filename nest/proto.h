@@ -131,6 +131,9 @@ struct channel {
                                  chan_export_reset() */
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
+  net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
+                                 within these prefixes only; NULL: every net */
+  uint feed_only_count;       /* proto loop */
   struct chan_catchup *catchup;  /* owner: proto loop; fell behind the journal (nest/channel_catchup.c) */
   /* Reload from the import table, owner: proto loop (nest/channel_reload.c). */
   struct event reload_ev;
@@ -432,6 +435,18 @@ void chan_catch_up_drop(struct channel *c);
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);
+/* The same for the nets within some prefixes only (at most
+ * CHAN_RELOAD_ONLY_MAX). A partial refeed under way starts over for the
+ * union; a whole one, from the start. */
+void chan_refeed_nets(struct channel *c, const net_addr *nets, uint count);
+/* Add nets[0..count) to the prefix set *set of *have (malloc'd; a partial
+ * reload's or refeed's). 0 when the union would exceed
+ * CHAN_RELOAD_ONLY_MAX: the caller does everything instead. */
+int chan_nets_add(net_addr **set, uint *have, const net_addr *nets, uint count);
+/* A feed of every net from the first (catch-up, refeed), without waking the
+ * loop; and forgetting a partial feed's prefixes. Proto loop. */
+void chan_feed_all(struct channel *c);
+void chan_feed_only_clear(struct channel *c);
 /* Forget the export state and feed everything again. */
 void chan_export_reset(struct channel *c);
 

@@ -153,3 +153,50 @@ def test_roa_change_reloads_only_what_it_covers(start_daemon, peers, ports, is_r
     if not is_reference:
         assert checked("10.99.1.0/24") == before[1], log.read_text()
     assert p.proc.poll() is None
+
+
+ONLY_OUT = """router id 10.98.0.1;
+log "%(log)s" all;
+roa4 table r4 { min settle time 200 ms; max settle time 2 s; };
+protocol device {}
+protocol static roas { roa4 { table r4; }; %(roas)s route 10.97.0.0/16 max 24 as 65009; }
+protocol static mine { ipv4; route 10.98.50.0/24 blackhole; route 10.99.50.0/24 blackhole; }
+filter rpki_out { print "checked ", net; if roa_check(r4, net, 65001) = ROA_INVALID then reject; accept; }
+protocol bgp full {
+  local %(dut)s port %(port)d as 65001; neighbor %(peer)s port %(pport)d as 65002;
+  multihop; %(timers)s
+  ipv4 { import all; export table on; export filter rpki_out; };
+}
+"""
+
+
+def test_roa_change_refeeds_only_what_it_covers(start_daemon, peers, ports, is_reference, tmp_path):
+    """The same for exports: the export filter runs again for the nets
+    within the changed ROAs' prefixes only, and the peer sees the change of
+    those (BIRD 2 refeeds every net)."""
+    log = tmp_path / "only_out.log"
+    args = {"dut": DUT, "peer": PEER, "port": ports[0], "pport": ports[1], "timers": TIMERS, "log": log}
+    d = start_daemon(ONLY_OUT % dict(args, roas=VALID))
+    p = peers("p", THEIRS % args)
+    assert poll(established(d, "full"), timeout=20), strip_codes(d.raw("show protocols all full"))
+    assert poll(lambda: has(p, "10.98.50.0/24") and has(p, "10.99.50.0/24"), timeout=10)
+
+    def checked(prefix):
+        return log.read_text().count("checked %s\n" % prefix)
+
+    before = checked("10.98.50.0/24"), checked("10.99.50.0/24")
+    d.reconfigure_file(ONLY_OUT % dict(args, roas=INVALID))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: not has(p, "10.98.50.0/24"), timeout=10)
+    assert checked("10.98.50.0/24") > before[0]
+    assert has(p, "10.99.50.0/24")
+    if not is_reference:
+        assert checked("10.99.50.0/24") == before[1], log.read_text()
+
+    # and back
+    d.reconfigure_file(ONLY_OUT % dict(args, roas=VALID))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: has(p, "10.98.50.0/24"), timeout=10)
+    assert has(p, "10.99.50.0/24")
+    if not is_reference:
+        assert checked("10.99.50.0/24") == before[1], log.read_text()
