@@ -617,9 +617,7 @@ chan_feed_all(struct channel *c)
 void
 chan_feed_only_clear(struct channel *c)
 {
-  free(c->feed_only);
-  c->feed_only = NULL;
-  c->feed_only_count = 0;
+  chan_nets_clear(&c->feed_only, &c->feed_only_count);
 }
 
 /* `rpki reload` after a few ROAs changed: the export filter runs again over

@@ -25,6 +25,14 @@ chan_reload_wants(const struct channel *c, const net_addr *n)
   return !c->reload_only || net_in_any(n, c->reload_only, c->reload_only_count);
 }
 
+void
+chan_nets_clear(net_addr **set, uint *have)
+{
+  free(*set);
+  *set = NULL;
+  *have = 0;
+}
+
 int
 chan_nets_add(net_addr **set, uint *have, const net_addr *nets, uint count)
 {
@@ -82,9 +90,7 @@ chan_reload_walk(struct channel *c)
 static void
 chan_reload_all(struct channel *c)
 {
-  free(c->reload_only);
-  c->reload_only = NULL;
-  c->reload_only_count = 0;
+  chan_nets_clear(&c->reload_only, &c->reload_only_count);
 }
 
 int

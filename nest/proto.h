@@ -443,6 +443,7 @@ void chan_refeed_nets(struct channel *c, const net_addr *nets, uint count);
  * reload's or refeed's). 0 when the union would exceed
  * CHAN_RELOAD_ONLY_MAX: the caller does everything instead. */
 int chan_nets_add(net_addr **set, uint *have, const net_addr *nets, uint count);
+void chan_nets_clear(net_addr **set, uint *have);
 /* A feed of every net from the first (catch-up, refeed), without waking the
  * loop; and forgetting a partial feed's prefixes. Proto loop. */
 void chan_feed_all(struct channel *c);
