@@ -110,6 +110,7 @@ struct loop {
 static __thread struct loop *tl_running;      /* loop being run by this thread */
 static __thread struct loop *tl_home;         /* main thread: the main loop */
 static __thread btime tl_now, tl_run_start;
+static __thread btime tl_real_offset;         /* wall clock minus monotonic, read once a run */
 static __thread btime tl_budget_left;         /* loop_budget_left()'s last reading */
 static __thread uint tl_budget_calls;
 
@@ -622,6 +623,7 @@ loop_run_once(struct loop *l)
 {
   tl_running = l;
   tl_run_start = tl_now = time_mono_now();
+  tl_real_offset = time_real_now() - tl_now;
   tl_budget_calls = 0;
   l->yield = false;
   l->cut = __atomic_load_n(&l->stopping, __ATOMIC_ACQUIRE);
@@ -795,6 +797,7 @@ void loop_set_home(struct loop *l) { tl_home = l; }
 struct loop *loop_current(void) { return tl_running ? tl_running : tl_home; }
 
 btime loop_now(void) { return tl_running ? tl_now : time_mono_now(); }
+btime loop_now_real(void) { return tl_running ? tl_now + tl_real_offset : time_real_now(); }
 
 btime
 loop_budget_left(void)

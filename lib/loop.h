@@ -131,6 +131,10 @@ static inline int loop_inside(struct loop *l) { return loop_current() == l; }
 
 /* Monotonic time, cached at the start of the current run. */
 btime loop_now(void);
+/* Wall-clock time of the same instant (outside a loop: now). Route
+ * timestamps use it, as BIRD's current_time(): a clock read per route
+ * cost 4-6% of the daemon's time in the propagation bench. */
+btime loop_now_real(void);
 /* Remaining time budget of the current run (<= 0: yield). */
 btime loop_budget_left(void);
 /* Ask to be run again soon (after others) even without new input. */

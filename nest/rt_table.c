@@ -378,7 +378,7 @@ rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 
   r->src = src;
   rt_lock_source(src);
   r->sender = sender;
-  r->lastmod = time_real_now();
+  r->lastmod = loop_now_real();
   r->flags = flags;
   /* The sender's loop is the one importing: its generation is stable here. */
   r->refresh_gen = gen >= 0 ? gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
@@ -442,7 +442,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
     .net = net, .new_best = new_best, .old_best = old_best,
     .new_rte = rte_usable(new), .retired = old,
   };
-  t->last_change = new ? new->lastmod : time_real_now();
+  t->last_change = new ? new->lastmod : loop_now_real();
   rt_journal_publish(t);
   return res;
 }
@@ -506,7 +506,7 @@ rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
   copy->lastmod = r->lastmod;
   copy->suppressed = !r->suppressed;
   rt_change(t, net, r, copy);
-  t->last_change = time_real_now();   /* not the route's own, older time */
+  t->last_change = loop_now_real();   /* not the route's own, older time */
 }
 
 /* Before a change: suppress the routes of group g other than best, except
