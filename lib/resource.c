@@ -768,6 +768,7 @@ struct slab {
   size_t size;              /* as asked */
   size_t obj_size;          /* rounded: holds a pointer, keeps alignment */
   size_t page_size;
+  struct page_pool *page_pool;  /* of page_size (shared by all slabs of it) */
   uint objs_per_page;
   struct lnode partial, full;
   struct sl_page *empty;
@@ -807,7 +808,7 @@ sl_page_pool(size_t page_size)
 static struct sl_page *
 sl_page_new(slab *s)
 {
-  struct sl_page *pg = page_pool_alloc(sl_page_pool(s->page_size));
+  struct sl_page *pg = page_pool_alloc(s->page_pool);
 
   pg->slab = s;
   pg->used = 0;
@@ -826,24 +827,27 @@ sl_page_new(slab *s)
   return pg;
 }
 
+/* Back to the page pool, unaccounted (the caller or the slab's end does that). */
+static void
+sl_page_release(slab *s, struct sl_page *pg)
+{
+  mem_unpoison(pg->data, s->objs_per_page * s->obj_size);
+  page_pool_free(s->page_pool, pg);
+}
+
 static void
 sl_page_free(slab *s, struct sl_page *pg)
 {
   s->pages--;
   sl_account(s, 0, -(s64) s->page_size);
-  mem_unpoison(pg->data, s->objs_per_page * s->obj_size);
-  page_pool_free(sl_page_pool(s->page_size), pg);
+  sl_page_release(s, pg);
 }
 
 static void
 sl_free_pages(slab *s, struct lnode *list)
 {
   LIST_WALK_SAFE(n, list)
-  {
-    struct sl_page *pg = container_of(n, struct sl_page, n);
-    mem_unpoison(pg->data, s->objs_per_page * s->obj_size);
-    page_pool_free(sl_page_pool(s->page_size), pg);
-  }
+    sl_page_release(s, container_of(n, struct sl_page, n));
 }
 
 static void
@@ -852,10 +856,8 @@ sl_free_all(struct resource *r)
   slab *s = (slab *) r;
   sl_free_pages(s, &s->partial);
   sl_free_pages(s, &s->full);
-  if (s->empty) {
-    mem_unpoison(s->empty->data, s->objs_per_page * s->obj_size);
-    page_pool_free(sl_page_pool(s->page_size), s->empty);
-  }
+  if (s->empty)
+    sl_page_release(s, s->empty);
 }
 
 static void
@@ -897,6 +899,7 @@ sl_new(pool *p, size_t size)
   while ((s->page_size - sizeof(struct sl_page)) / s->obj_size < SL_MIN_OBJS)
     s->page_size *= 2;
   s->objs_per_page = (s->page_size - sizeof(struct sl_page)) / s->obj_size;
+  s->page_pool = sl_page_pool(s->page_size);
   list_init(&s->partial);
   list_init(&s->full);
   mem_account(p->cls, 0, sizeof(slab));

@@ -86,6 +86,13 @@ channel_up(struct channel *c)
   chan_roa_subscribe(c);
 }
 
+/* Forget a partial feed's prefixes (chan_refeed_nets). */
+static void
+chan_feed_only_clear(struct channel *c)
+{
+  chan_nets_clear(&c->feed_only, &c->feed_only_count);
+}
+
 /* Stop reading the table: whoever got our exports lost them. */
 static void
 chan_export_stop(struct channel *c)
@@ -614,12 +621,6 @@ chan_feed_all(struct channel *c)
   c->feed_cursor = NULL;
 }
 
-void
-chan_feed_only_clear(struct channel *c)
-{
-  chan_nets_clear(&c->feed_only, &c->feed_only_count);
-}
-
 /* `rpki reload` after a few ROAs changed: the export filter runs again over
  * the nets they cover only. The walk still visits every net (a cheap read
  * of the chain head); the filters and exports are what a whole refeed
@@ -629,9 +630,10 @@ chan_refeed_nets(struct channel *c, const net_addr *nets, uint count)
 {
   if (!c->reader.table || !count)
     return;
-  /* a whole feed under way: it starts over and covers them */
-  if (!(c->feeding && !c->feed_only) &&
-      !chan_nets_add(&c->feed_only, &c->feed_only_count, nets, count)) {
+  /* A whole feed under way starts over and covers them; a partial one
+   * starts over for the union, unless that grows too big. */
+  int whole = c->feeding && !c->feed_only;
+  if (!whole && !chan_nets_add(&c->feed_only, &c->feed_only_count, nets, count)) {
     chan_refeed(c);
     return;
   }

@@ -44,8 +44,8 @@ struct chan_roa_sub {
   struct timer settle;
   btime first;                /* first change not acted on yet; 0: none */
   int stale;                  /* resubscribing: no filter reads it any more */
-  /* The prefixes of the ROAs changed since, for an import reload of the
-   * routes they cover only; more of them (or ASPA) reload everything. */
+  /* The prefixes of the ROAs changed since, for a reload or refeed of
+   * what they cover only; more of them (or ASPA) reload everything. */
   net_addr changed[CHAN_RELOAD_ONLY_MAX];
   uint nchanged;
   int all;
@@ -94,9 +94,8 @@ chan_roa_note(struct chan_roa_sub *s, const net_addr *n)
   }
   if ((px.type == NET_IP4) != (s->c->net_type == NET_IP4))
     return;                   /* covers none of the channel's routes */
-  for (uint i = 0; i < s->nchanged; i++)
-    if (net_in_net(&px, &s->changed[i]))
-      return;
+  if (net_in_any(&px, s->changed, s->nchanged))
+    return;
   if (s->nchanged == CHAN_RELOAD_ONLY_MAX)
     s->all = 1;
   else

@@ -445,9 +445,8 @@ void chan_refeed_nets(struct channel *c, const net_addr *nets, uint count);
 int chan_nets_add(net_addr **set, uint *have, const net_addr *nets, uint count);
 void chan_nets_clear(net_addr **set, uint *have);
 /* A feed of every net from the first (catch-up, refeed), without waking the
- * loop; and forgetting a partial feed's prefixes. Proto loop. */
+ * loop. Proto loop. */
 void chan_feed_all(struct channel *c);
-void chan_feed_only_clear(struct channel *c);
 /* Forget the export state and feed everything again. */
 void chan_export_reset(struct channel *c);
 

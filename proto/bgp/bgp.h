@@ -216,8 +216,8 @@ struct bgp_channel {
   int eorr_pending;             /* send EoRR once the refeed is sent */
   enum bgp_af af;
   struct bgp_channel_config *cf;
-  struct bgp_export_profile xprof;  /* the last one exported with, and its hash */
-  u32 xprof_hash;
+  struct bgp_export_profile xprof;  /* proto loop: the last one exported with, */
+  u32 xprof_hash;                   /* and its hash (0: none yet) */
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
   struct hash_table buckets;    /* struct bgp_bucket by attrs */
   struct bgp_bucket withdraw;

@@ -33,7 +33,6 @@ bgp_pending_high(void)
   u32 n = uatomic_read(&bgp_tx_channels);
   return MIN(BGP_PENDING_MAX, MAX(BGP_PENDING_MIN, BGP_PENDING_BUDGET / MAX(n, 1)));
 }
-#define BGP_EXPORT_CACHE_MAX 16384
 #define BGP_TX_HIGH (128 * 1024)
 #define BGP_TX_SETTLE (MS_ 1)
 #define BGP_TX_SETTLE_PREFIXES 512
