@@ -293,29 +293,6 @@ table_quiesce(void)
   rcu_barrier();
 }
 
-/*
- * Work-around, see Findings in doc/bench/latest.md: with liburcu 0.13 the
- * auto-resize of the table's net index (cds_lfht, AUTO_RESIZE |
- * ACCOUNTING) stops for good in about half the runs here: the lazy launch
- * sets resize_initiated after queueing the resize work, so when the worker
- * finishes first the flag stays set and no resize is queued again; at 1M
- * nets every lookup then walks hundreds of nodes. Unless --no-presize is
- * given, the bench sizes the index itself before every load (untimed), so
- * the numbers show the table core, not the stuck hash.
- */
-static int presize = 1;
-
-static void
-index_presize(u64 nets)
-{
-  if (!presize)
-    return;
-  unsigned long size = 1024;
-  while (size < nets)
-    size <<= 1;
-  cds_lfht_resize(tab->nets, size);
-}
-
 static u64 unexpected;   /* rt_update results that were not what a benchmark expected */
 
 static inline void
@@ -447,7 +424,6 @@ one_load(void)
 {
   if (one_loaded)
     return;
-  index_presize(npfx);
   one_load_raw();
 }
 
@@ -468,7 +444,6 @@ static void one_insert_run(void *s, u64 iters)
   ASSERT_DIE(!one_loaded && iters == npfx);
   one_load_raw();
 }
-static void one_presize_hook(void *s, u64 iters) { (void) s; index_presize(iters); }
 static void one_flush_hook(void *s, u64 iters) { (void) s; (void) iters; one_flush(); }
 static void one_load_hook(void *s, u64 iters) { (void) s; (void) iters; one_load(); }
 static void one_load_setup(void *s) { one_setup(s); one_load(); }
@@ -498,35 +473,6 @@ one_withdraw_run(void *s, u64 iters)
   one_loaded = 0;
 }
 
-/* As-is: the index starts at its minimum size and auto-resizes itself
- * (no presize), to show what the stuck resize costs. */
-#define ASIS_NETS 200000
-
-static void
-asis_before(void *s, u64 iters)
-{
-  (void) s;
-  (void) iters;
-  one_flush();
-  cds_lfht_resize(tab->nets, 1024);
-}
-
-static void
-asis_run(void *s, u64 iters)
-{
-  (void) s;
-  for (u32 i = 0; i < iters; i++)
-    upd(&pfx[i], 0, peer_attrs(0, i, 0), RT_UPD_ADD);
-}
-
-static void
-asis_after(void *s, u64 iters)
-{
-  (void) s;
-  for (u32 i = 0; i < iters; i++)
-    upd(&pfx[i], 0, NULL, RT_UPD_REMOVE);
-  table_quiesce();
-}
 
 /* --- (4)(5) Multi-path table: 1M nets, 2-5 paths each from 5 peers --- */
 
@@ -574,7 +520,6 @@ mp_load(void)
 {
   if (mp_loaded)
     return;
-  index_presize(npfx);
   mp_load_raw();
 }
 
@@ -612,7 +557,6 @@ mp_check_hook(void *s)
                "were built from other headers than rt_bench (stale build).");
   }
 }
-static void mp_presize_hook(void *s, u64 iters) { (void) s; (void) iters; index_presize(npfx); }
 static void
 mp_withdraw_run(void *s, u64 iters)
 {
@@ -741,7 +685,6 @@ mt_setup(void *s)
     peer_pool(p, npfx / ATTR_SHARE, 0);
 }
 
-static void mt_presize_hook(void *s, u64 iters) { (void) s; (void) iters; index_presize(npfx); }
 
 static void
 mt_run(void *s, u64 iters)
@@ -835,7 +778,6 @@ mem_child(const char *kind)
   u64 sets0 = ea_count();
   u64 rss0 = bench_rss_bytes();
 
-  index_presize(n);
   for (u32 p = 0; p < m->peers; p++)
     peer_pool(p, MAX(1, per_peer[p] / ATTR_SHARE), 0);
   u64 t = bench_now_ns();
@@ -880,9 +822,8 @@ mem_measure(void *s)
 {
   struct mem_state *st = s;
   char cmd[4200], buf[4096] = "";
-  snprintf(cmd, sizeof(cmd), "'%s' --mem-child %s%s%s", self_exe, st->m->kind,
-           bench_quick() ? " --quick" : "",
-           presize ? "" : " --no-presize");
+  snprintf(cmd, sizeof(cmd), "'%s' --mem-child %s%s", self_exe, st->m->kind,
+           bench_quick() ? " --quick" : "");
   FILE *f = popen(cmd, "r");
   if (!f) {
     bench_note("memory scenario %s: cannot start child", st->m->kind);
@@ -964,7 +905,7 @@ register_benches(void)
     .target = "last reference: unlink + call_rcu" });
 
   bench_add(&(struct bench_spec){
-    .name = "rt/insert/1src", .op = "insert", .setup = one_setup, .before = one_presize_hook,
+    .name = "rt/insert/1src", .op = "insert", .setup = one_setup,
     .run = one_insert_run, .after = one_flush_hook, .fixed_iters = npfx, .target_ops = 5e6,
     .target = TGT_INSERT });
   bench_add(&(struct bench_spec){
@@ -976,11 +917,6 @@ register_benches(void)
     .run = one_withdraw_run, .after = one_quiesce_hook, .fixed_iters = npfx, .target_ops = 5e6,
     .target = "≥ 5M/s per thread (issue 5)" });
 
-  bench_add(&(struct bench_spec){
-    .name = "rt/insert/1src-autoresize", .op = "insert", .setup = one_setup, .before = asis_before,
-    .run = asis_run, .after = asis_after, .fixed_iters = MIN(npfx, ASIS_NETS), .samples = 3,
-    .target_ops = 5e6, .target = "as-is index (no presize), 200k nets" });
-
   snprintf(name_mp_ins, sizeof(name_mp_ins), "rt/insert/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_rep, sizeof(name_mp_rep), "rt/replace/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_wd, sizeof(name_mp_wd), "rt/withdraw/%dsrc-2to5paths", MP_SOURCES);
@@ -989,7 +925,7 @@ register_benches(void)
   for (u32 i = 0; i < npfx; i++)
     routes += mp_paths(i);
   bench_add(&(struct bench_spec){
-    .name = name_mp_ins, .op = "insert+best", .setup = mp_setup, .before = mp_presize_hook,
+    .name = name_mp_ins, .op = "insert+best", .setup = mp_setup,
     .run = mp_insert_run, .after = mp_flush_hook, .teardown = mp_check_hook, .fixed_iters = routes,
     .samples = 5, .target_ops = 5e6,
     .target = TGT_INSERT });
@@ -1011,11 +947,11 @@ register_benches(void)
     .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5)" });
 
   bench_add(&(struct bench_spec){
-    .name = "rt/insert/mt-1thr", .op = "insert", .state = &mt1, .setup = mt_setup, .before = mt_presize_hook,
+    .name = "rt/insert/mt-1thr", .op = "insert", .state = &mt1, .setup = mt_setup,
     .run = mt_run, .after = mt_after, .fixed_iters = npfx, .target_ops = 5e6,
     .target = "≥ 5M/s (1 thread)" });
   bench_add(&(struct bench_spec){
-    .name = "rt/insert/mt-2thr", .op = "insert", .state = &mt2, .setup = mt_setup, .before = mt_presize_hook,
+    .name = "rt/insert/mt-2thr", .op = "insert", .state = &mt2, .setup = mt_setup,
     .run = mt_run, .after = mt_after, .fixed_iters = 2ULL * npfx, .target_ops = 10e6,
     .target = "≥ 10M/s aggregate (5M/s per thread)" });
 
@@ -1033,12 +969,6 @@ sanity_notes(void)
   if (unexpected)
     bench_note("**Check failed:** %llu rt_update() results differed from what the benchmarks expected.",
                (unsigned long long) unexpected);
-  if (!presize)
-    bench_note("Run with --no-presize: the net index was left to cds_lfht's auto-resize.");
-  else
-    bench_note("The bench resized the table's net index (cds_lfht_resize to the next power of two of the "
-               "net count) before every load, untimed: the auto-resize of liburcu 0.13 gets stuck in about "
-               "half the runs here (see Findings). rt/insert/1src-autoresize shows the table as it is.");
 }
 
 static const char *child_kind;
@@ -1080,13 +1010,6 @@ bench_thread(void *arg)
 int
 main(int argc, char **argv)
 {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "--no-presize")) {
-      presize = 0;
-      memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(char *));
-      argc--;
-      i--;
-    }
   if (argc >= 3 && !strcmp(argv[1], "--gen-static"))
     return gen_static((u32) strtoul(argv[2], NULL, 10));
   if (argc >= 3 && !strcmp(argv[1], "--mem-child")) {
@@ -1099,8 +1022,7 @@ main(int argc, char **argv)
       return 0;
     if (i < 0 || i < argc) {
       bench_usage(argv[0]);
-      fprintf(stderr, "  --no-presize     let the net index auto-resize (see doc/bench/latest.md)\n"
-                      "  --gen-static N   print a config with N static blackhole routes and exit\n");
+      fprintf(stderr, "  --gen-static N   print a config with N static blackhole routes and exit\n");
       return 2;
     }
   }

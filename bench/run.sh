@@ -2,7 +2,7 @@
 # Build and run the micro-benchmarks, then write doc/bench/latest.md.
 #
 #   bench/run.sh [--quick] [--filter SUBSTR] [--samples N] [--csv FILE]
-#                [--no-daemons] [--no-filters] [--no-presize] [--make | --snapshot]
+#                [--no-daemons] [--no-filters] [--make | --snapshot]
 #
 # Steps:
 #  1. Build bench programs with gcc against the libraries of the build
@@ -59,7 +59,6 @@ while [ $# -gt 0 ]; do
     --filter) daemons=0; case "$2" in *filter*) ;; *) filters=0 ;; esac; bench_args+=("$1" "$2"); shift ;;
     --no-filters) filters=0 ;;
     --samples|--csv|--target-ms) bench_args+=("$1" "$2"); shift ;;
-    --no-presize) bench_args+=("$1") ;;
     --make) do_make=1 ;;
     --snapshot) snapshot=1 ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;

@@ -41,7 +41,7 @@ chan_refresh_run(void *data)
       (void) uatomic_add_return(&c->stats.imp_updates_accepted, modified);
     if (done && !rf->in_table_phase && c->in_table) {
       rf->in_table_phase = 1;
-      rf->pos.type = NET_INVALID;
+      rf->pos = 0;
       done = 0;
     }
     if (done) {
@@ -69,7 +69,7 @@ chan_refresh_walk(struct channel *c)
   if (!rf->ev.hook)
     ev_init(&rf->ev, chan_refresh_run, c);
   rf->op.c = c;
-  rf->pos.type = NET_INVALID;
+  rf->pos = 0;
   rf->in_table_phase = 0;
   uatomic_set(&rf->walking, 1);
   ev_schedule(&rf->ev);

@@ -426,7 +426,7 @@ sr_one_net(struct cli *c, struct sr_state *s)
     s->table_started = 0;
     sr_view_resolve(s);
     if (a->mode == SRA_IN) {
-      struct cds_lfht_iter it;
+      struct rcu_hash_iter it;
       for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
         if (net_in_net(&n->n, &a->net))
           sr_net(c, s, n, a->stats != 2);
@@ -458,7 +458,7 @@ sr_snapshot(struct sr_state *s)
   rt_reader_attach(t, &s->pin, main_loop(), NULL);
   size_t cap = uatomic_read(&t->net_count) + 64, len = 0;
   struct net **v = malloc(cap * sizeof(*v));
-  struct cds_lfht_iter it;
+  struct rcu_hash_iter it;
   rcu_read_lock();
   for (struct net *n = rt_first_net(t, &it); n && v; n = rt_next_net(t, &it)) {
     if (len == cap) {
@@ -585,7 +585,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     /* count: one pass per table, no listing */
     rcu_read_lock();
     for (s->cur = 0; s->cur < s->table_count; s->cur++) {
-      struct cds_lfht_iter it;
+      struct rcu_hash_iter it;
       struct rtable *t = s->tables[s->cur];
       sr_view_resolve(s);
       if (sr_count_plain(s))

@@ -99,7 +99,7 @@ struct chan_refresh {
   int active;                 /* between chan_refresh_begin and _end */
   int walking;                /* atomic: a chunked walk is under way */
   struct rt_stale_op op;      /* what the walk does */
-  net_addr pos;               /* resume key of the walk */
+  u64 pos;                    /* where the walk resumes (rcu_hash_walk) */
   int in_table_phase;         /* the walk is in the channel's import table */
   struct event ev;
 };

@@ -39,6 +39,7 @@
 #include "lib/net.h"
 #include "lib/loop.h"
 #include "lib/rcu.h"
+#include "lib/rcu_hash.h"
 #include "nest/rt_attr.h"
 
 struct channel;
@@ -90,7 +91,7 @@ struct rte {
 #define REF_FILTERED 1        /* kept but rejected by the import filter */
 
 struct net {
-  struct cds_lfht_node node;  /* in table->nets */
+  struct rcu_hash_node node;  /* in table->nets */
   struct rte *routes;         /* RCU; best first */
   /* All nets in creation order, for feeds that resume across RCU read
    * sections (rt_feed_next). A dead net keeps its next pointer. */
@@ -139,7 +140,7 @@ struct rt_reader {
   btime seen_at;              /* owner: table loop: when */
 };
 
-#define RT_INDEX_MIN 1024           /* buckets of a new table's net index */
+#define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
 
 struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
@@ -157,13 +158,12 @@ struct rtable {
    * when no protocol runs). */
   int config_refs;
 
-  struct cds_lfht *nets;      /* net index */
+  struct rcu_hash nets;       /* net index; writes under the lock */
   struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
   pthread_mutex_t lock;       /* writers */
   u32 route_count;            /* atomic: routes in chains */
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
-  u64 index_size;             /* owner: table loop; buckets asked for by rt_cleanup
-                                 (those beyond RT_INDEX_MIN count as table overhead) */
+  size_t index_bytes;         /* under the lock: the index's arrays as accounted */
   u32 net_count;              /* atomic: nets in index */
   u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in
@@ -237,10 +237,12 @@ uint rt_flush_channel(struct rtable *t, struct channel *c);
  * like rt_update): withdraw those older than flush_gen (when flush is set),
  * and replace those older than modify_gen by what modify returns (one
  * reference, NULL withdraws), keeping their generation, so they stay stale.
- * Visits at most max nets, starting at the net whose key is *pos
- * (pos->type == NET_INVALID: from the first). Returns 1 when the walk is
- * complete, else 0 with *pos the first net not visited (the resume key).
- * Adds the routes withdrawn and replaced to *removed and *modified.
+ * Visits about max nets (it stops only between two buckets of the net
+ * index), starting at position *pos (0: from the start; see
+ * rcu_hash_walk). Returns 1 when the walk is complete (*pos is 0 again),
+ * else 0 with *pos where to resume. Index resizes in between change
+ * nothing. Adds the routes withdrawn and replaced to *removed and
+ * *modified.
  */
 struct rt_stale_op {
   struct channel *c;
@@ -251,7 +253,7 @@ struct rt_stale_op {
    * writer lock taken for them) */
   int (*select)(struct channel *c, const struct rte *r);
 };
-int rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
+int rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max,
                   uint *removed, uint *modified);
 /* Is route r older than generation gen (wrap-around safe)? */
 static inline int rte_gen_older(const struct rte *r, u16 gen)
@@ -265,11 +267,11 @@ struct net *rt_find_net(struct rtable *t, const net_addr *n);
 struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);
 /* ROA nets with the prefix and length of key (a ROA net; its max length
  * and ASN are ignored), whatever their max length and ASN. */
-struct net *rt_roa_first(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it);
-struct net *rt_roa_next(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it);
+struct net *rt_roa_first(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it);
+struct net *rt_roa_next(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it);
 /* Iterate nets: first/next inside one RCU read section. */
-struct net *rt_first_net(struct rtable *t, struct cds_lfht_iter *it);
-struct net *rt_next_net(struct rtable *t, struct cds_lfht_iter *it);
+struct net *rt_first_net(struct rtable *t, struct rcu_hash_iter *it);
+struct net *rt_next_net(struct rtable *t, struct rcu_hash_iter *it);
 
 /*
  * Feeds: walk every net in steps, each in its own RCU read section, with
@@ -298,7 +300,8 @@ u64 rt_reader_lag(const struct rt_reader *r);
 #define RT_LAGGARD_STUCK (S_ 1)
 u64 rt_laggard_limit(struct rtable *t);
 
-/* Table loop internals (nest/rt_conf.c creates and deletes tables). */
+/* Table internals (nest/rt_conf.c creates and deletes tables). */
+void rt_index_init(struct rtable *t);
 void rt_cleanup(void *table);
 void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the

@@ -72,10 +72,7 @@ rt_table_alloc(const char *name, uint net_type)
   t->pool = p;
   t->name = mb_strdup(p, name);
   t->net_type = net_type;
-  t->nets = cds_lfht_new(RT_INDEX_MIN, RT_INDEX_MIN, 0, CDS_LFHT_AUTO_RESIZE | CDS_LFHT_ACCOUNTING, NULL);
-  t->index_size = RT_INDEX_MIN;
-  if (!t->nets)
-    die("Cannot allocate table %s", name);
+  rt_index_init(t);
   pthread_mutex_init(&t->lock, NULL);
   list_init(&t->readers);
   char lname[128];
@@ -118,7 +115,6 @@ rt_table_teardown(void *data)
 {
   struct rtable *t = data;
   rt_table_destroy_data(t);
-  cds_lfht_destroy(t->nets, NULL);
   struct event *done = mb_allocz(t->pool, sizeof(struct event));
   ev_init(done, rt_table_free_done, t);
   loop_stop(t->loop, done);

@@ -43,7 +43,7 @@ rt_roa_check(struct rtable *t, const net_addr *n, u32 asn)
       continue;
     key.pxlen = len;
     net_normalize(&key);
-    struct cds_lfht_iter it;
+    struct rcu_hash_iter it;
     for (struct net *x = rt_roa_first(t, &key, &it); x; x = rt_roa_next(t, &key, &it)) {
       if (!net_best(x))
         continue;     /* emptied, or only filtered routes */

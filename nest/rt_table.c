@@ -91,7 +91,7 @@ rt_roa_key_len(const net_addr *n)
 }
 
 /* ROA nets hash by prefix only, as in BIRD: every ROA of one prefix sits
- * in one run of equal hashes, which rt_roa_first/next walk without
+ * in one bucket, which rt_roa_first/next walk without
  * knowing the max lengths and ASNs. */
 static u32
 rt_net_hash(const net_addr *n)
@@ -101,16 +101,14 @@ rt_net_hash(const net_addr *n)
   return hash_bytes(n, n->length);
 }
 
-static int
-rt_net_match(struct cds_lfht_node *node, const void *key)
+static u32
+rt_node_hash(const struct rcu_hash_node *node)
 {
-  const struct net *n = caa_container_of(node, struct net, node);
-  rcu_tsan_found(n);
-  return net_equal(&n->n, key);
+  return rt_net_hash(&caa_container_of(node, struct net, node)->n);
 }
 
 static struct net *
-rt_node_net(struct cds_lfht_node *node)
+rt_node_net(struct rcu_hash_node *node)
 {
   if (!node)
     return NULL;
@@ -119,35 +117,49 @@ rt_node_net(struct cds_lfht_node *node)
   return n;
 }
 
+/* The net of key n in the bucket of hash, it left on it. */
+static struct net *
+rt_index_find(struct rtable *t, u32 hash, const net_addr *n, struct rcu_hash_iter *it)
+{
+  for (struct net *x = rt_node_net(rcu_hash_bucket(&t->nets, hash, it)); x;
+       x = rt_node_net(rcu_hash_bucket_next(it)))
+    if (net_equal(&x->n, n))
+      return x;
+  return NULL;
+}
+
 struct net *
 rt_find_net(struct rtable *t, const net_addr *n)
 {
-  struct cds_lfht_iter it;
-  cds_lfht_lookup(t->nets, rt_net_hash(n), rt_net_match, n, &it);
-  return rt_node_net(cds_lfht_iter_get_node(&it));
+  struct rcu_hash_iter it;
+  return rt_index_find(t, rt_net_hash(n), n, &it);
 }
 
 static int
-rt_roa_prefix_match(struct cds_lfht_node *node, const void *key)
+rt_roa_prefix_match(const struct net *n, const net_addr *k)
 {
-  const struct net *n = caa_container_of(node, struct net, node);
-  const net_addr *k = key;
-  rcu_tsan_found(n);
   return n->n.type == k->type && !memcmp(&n->n, k, rt_roa_key_len(k));
 }
 
-struct net *
-rt_roa_first(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it)
+/* The bucket holds other nets too: skip to the next ROA of the prefix. */
+static struct net *
+rt_roa_scan(struct net *x, const net_addr *key, struct rcu_hash_iter *it)
 {
-  cds_lfht_lookup(t->nets, rt_net_hash(key), rt_roa_prefix_match, key, it);
-  return rt_node_net(cds_lfht_iter_get_node(it));
+  while (x && !rt_roa_prefix_match(x, key))
+    x = rt_node_net(rcu_hash_bucket_next(it));
+  return x;
 }
 
 struct net *
-rt_roa_next(struct rtable *t, const net_addr *key, struct cds_lfht_iter *it)
+rt_roa_first(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it)
 {
-  cds_lfht_next_duplicate(t->nets, rt_roa_prefix_match, key, it);
-  return rt_node_net(cds_lfht_iter_get_node(it));
+  return rt_roa_scan(rt_node_net(rcu_hash_bucket(&t->nets, rt_net_hash(key), it)), key, it);
+}
+
+struct net *
+rt_roa_next(struct rtable *t UNUSED, const net_addr *key, struct rcu_hash_iter *it)
+{
+  return rt_roa_scan(rt_node_net(rcu_hash_bucket_next(it)), key, it);
 }
 
 struct net *
@@ -168,17 +180,33 @@ rt_lookup_lpm(struct rtable *t, const net_addr *n)
 }
 
 struct net *
-rt_first_net(struct rtable *t, struct cds_lfht_iter *it)
+rt_first_net(struct rtable *t, struct rcu_hash_iter *it)
 {
-  cds_lfht_first(t->nets, it);
-  return rt_node_net(cds_lfht_iter_get_node(it));
+  return rt_node_net(rcu_hash_walk(&t->nets, 0, it));
 }
 
 struct net *
-rt_next_net(struct rtable *t, struct cds_lfht_iter *it)
+rt_next_net(struct rtable *t UNUSED, struct rcu_hash_iter *it)
 {
-  cds_lfht_next(t->nets, it);
-  return rt_node_net(cds_lfht_iter_get_node(it));
+  return rt_node_net(rcu_hash_next(it));
+}
+
+/* The index's arrays count as table overhead (under the lock). */
+static void
+rt_index_account(struct rtable *t)
+{
+  size_t b = rcu_hash_bytes(&t->nets);
+  if (b != t->index_bytes) {
+    mem_account(MEM_TABLES, 0, (s64) b - (s64) t->index_bytes);
+    t->index_bytes = b;
+  }
+}
+
+void
+rt_index_init(struct rtable *t)
+{
+  rcu_hash_init(&t->nets, RT_INDEX_MIN_ORDER, rt_node_hash);
+  rt_index_account(t);
 }
 
 /* Routes and nets come from shared slabs (a net's size depends on its
@@ -418,7 +446,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
   struct rte *new_best = rte_usable(net->routes);
   int died = !net->routes;
   if (died) {
-    cds_lfht_del(t->nets, &net->node);
+    rcu_hash_remove(&t->nets, rt_net_hash(&net->n), &net->node);
     rt_feed_unlink(t, net);
     uatomic_dec(&t->net_count);
     uatomic_dec(&t->pxlen_count[net->n.pxlen]);
@@ -546,34 +574,30 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
   u32 hash = rt_net_hash(n);
-  /* An announcement brings a net along, made outside the lock: one walk
-   * of the index either adds it or finds the net already there (then it
-   * is freed unpublished). */
+  /* An announcement brings a net along, made outside the lock (freed
+   * unpublished when the net is there already). */
   struct net *fresh = NULL;
   if (new) {
     fresh = net_alloc(n);
     memset(fresh, 0, offsetof(struct net, n));
     net_copy(&fresh->n, n);
-    cds_lfht_node_init(&fresh->node);
   }
 
   rcu_read_lock();
+  rcu_hash_prefetch(&t->nets, hash);
   pthread_mutex_lock(&t->lock);
 
-  struct net *net;
-  if (fresh) {
+  struct rcu_hash_iter it;
+  struct net *net = rt_index_find(t, hash, n, &it);
+  if (!net && fresh) {
     fresh->feed_prev = t->feed_tail;
     rcu_tsan_publish(fresh);
-    struct cds_lfht_node *got = cds_lfht_add_unique(t->nets, hash, rt_net_match, n, &fresh->node);
-    net = caa_container_of(got, struct net, node);
-  } else {
-    struct cds_lfht_iter it;
-    cds_lfht_lookup(t->nets, hash, rt_net_match, n, &it);
-    struct cds_lfht_node *node = cds_lfht_iter_get_node(&it);
-    net = node ? caa_container_of(node, struct net, node) : NULL;
-    if (!net)
-      goto nochange;
+    rcu_hash_insert(&t->nets, hash, &fresh->node);
+    rt_index_account(t);
+    net = fresh;
   }
+  if (!net)
+    goto nochange;
 
   if (net == fresh) {
     fresh = NULL;
@@ -640,7 +664,7 @@ uint
 rt_flush_channel(struct rtable *t, struct channel *c)
 {
   uint count = 0;
-  struct cds_lfht_iter it;
+  struct rcu_hash_iter it;
   rcu_read_lock();
   /* rt_update takes the lock and re-finds the route by source. With
    * ADD-PATH a channel has several routes per net, and removing one may
@@ -708,31 +732,23 @@ rt_stale_net(struct rtable *t, struct net *n, const struct rt_stale_op *op, uint
 }
 
 int
-rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, net_addr *pos, uint max,
+rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max,
               uint *removed, uint *modified)
 {
-  struct cds_lfht_iter it;
-  struct net *n = NULL;
+  struct rcu_hash_iter it;
   rcu_read_lock();
-  if (pos->type != NET_INVALID) {
-    /* Resume by key: a fresh lookup gives a valid iterator. If the net is
-     * gone (its last route withdrawn meanwhile), start over: the part
-     * already walked is done, so only the scan repeats. */
-    cds_lfht_lookup(t->nets, rt_net_hash(pos), rt_net_match, pos, &it);
-    n = rt_node_net(cds_lfht_iter_get_node(&it));
-  }
-  if (!n)
-    n = rt_first_net(t, &it);
-  for (uint done = 0; n && done < max; done++) {
+  struct net *n = rt_node_net(rcu_hash_walk(&t->nets, *pos, &it));
+  for (uint done = 0; n; ) {
     /* Step first: a withdrawal may remove cur from the index. */
+    u32 step = it.step;
     struct net *cur = n;
     n = rt_next_net(t, &it);
     rt_stale_net(t, cur, op, removed, modified);
+    /* Stop only between buckets: a position is a bucket's start. */
+    if (++done >= max && n && it.step != step)
+      break;
   }
-  if (n)
-    net_copy(pos, &n->n);
-  else
-    pos->type = NET_INVALID;
+  *pos = n ? rcu_hash_pos(&it) : 0;
   rcu_read_unlock();
   return !n;
 }
@@ -870,35 +886,14 @@ rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used)
   call_rcu(&b->rcu, rt_block_free_rcu);
 }
 
-/* liburcu 0.13's automatic resize can miss a grow request (the request is
- * queued before its "in progress" flag is set; a fast resize then leaves
- * the flag set for good), and lookups degrade to long chains. The table
- * loop grows the index itself; outside any read section, as the library
- * requires. */
-static void
-rt_index_grow(struct rtable *t)
-{
-  /* Up to two nets per bucket: a bucket is a 16-byte node, which at one
-   * per net cost a third as much as the nets themselves; a second
-   * comparison per lookup is cheap next to that. */
-  u64 nets = uatomic_read(&t->net_count);
-  if (nets <= 2 * t->index_size)
-    return;
-  u64 target = t->index_size;
-  while (2 * target < nets)
-    target <<= 1;
-  cds_lfht_resize(t->nets, target);
-  mem_account(MEM_TABLES, 0, (s64) (target - t->index_size) * sizeof(struct cds_lfht_node));
-  t->index_size = target;
-}
-
 void
 rt_cleanup(void *data)
 {
   struct rtable *t = data;
-  rt_index_grow(t);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
+  rcu_hash_maintain(&t->nets);
+  rt_index_account(t);
   u64 min = t->jend, limit = rt_laggard_limit(t);
   btime now = time_mono_now();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
@@ -944,21 +939,23 @@ rt_table_destroy_data(struct rtable *t)
   t->jfirst = t->jlast = NULL;
   /* Remaining routes (a table is destroyed only when no channel feeds it,
    * so normally none). */
-  struct cds_lfht_iter it;
+  struct rcu_hash_iter it;
   for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
     for (struct rte *r = n->routes, *next; r; r = next) {
       next = r->next;
       rte_release(t, r);
       rt_free_later(rte_slab, r);
     }
-    cds_lfht_del(t->nets, &n->node);
+    rcu_hash_remove(&t->nets, rt_net_hash(&n->n), &n->node);
     rt_feed_unlink(t, n);
     rt_free_later(net_slab[n->n.type], n);
   }
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
-  mem_account(MEM_TABLES, 0, -(s64) (t->index_size - RT_INDEX_MIN) * sizeof(struct cds_lfht_node));
+  mem_account(MEM_TABLES, 0, -(s64) t->index_bytes);
+  t->index_bytes = 0;
+  rcu_hash_free(&t->nets);
   free(t->id_map);
   t->id_map = NULL;
 }

@@ -235,11 +235,12 @@ chan_count(struct rtable *t, struct channel *c, u32 base, u32 count, u32 *routes
 
 #define RF_BASE 20000
 #define RF_NETS 1000
+#define RF_GROW 5000         /* nets added mid-walk: the index grows */
 
 /* Begin marks everything stale at once; routes announced again are fresh
  * (an unchanged one without a journal item); end withdraws the rest in
  * chunks, leaving other senders' routes on the same nets alone, even when
- * the resume key vanishes between chunks. */
+ * the index grows between chunks. */
 static void
 test_refresh_cycle(void **state)
 {
@@ -289,20 +290,31 @@ test_refresh_cycle(void **state)
   rcu_read_unlock();
 
   struct rt_stale_op op = { .c = c, .flush = 1, .flush_gen = c->refresh.gen };
-  net_addr pos = { .type = NET_INVALID };
-  uint removed = 0, modified = 0, calls = 0;
+  u64 pos = 0;
+  uint removed = 0, modified = 0, calls = 0, by_hand = 0;
   while (!rt_stale_walk(t, &op, &pos, 7, &removed, &modified)) {
     calls++;
     if (calls == 20) {
-      /* The resume key vanishes (its net loses every route): start over. */
-      rt_update(t, &pos, s, c, NULL, 0);
-      rt_update(t, &pos, so, o, NULL, 0);
+      /* Mid-walk, a net loses every route and the index grows: the walk
+       * resumes by position, whatever the index looks like now. */
+      net4(&n, RF_BASE + RF_NETS - 1);
+      by_hand = rt_update(t, &n, s, c, NULL, 0) == RT_UPD_REMOVE;
+      rt_update(t, &n, so, o, NULL, 0);
+      for (u32 k = 0; k < RF_GROW; k++) {
+        net4(&n, RF_BASE + RF_NETS + k);
+        rt_update(t, &n, so, o, ao, 0);
+      }
+      loop_call_sync(t->loop, rt_cleanup, t);   /* a grow that waited */
     }
+  }
+  for (u32 k = 0; k < RF_GROW; k++) {
+    net4(&n, RF_BASE + RF_NETS + k);
+    rt_update(t, &n, so, o, NULL, 0);
   }
   assert_true(calls > 100);
   chan_count(t, c, RF_BASE, RF_NETS, &routes, &stale);
   assert_int_equal(stale, 0);
-  assert_int_equal(routes + removed + 1, RF_NETS);    /* one withdrawn by hand */
+  assert_int_equal(routes + removed + by_hand, RF_NETS);
   assert_int_equal(modified, 0);
   chan_count(t, o, RF_BASE, RF_NETS, &routes, &stale);
   assert_true(routes >= RF_NETS / 2 - 1);
@@ -358,7 +370,7 @@ test_refresh_modify(void **state)
     rt_update(t, &n, s, c, a1, 0);
   }
   struct rt_stale_op op = { .c = c, .modify = modify_tag, .modify_gen = c->refresh.gen };
-  net_addr pos = { .type = NET_INVALID };
+  u64 pos = 0;
   uint removed = 0, modified = 0;
   while (!rt_stale_walk(t, &op, &pos, 16, &removed, &modified))
     ;
@@ -513,7 +525,7 @@ walker_main(void *arg)
   rcu_thread_register();
   while (!uatomic_read(&stop_readers)) {
     rcu_read_lock();
-    struct cds_lfht_iter it;
+    struct rcu_hash_iter it;
     for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
       struct rte *r = rcu_dereference(n->routes), *next;
       /* Each pointer is loaded once: the chain changes under our feet. */

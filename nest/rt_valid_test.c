@@ -264,7 +264,7 @@ static enum roa_result
 roa_brute(struct rtable *t, const net_addr *n, u32 asn)
 {
   int anything = 0, valid = 0;
-  struct cds_lfht_iter it;
+  struct rcu_hash_iter it;
   for (struct net *x = rt_first_net(t, &it); x; x = rt_next_net(t, &it)) {
     if (!net_best(x))
       continue;

@@ -231,7 +231,7 @@ struct bgp_channel {
   struct event nh_changed_ev;   /* from the IGP tables' host caches */
   struct event nh_walk_ev;
   struct rt_stale_op nh_op;     /* the walk that applies new resolutions */
-  net_addr nh_pos;              /* its resume key */
+  u64 nh_pos;                   /* where it resumes (rcu_hash_walk) */
   int nh_in_table_phase;        /* it walks the import table (after the table) */
   int nh_walking, nh_subscribed;
 };

@@ -181,7 +181,7 @@ bgp_nh_walk(void *data)
     if (rt_stale_walk(t, &bc->nh_op, &bc->nh_pos, BGP_NH_WALK_BATCH, &removed, &modified)) {
       if (!bc->nh_in_table_phase && c->in_table) {
         bc->nh_in_table_phase = 1;
-        bc->nh_pos.type = NET_INVALID;
+        bc->nh_pos = 0;
         continue;
       }
       bc->nh_walking = 0;
@@ -207,7 +207,7 @@ bgp_nh_changed(void *data)
     /* every route of the channel, stale or not: nothing is newer */
     .modify_gen = (u16) (uatomic_read(&c->refresh.gen) + 1),
   };
-  bc->nh_pos.type = NET_INVALID;
+  bc->nh_pos = 0;
   bc->nh_in_table_phase = 0;
   bc->nh_walking = 1;
   ev_schedule(&bc->nh_walk_ev);

@@ -1,0 +1,240 @@
+/*
+ * RCU hash index for one writer at a time: see lib/rcu_hash.h.
+ *
+ * A retired array is handed over between the writer and its RCU callback
+ * through its state word, so that neither touches the struct rcu_hash
+ * after the other may have freed it:
+ *   PENDING  the grace period runs; the generation's links are in use;
+ *   DONE     set by the callback: the writer may free the array and reuse
+ *            the generation;
+ *   ORPHAN   set by rcu_hash_free() while still pending: the callback
+ *            frees the array itself.
+ */
+#include "lib/rcu_hash.h"
+
+#include <stdlib.h>
+
+enum { RH_PENDING, RH_DONE, RH_ORPHAN };
+
+static struct rcu_hash_array *
+rh_array_new(uint order, uint gen)
+{
+  size_t n = (size_t) 1 << order;
+  /* Big arrays come zeroed from mmap (M_MMAP_THRESHOLD), page by page. */
+  struct rcu_hash_array *a = calloc(1, sizeof(*a) + n * sizeof(a->b[0]));
+  if (!a)
+    die("Out of memory (hash index of %zu buckets)", n);
+  a->mask = (u32) (n - 1);
+  a->gen = gen;
+  return a;
+}
+
+static size_t
+rh_array_bytes(const struct rcu_hash_array *a)
+{
+  return sizeof(*a) + ((size_t) a->mask + 1) * sizeof(a->b[0]);
+}
+
+void
+rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash)
+{
+  *h = (struct rcu_hash){ .min_order = min_order, .hash = hash };
+  h->cur = rh_array_new(min_order, 0);
+}
+
+static void
+rh_retired_rcu(struct rcu_head *head)
+{
+  struct rcu_hash_array *a = caa_container_of(head, struct rcu_hash_array, rcu);
+  if (uatomic_cmpxchg(&a->state, RH_PENDING, RH_DONE) != RH_PENDING)
+    free(a);                  /* orphaned: its index is gone */
+}
+
+/* True when no retired array holds the other generation's links. */
+static int
+rh_spare_free(struct rcu_hash *h)
+{
+  if (!h->retiring)
+    return 1;
+  if (uatomic_read(&h->retiring->state) != RH_DONE)
+    return 0;
+  free(h->retiring);
+  h->retiring = NULL;
+  return 1;
+}
+
+size_t
+rcu_hash_bytes(const struct rcu_hash *h)
+{
+  return rh_array_bytes(h->cur) + (h->retiring ? rh_array_bytes(h->retiring) : 0);
+}
+
+void
+rcu_hash_free(struct rcu_hash *h)
+{
+  if (h->retiring && uatomic_cmpxchg(&h->retiring->state, RH_PENDING, RH_ORPHAN) != RH_PENDING)
+    free(h->retiring);        /* done already */
+  h->retiring = NULL;
+  /* Nobody reads any more (the caller's promise): no grace period. */
+  free(h->cur);
+  h->cur = NULL;
+}
+
+/* Rebuild the chains in the other generation's links and publish. */
+static void
+rh_resize(struct rcu_hash *h, uint order)
+{
+  struct rcu_hash_array *old = h->cur;
+  uint g = old->gen, ng = !g;
+  struct rcu_hash_array *a = rh_array_new(order, ng);
+  /* The writer waits for this: keep several nodes' cache misses in
+   * flight (chains are about one node long). */
+  const u32 ahead = 8;
+  for (u32 i = 0; i <= old->mask; i++) {
+    if (i + ahead <= old->mask && old->b[i + ahead])
+      __builtin_prefetch(old->b[i + ahead]);
+    for (struct rcu_hash_node *n = old->b[i]; n; n = n->next[g]) {
+      struct rcu_hash_node **slot = &a->b[h->hash(n) & a->mask];
+      n->next[ng] = *slot;
+      *slot = n;
+    }
+  }
+  /* Release: the new links and buckets are visible before the array. */
+  rcu_assign_pointer(h->cur, a);
+  old->state = RH_PENDING;
+  h->retiring = old;
+  call_rcu(&old->rcu, rh_retired_rcu);
+}
+
+static uint
+rh_order(const struct rcu_hash_array *a)
+{
+  return (uint) __builtin_ctzll((u64) a->mask + 1);
+}
+
+void
+rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
+{
+  struct rcu_hash_array *a = h->cur;
+  uint g = a->gen;
+  struct rcu_hash_node **slot = &a->b[hash & a->mask];
+  n->next[g] = *slot;
+  rcu_assign_pointer(*slot, n);
+  /* At most one node per bucket on average: a lookup then costs the
+   * bucket and the node. */
+  if (++h->count > a->mask + 1 && rh_order(a) < 31 && rh_spare_free(h))
+    rh_resize(h, rh_order(a) + 1);
+}
+
+void
+rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
+{
+  struct rcu_hash_array *a = h->cur;
+  uint g = a->gen;
+  struct rcu_hash_node **pp = &a->b[hash & a->mask];
+  while (*pp != n) {
+    ASSERT_DIE(*pp);
+    pp = &(*pp)->next[g];
+  }
+  /* n keeps its link: a reader standing on it goes on from there. */
+  rcu_assign_pointer(*pp, n->next[g]);
+  h->count--;
+}
+
+void
+rcu_hash_maintain(struct rcu_hash *h)
+{
+  if (!rh_spare_free(h))
+    return;
+  /* The order that fits one node per bucket: a grow that had to wait, or
+   * a shrink once sixteen buckets share a node. */
+  uint order = rh_order(h->cur), fit = h->min_order;
+  while (fit < 31 && ((u64) 1 << fit) < h->count)
+    fit++;
+  if (fit > order || (fit < order && ((u64) h->count << 4) < ((u64) 1 << order)))
+    rh_resize(h, fit);
+}
+
+/* --- Walks --- */
+
+static u32
+rh_rev32(u32 x)
+{
+  x = __builtin_bswap32(x);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  return ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+}
+
+/* Positions per bucket of the walk's array: a power of two. */
+static u64
+rh_span(const struct rcu_hash_array *a)
+{
+  return RCU_HASH_END >> rh_order(a);
+}
+
+/* The bucket a walk visits at step s: s's bits reversed (order bits). */
+static u32
+rh_step_bucket(const struct rcu_hash_array *a, u32 s)
+{
+  uint order = rh_order(a);
+  return order ? rh_rev32(s) >> (32 - order) : 0;
+}
+
+/* While the walk is in its first bucket and started inside it (the array
+ * shrank since the position was taken): skip the nodes before the start,
+ * walked already. Chains are not ordered, so every node is checked. */
+static struct rcu_hash_node *
+rh_skip_before(struct rcu_hash_iter *it, struct rcu_hash_node *n)
+{
+  uint g = it->a->gen;
+  while (n && it->from && rh_rev32(it->h->hash(n)) < it->from)
+    n = rcu_dereference(n->next[g]);
+  return n;
+}
+
+/* From step s on: the first node of a non-empty bucket. */
+static struct rcu_hash_node *
+rh_walk_buckets(struct rcu_hash_iter *it, u64 s)
+{
+  const struct rcu_hash_array *a = it->a;
+  for (; s <= a->mask; s++) {
+    it->step = (u32) s;
+    it->bucket = rh_step_bucket(a, it->step);
+    struct rcu_hash_node *n = rh_skip_before(it, rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket]));
+    if (n)
+      return it->node = n;
+    it->from = 0;
+  }
+  it->step = a->mask + 1;
+  return it->node = NULL;
+}
+
+struct rcu_hash_node *
+rcu_hash_walk(const struct rcu_hash *h, u64 from, struct rcu_hash_iter *it)
+{
+  const struct rcu_hash_array *a = rcu_dereference(((struct rcu_hash *) h)->cur);
+  it->h = h;
+  it->a = a;
+  u64 span = rh_span(a);
+  /* A start inside a bucket (the array shrank since the position was
+   * taken): that bucket's nodes before it were walked already. */
+  it->from = from % span ? from : 0;
+  return rh_walk_buckets(it, from / span);
+}
+
+struct rcu_hash_node *
+rcu_hash_next(struct rcu_hash_iter *it)
+{
+  struct rcu_hash_node *n = rh_skip_before(it, rcu_dereference(it->node->next[it->a->gen]));
+  if (n)
+    return it->node = n;
+  it->from = 0;
+  return rh_walk_buckets(it, (u64) it->step + 1);
+}
+
+u64
+rcu_hash_pos(const struct rcu_hash_iter *it)
+{
+  return (u64) it->step * rh_span(it->a);
+}

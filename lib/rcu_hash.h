@@ -1,0 +1,126 @@
+/*
+ * DOC: An RCU hash index for one writer at a time.
+ *
+ * Nodes are intrusive (struct rcu_hash_node inside the indexed object) and
+ * chained per bucket. Readers walk it inside rcu_read_lock() without any
+ * lock; writers are serialised by the caller's lock (the route table's
+ * writer lock), so inserting and removing are plain pointer stores, with no
+ * compare-and-swap, no dummy nodes and no clean-up walk. That is what a
+ * table index needs: the lock is already held for the route change, and a
+ * lookup costs the bucket and the node, nothing more.
+ *
+ * Each node has two links, one per array generation. A resize builds the new
+ * array's chains in the links of the other generation while readers of the
+ * old array go on through theirs, then publishes the new array; the old one
+ * is freed after a grace period. Only once that grace period is over may the
+ * next resize reuse the old generation's links, so a resize that comes
+ * sooner is postponed (chains just run a little longer meanwhile).
+ *
+ * The index grows when it holds more nodes than buckets and shrinks (in
+ * rcu_hash_maintain) when it holds fewer than a sixteenth.
+ *
+ * Ownership: struct rcu_hash and the links belong to whoever holds the
+ * writer lock; arrays and links are read under RCU by anyone.
+ */
+#ifndef LIB_RCU_HASH_H
+#define LIB_RCU_HASH_H
+
+#include "lib/birdlib.h"
+#include "lib/rcu.h"
+
+struct rcu_hash_node {
+  struct rcu_hash_node *next[2];  /* RCU; per array generation */
+};
+
+struct rcu_hash_array {
+  u32 mask;                   /* buckets - 1 */
+  u32 gen;                    /* which link of the nodes chains this array */
+  u32 state;                  /* atomic: retiring array's hand-over (rcu_hash.c) */
+  struct rcu_head rcu;
+  struct rcu_hash_node *b[];  /* RCU */
+};
+
+/* Recomputes a node's hash when its chains are rebuilt. */
+typedef u32 (*rcu_hash_fn)(const struct rcu_hash_node *n);
+
+struct rcu_hash {
+  struct rcu_hash_array *cur; /* RCU */
+  struct rcu_hash_array *retiring;  /* waits for its grace period */
+  u32 count;                  /* nodes */
+  u32 min_order;
+  rcu_hash_fn hash;
+};
+
+/* A lookup's bucket (rcu_hash_bucket) or a walk's place (rcu_hash_walk). */
+struct rcu_hash_iter {
+  const struct rcu_hash *h;
+  const struct rcu_hash_array *a;
+  u32 bucket;
+  u32 step;                   /* walks: buckets passed, in walk order */
+  u64 from;                   /* walks: skip what lies before in the first bucket */
+  struct rcu_hash_node *node;
+};
+
+/* 2^min_order buckets at least. */
+void rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash);
+/* Nobody reads or writes it any more; the nodes are the caller's. */
+void rcu_hash_free(struct rcu_hash *h);
+/* Memory of the bucket arrays, for accounting. */
+size_t rcu_hash_bytes(const struct rcu_hash *h);
+
+/* --- Readers (inside rcu_read_lock(); the writer may use them as well) --- */
+
+/* The first node of hash's bucket, then its others: the caller compares
+ * keys (several hashes share a bucket). */
+static inline struct rcu_hash_node *
+rcu_hash_bucket(const struct rcu_hash *h, u32 hash, struct rcu_hash_iter *it)
+{
+  const struct rcu_hash_array *a = rcu_dereference(((struct rcu_hash *) h)->cur);
+  it->h = h;
+  it->a = a;
+  it->bucket = hash & a->mask;
+  return it->node = rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket]);
+}
+
+static inline struct rcu_hash_node *
+rcu_hash_bucket_next(struct rcu_hash_iter *it)
+{
+  return it->node = rcu_dereference(it->node->next[it->a->gen]);
+}
+
+/* Start the bucket's cache misses early (before taking a lock). */
+static inline void
+rcu_hash_prefetch(const struct rcu_hash *h, u32 hash)
+{
+  const struct rcu_hash_array *a = rcu_dereference(((struct rcu_hash *) h)->cur);
+  __builtin_prefetch(&a->b[hash & a->mask]);
+}
+
+/*
+ * Walks: every node once. The order is that of the bit-reversed hash: the
+ * buckets go by their bit-reversed index, and doubling or halving the
+ * array splits or merges buckets that are neighbours in that order. So a
+ * position in it means the same whatever resizes happen in between: a walk
+ * can stop between two buckets (rcu_hash_pos), leave its read section and
+ * resume from that position later; nodes added meanwhile may or may not be
+ * seen. Within one read section a walk stays on the array it started on.
+ * Positions run from 0 (the start) to RCU_HASH_END.
+ */
+#define RCU_HASH_END ((u64) 1 << 32)
+struct rcu_hash_node *rcu_hash_walk(const struct rcu_hash *h, u64 from, struct rcu_hash_iter *it);
+struct rcu_hash_node *rcu_hash_next(struct rcu_hash_iter *it);
+/* Where the bucket of the walk's current node begins. */
+u64 rcu_hash_pos(const struct rcu_hash_iter *it);
+
+/* --- The writer (under the caller's lock, inside rcu_read_lock()) --- */
+
+/* n must not be in the index yet (the caller looked). May resize. */
+void rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
+/* n must be in the index. Readers standing on it go on from its links,
+ * which stay as they are: free it only after a grace period. */
+void rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
+/* Free a retired array whose grace period is over, and shrink a sparse
+ * index; call now and then (the table's clean-up). */
+void rcu_hash_maintain(struct rcu_hash *h);
+
+#endif
