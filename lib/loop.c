@@ -298,8 +298,13 @@ loop_run_events(struct loop *l)
   {
     void (*hook)(void *) = e->hook;
     void *data = e->data;
-    /* Before the hook: the hook may send the event again, or free it */
-    __atomic_store_n(&e->pending, 0, __ATOMIC_RELEASE);
+    /* Before the hook: the hook may send the event again, or free it.
+     * Seq_cst, i.e. a full barrier: the hook's loads come after the flag
+     * is clear, so a sender that stored its data and then found the flag
+     * still set (its CAS failed, or ev_active() after a fence) knows this
+     * run will see that data. A release store could let the hook read old
+     * data while the sender still saw the flag set: a lost wakeup. */
+    __atomic_store_n(&e->pending, 0, __ATOMIC_SEQ_CST);
     hook(data);
     work = true;
     if (loop_check_cut(l))
