@@ -1,0 +1,345 @@
+/*
+ * Unit tests for lib/rcu_hash.c: lookups, removal and walks against a
+ * plain array of what should be there, growing and shrinking (memory
+ * follows), a walk resumed from positions while the index grows and
+ * shrinks in between (every node once), and readers racing one
+ * writer that grows and shrinks the index under them: every key that is
+ * always present must always be found, by lookup and by walk.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/rcu_hash.h"
+
+struct item {
+  struct rcu_hash_node node;
+  u32 key;
+  struct rcu_head rcu;
+};
+
+/* A poor hash on purpose: neighbours share low bits, so buckets collide. */
+static u32 key_hash(u32 k) { return k * 0x9e3779b1u >> 3; }
+
+static u32
+item_hash(const struct rcu_hash_node *n)
+{
+  return key_hash(caa_container_of(n, struct item, node)->key);
+}
+
+static struct item *
+find(const struct rcu_hash *h, u32 key, struct rcu_hash_iter *it)
+{
+  for (struct rcu_hash_node *n = rcu_hash_bucket(h, key_hash(key), it); n; n = rcu_hash_bucket_next(it)) {
+    struct item *i = caa_container_of(n, struct item, node);
+    if (i->key == key)
+      return i;
+  }
+  return NULL;
+}
+
+static struct item *
+item_new(u32 key)
+{
+  struct item *i = calloc(1, sizeof(*i));
+  i->key = key;
+  return i;
+}
+
+static void
+item_free_rcu(struct rcu_head *h)
+{
+  free(caa_container_of(h, struct item, rcu));
+}
+
+#define N 20000
+
+/* Outside any read section: the retired array's grace period ends, and
+ * what maintenance then wants to do can be done. */
+static void
+grace_and_maintain(struct rcu_hash *h)
+{
+  for (int i = 0; i < 2; i++) {
+    synchronize_rcu();
+    rcu_barrier();
+    rcu_hash_maintain(h);
+  }
+}
+
+static void
+test_against_array(void **state UNUSED)
+{
+  rcu_thread_register();
+  struct rcu_hash h;
+  rcu_hash_init(&h, 4, item_hash);
+  size_t small = rcu_hash_bytes(&h);
+  static struct item *items[N];
+  struct rcu_hash_iter it;
+  for (u32 k = 0; k < N; k++) {
+    rcu_read_lock();
+    assert_null(find(&h, k, &it));
+    items[k] = item_new(k);
+    rcu_hash_insert(&h, key_hash(k), &items[k]->node);
+    rcu_read_unlock();
+  }
+  assert_int_equal(h.count, N);
+  /* Grows that had to wait for a grace period happen now. */
+  grace_and_maintain(&h);
+  assert_true(rcu_hash_bytes(&h) >= N * sizeof(void *));
+  rcu_read_lock();
+  for (u32 k = 0; k < N; k++)
+    assert_ptr_equal(find(&h, k, &it), items[k]);
+  assert_null(find(&h, N + 7, &it));
+
+  /* Remove the odd ones; the even ones stay findable. */
+  for (u32 k = 1; k < N; k += 2)
+    rcu_hash_remove(&h, key_hash(k), &items[k]->node);
+  for (u32 k = 0; k < N; k++)
+    assert_ptr_equal(find(&h, k, &it), k % 2 ? NULL : items[k]);
+
+  /* A walk sees every node once. */
+  static u8 seen[N];
+  memset(seen, 0, sizeof(seen));
+  uint walked = 0;
+  for (struct rcu_hash_node *n = rcu_hash_walk(&h, 0, &it); n; n = rcu_hash_next(&it)) {
+    u32 k = caa_container_of(n, struct item, node)->key;
+    assert_int_equal(k % 2, 0);
+    assert_int_equal(seen[k]++, 0);
+    walked++;
+  }
+  assert_int_equal(walked, N / 2);
+
+  rcu_read_unlock();
+
+  /* Removing nearly everything shrinks it, once the grace period of the
+   * last resize is over. */
+  size_t big = rcu_hash_bytes(&h);
+  for (u32 k = 0; k < N; k += 2)
+    if (k > 20) {
+      rcu_read_lock();
+      rcu_hash_remove(&h, key_hash(k), &items[k]->node);
+      rcu_read_unlock();
+    }
+  grace_and_maintain(&h);
+  assert_true(rcu_hash_bytes(&h) < big / 16);
+  assert_true(rcu_hash_bytes(&h) >= small);
+  rcu_read_lock();
+  for (u32 k = 0; k <= 20; k += 2)
+    assert_ptr_equal(find(&h, k, &it), items[k]);
+  rcu_read_unlock();
+  rcu_hash_free(&h);
+  for (u32 k = 0; k < N; k++)
+    free(items[k]);
+  rcu_thread_unregister();
+}
+
+/* --- Walks that resume across resizes --- */
+
+#define WSTABLE 2000
+#define WEXTRA 60000
+
+static u32 item_key(const struct rcu_hash_node *n) { return caa_container_of(n, struct item, node)->key; }
+
+/* About max nodes from pos on, stopping between buckets; the position to
+ * resume from, RCU_HASH_END when done. */
+static u64
+walk_chunk(struct rcu_hash *h, u64 pos, u8 *seen, uint max)
+{
+  struct rcu_hash_iter it;
+  rcu_read_lock();
+  struct rcu_hash_node *n = rcu_hash_walk(h, pos, &it);
+  for (uint done = 0; n; ) {
+    u32 step = it.step;
+    u32 k = item_key(n);
+    if (k < WSTABLE)
+      seen[k]++;
+    n = rcu_hash_next(&it);
+    if (++done >= max && n && it.step != step)
+      break;
+  }
+  u64 next = n ? rcu_hash_pos(&it) : RCU_HASH_END;
+  rcu_read_unlock();
+  return next;
+}
+
+static void
+test_walk_resumes_across_resizes(void **state UNUSED)
+{
+  rcu_thread_register();
+  struct rcu_hash h;
+  rcu_hash_init(&h, 4, item_hash);
+  static struct item *stable[WSTABLE], *extra[WEXTRA];
+  for (u32 k = 0; k < WSTABLE; k++) {
+    stable[k] = item_new(k);
+    rcu_read_lock();
+    rcu_hash_insert(&h, key_hash(k), &stable[k]->node);
+    rcu_read_unlock();
+  }
+  grace_and_maintain(&h);
+  static u8 seen[WSTABLE];
+  uint grows = 0, shrinks = 0, chunks = 0;
+  u64 pos = 0;
+  while (pos < RCU_HASH_END) {
+    pos = walk_chunk(&h, pos, seen, 40);
+    chunks++;
+    size_t before = rcu_hash_bytes(&h);
+    if (chunks % 6 == 1) {           /* grow under the walk */
+      for (u32 k = 0; k < WEXTRA; k++) {
+        extra[k] = item_new(WSTABLE + k);
+        rcu_read_lock();
+        rcu_hash_insert(&h, key_hash(extra[k]->key), &extra[k]->node);
+        rcu_read_unlock();
+      }
+      grace_and_maintain(&h);
+      grows += rcu_hash_bytes(&h) > before;
+    } else if (chunks % 6 == 4) {    /* and shrink */
+      for (u32 k = 0; k < WEXTRA; k++) {
+        rcu_read_lock();
+        rcu_hash_remove(&h, key_hash(extra[k]->key), &extra[k]->node);
+        rcu_read_unlock();
+      }
+      grace_and_maintain(&h);
+      for (u32 k = 0; k < WEXTRA; k++)
+        free(extra[k]);
+      shrinks += rcu_hash_bytes(&h) < before;
+    }
+  }
+  assert_true(grows >= 2);
+  assert_true(shrinks >= 2);
+  for (u32 k = 0; k < WSTABLE; k++)
+    assert_int_equal(seen[k], 1);
+  /* Whatever extra items the walk ended with go. */
+  if (chunks % 6 >= 1 && chunks % 6 < 4)
+    for (u32 k = 0; k < WEXTRA; k++) {
+      rcu_read_lock();
+      rcu_hash_remove(&h, key_hash(extra[k]->key), &extra[k]->node);
+      rcu_read_unlock();
+      free(extra[k]);
+    }
+  grace_and_maintain(&h);
+  rcu_hash_free(&h);
+  for (u32 k = 0; k < WSTABLE; k++)
+    free(stable[k]);
+  rcu_thread_unregister();
+}
+
+/* --- One writer, several readers --- */
+
+#define STABLE 3000           /* always in the index */
+#define CHURN 60000           /* come and go: the index grows and shrinks */
+#define READERS 3
+
+static struct rcu_hash shared;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int done;
+static u64 reader_misses;
+
+static void *
+writer(void *arg UNUSED)
+{
+  rcu_thread_register();
+  static struct item *churn[CHURN];
+  for (int round = 0; round < 6; round++) {
+    for (u32 k = 0; k < CHURN; k++) {
+      churn[k] = item_new(STABLE + k);
+      pthread_mutex_lock(&lock);
+      rcu_read_lock();
+      rcu_hash_insert(&shared, key_hash(churn[k]->key), &churn[k]->node);
+      rcu_read_unlock();
+      pthread_mutex_unlock(&lock);
+    }
+    for (u32 k = 0; k < CHURN; k++) {
+      pthread_mutex_lock(&lock);
+      rcu_read_lock();
+      rcu_hash_remove(&shared, key_hash(churn[k]->key), &churn[k]->node);
+      if (k % 1024 == 0)
+        rcu_hash_maintain(&shared);
+      rcu_read_unlock();
+      pthread_mutex_unlock(&lock);
+      call_rcu(&churn[k]->rcu, item_free_rcu);
+    }
+  }
+  uatomic_set(&done, 1);
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void *
+reader(void *arg)
+{
+  uintptr_t seed = (uintptr_t) arg;
+  rcu_thread_register();
+  u64 misses = 0, rounds = 0;
+  while (!uatomic_read(&done) || rounds < 4) {
+    struct rcu_hash_iter it;
+    rcu_read_lock();
+    for (u32 i = 0; i < 2000; i++) {
+      seed = seed * 6364136223846793005ULL + 1;
+      u32 k = (u32) (seed >> 33) % STABLE;
+      struct item *x = find(&shared, k, &it);
+      misses += !x || x->key != k;
+    }
+    rcu_read_unlock();
+    if (rounds++ % 8 == 0) {
+      /* A walk finds every stable key. */
+      static __thread u8 seen[STABLE];
+      memset(seen, 0, sizeof(seen));
+      uint found = 0;
+      rcu_read_lock();
+      for (struct rcu_hash_node *n = rcu_hash_walk(&shared, 0, &it); n; n = rcu_hash_next(&it)) {
+        u32 k = caa_container_of(n, struct item, node)->key;
+        if (k < STABLE && !seen[k]++)
+          found++;
+      }
+      rcu_read_unlock();
+      misses += STABLE - found;
+    }
+  }
+  __atomic_add_fetch(&reader_misses, misses, __ATOMIC_SEQ_CST);
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void
+test_readers_and_resizes(void **state UNUSED)
+{
+  rcu_thread_register();
+  rcu_hash_init(&shared, 4, item_hash);
+  static struct item *stable[STABLE];
+  rcu_read_lock();
+  for (u32 k = 0; k < STABLE; k++) {
+    stable[k] = item_new(k);
+    rcu_hash_insert(&shared, key_hash(k), &stable[k]->node);
+  }
+  rcu_read_unlock();
+  pthread_t w, r[READERS];
+  for (uintptr_t i = 0; i < READERS; i++)
+    pthread_create(&r[i], NULL, reader, (void *) (i + 1));
+  pthread_create(&w, NULL, writer, NULL);
+  pthread_join(w, NULL);
+  for (int i = 0; i < READERS; i++)
+    pthread_join(r[i], NULL);
+  assert_int_equal(reader_misses, 0);
+  assert_int_equal(shared.count, STABLE);
+  rcu_barrier();
+  rcu_hash_free(&shared);
+  for (u32 k = 0; k < STABLE; k++)
+    free(stable[k]);
+  rcu_thread_unregister();
+}
+
+int
+main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_against_array),
+    cmocka_unit_test(test_walk_resumes_across_resizes),
+    cmocka_unit_test(test_readers_and_resizes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
