@@ -112,6 +112,16 @@ rh_order(const struct rcu_hash_array *a)
   return (uint) __builtin_ctzll((u64) a->mask + 1);
 }
 
+/* The order that fits one node per bucket. */
+static uint
+rh_fit(const struct rcu_hash *h)
+{
+  uint fit = h->min_order;
+  while (fit < 31 && ((u64) 1 << fit) < h->count)
+    fit++;
+  return fit;
+}
+
 void
 rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
 {
@@ -139,6 +149,8 @@ rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
   /* n keeps its link: a reader standing on it goes on from there. */
   rcu_assign_pointer(*pp, n->next[g]);
   h->count--;
+  if (((u64) h->count << 4) < (u64) a->mask + 1 && rh_order(a) > h->min_order && rh_spare_free(h))
+    rh_resize(h, rh_fit(h));
 }
 
 void
@@ -146,11 +158,8 @@ rcu_hash_maintain(struct rcu_hash *h)
 {
   if (!rh_spare_free(h))
     return;
-  /* The order that fits one node per bucket: a grow that had to wait, or
-   * a shrink once sixteen buckets share a node. */
-  uint order = rh_order(h->cur), fit = h->min_order;
-  while (fit < 31 && ((u64) 1 << fit) < h->count)
-    fit++;
+  /* A grow or a shrink that had to wait for a grace period. */
+  uint order = rh_order(h->cur), fit = rh_fit(h);
   if (fit > order || (fit < order && ((u64) h->count << 4) < ((u64) 1 << order)))
     rh_resize(h, fit);
 }

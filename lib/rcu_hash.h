@@ -16,8 +16,8 @@
  * next resize reuse the old generation's links, so a resize that comes
  * sooner is postponed (chains just run a little longer meanwhile).
  *
- * The index grows when it holds more nodes than buckets and shrinks (in
- * rcu_hash_maintain) when it holds fewer than a sixteenth.
+ * The index grows when it holds more nodes than buckets and shrinks when it
+ * holds fewer than a sixteenth; rcu_hash_maintain() does what had to wait.
  *
  * Ownership: struct rcu_hash and the links belong to whoever holds the
  * writer lock; arrays and links are read under RCU by anyone.
@@ -112,15 +112,16 @@ struct rcu_hash_node *rcu_hash_next(struct rcu_hash_iter *it);
 /* Where the bucket of the walk's current node begins. */
 u64 rcu_hash_pos(const struct rcu_hash_iter *it);
 
-/* --- The writer (under the caller's lock, inside rcu_read_lock()) --- */
+/* --- The writer (under the caller's lock) --- */
 
 /* n must not be in the index yet (the caller looked). May resize. */
 void rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
 /* n must be in the index. Readers standing on it go on from its links,
  * which stay as they are: free it only after a grace period. */
 void rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
-/* Free a retired array whose grace period is over, and shrink a sparse
- * index; call now and then (the table's clean-up). */
+/* Free a retired array whose grace period is over, and grow or shrink
+ * as an insert or removal would have if it had not had to wait; call now
+ * and then (the table's clean-up). */
 void rcu_hash_maintain(struct rcu_hash *h);
 
 #endif

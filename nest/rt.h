@@ -130,6 +130,10 @@ struct rt_reader {
   struct loop *loop;          /* where the reader runs */
   struct event *notify;       /* sent when new items arrive */
   u64 seq;                    /* next item to read; atomic (read by cleanup) */
+  u64 end;                    /* owner: reader's loop: the journal's end as
+                                 last read; jend's line is written by every
+                                 import, so it is read again only when the
+                                 reader gets there */
   struct rt_journal_block *block;  /* cursor */
   /* Atomic: set by the table loop when the reader is more than
    * rt_laggard_limit() items behind, cleared by the reader's loop, which

@@ -447,6 +447,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
   int died = !net->routes;
   if (died) {
     rcu_hash_remove(&t->nets, rt_net_hash(&net->n), &net->node);
+    rt_index_account(t);
     rt_feed_unlink(t, net);
     uatomic_dec(&t->net_count);
     uatomic_dec(&t->pxlen_count[net->n.pxlen]);
@@ -762,6 +763,7 @@ rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct e
   r->loop = l;
   r->notify = notify;
   r->block = NULL;
+  r->end = 0;
   uatomic_set(&r->laggard, 0);
   r->seen_seq = 0;
   r->seen_at = 0;
@@ -801,10 +803,12 @@ const struct rt_journal_item *
 rt_reader_next(struct rt_reader *r)
 {
   struct rtable *t = r->table;
-  u64 end = uatomic_read(&t->jend);       /* acquire: pairs with publish */
   u64 seq = r->seq;
-  if (seq >= end)
-    return NULL;
+  if (seq >= r->end) {
+    r->end = uatomic_read(&t->jend);      /* acquire: pairs with publish */
+    if (seq >= r->end)
+      return NULL;
+  }
   if (!r->block) {
     struct rt_journal_block *b = rcu_dereference(t->jfirst);
     while (b->first_seq + RT_JOURNAL_BLOCK <= seq)
@@ -843,7 +847,7 @@ rt_reader_peek(const struct rt_reader *r, u64 seq, u64 end)
 void
 rt_reader_prefetch(const struct rt_reader *r)
 {
-  u64 end = uatomic_read(&r->table->jend);
+  u64 end = r->end;
   const struct rt_journal_item *far = rt_reader_peek(r, r->seq + RT_PREFETCH_FAR, end);
   if (far) {
     __builtin_prefetch(far->net);

@@ -98,11 +98,24 @@ bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b)
 
 /* --- Export --- */
 
-bool
-bgp_has_community(const struct ea_list *a, u32 comm)
+uint
+bgp_wk_communities(const struct ea_list *a)
 {
   const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
-  return e && u32_set_contains(ea_data(a, e), e->len, comm);
+  if (!e)
+    return 0;
+  const u8 *d = ea_data(a, e);
+  uint wk = 0;
+  for (uint i = 0; i + 4 <= e->len; i += 4) {
+    u32 v = bgp_get_host32(d + i);
+    if (v < BGP_COMM_GRACEFUL_SHUTDOWN)
+      continue;               /* not well-known: most of them */
+    wk |= v == BGP_COMM_NO_EXPORT ? BGP_WK_NO_EXPORT :
+          v == BGP_COMM_NO_ADVERTISE ? BGP_WK_NO_ADVERTISE :
+          v == BGP_COMM_NO_EXPORT_SUBCONFED ? BGP_WK_NO_EXPORT_SUBCONFED :
+          v == BGP_COMM_LLGR_STALE ? BGP_WK_LLGR_STALE : 0;
+  }
+  return wk;
 }
 
 /* Both ends iBGP in the same AS: route reflection territory. */
@@ -113,7 +126,8 @@ rules_ibgp_to_ibgp(const struct bgp_peer_info *p, const struct bgp_peer_info *sr
 }
 
 bool
-bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a)
+bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a,
+                    uint wk)
 {
   /* BIRD 2 accepts routes of other protocols here: their communities and
    * OTC are what the operator's export filter made them. */
@@ -121,8 +135,8 @@ bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *s
     return true;
   /* RFC 1997, RFC 5065 (NO_EXPORT_SUBCONFED stays in the member AS) */
   if (p->interpret_communities &&
-      (bgp_has_community(a, BGP_COMM_NO_ADVERTISE) || (!p->ibgp && bgp_has_community(a, BGP_COMM_NO_EXPORT_SUBCONFED)) ||
-       (!p->interior && bgp_has_community(a, BGP_COMM_NO_EXPORT))))
+      ((wk & BGP_WK_NO_ADVERTISE) || (!p->ibgp && (wk & BGP_WK_NO_EXPORT_SUBCONFED)) ||
+       (!p->interior && (wk & BGP_WK_NO_EXPORT))))
     return false;
 
   /* RFC 4456: iBGP routes go to iBGP peers only through a reflector, from

@@ -57,12 +57,21 @@ enum bgp_rx_verdict {
  * on accept the OTC ingress procedure may have added OTC to b. */
 enum bgp_rx_verdict bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b);
 
+/* The well-known communities the export rules test, found in one pass
+ * over a's COMMUNITIES: this runs for every route and every session. */
+enum {
+  BGP_WK_NO_EXPORT = 1,
+  BGP_WK_NO_ADVERTISE = 2,
+  BGP_WK_NO_EXPORT_SUBCONFED = 4,
+  BGP_WK_LLGR_STALE = 8,
+};
+uint bgp_wk_communities(const struct ea_list *a);
+
 /* Would session p send a route with attributes a learned from session src?
- * Runs before the export filter (a is the route's own); routes not from
- * BGP (src NULL) always pass, as in BIRD 2. */
-bool bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a);
-/* Does the COMMUNITIES attribute hold comm? */
-bool bgp_has_community(const struct ea_list *a, u32 comm);
+ * wk: bgp_wk_communities(a). Runs before the export filter (a is the
+ * route's own); routes not from BGP (src NULL) always pass, as in BIRD 2. */
+bool bgp_rules_export_ok(const struct bgp_peer_info *p, const struct bgp_peer_info *src, const struct ea_list *a,
+                         uint wk);
 
 /* Turn b (started from a, non-BGP attributes cleared) into what session p
  * sends, all but NEXT_HOP. Payloads come from lp and must live until

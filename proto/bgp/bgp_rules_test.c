@@ -250,13 +250,13 @@ test_export_ok(void **state)
   struct bgp_peer_info ibgp = peer(true, LOCAL_AS), ibgp2 = peer(true, LOCAL_AS), ebgp = peer(false, 65001);
 
   /* RFC 4456: non-client to non-client no; anything involving a client yes */
-  assert_false(bgp_rules_export_ok(&ibgp, &ibgp2, a));
-  assert_true(bgp_rules_export_ok(&ibgp, &client, a));
-  assert_true(bgp_rules_export_ok(&client, &ibgp, a));
-  assert_true(bgp_rules_export_ok(&client, &client2, a));
-  assert_true(bgp_rules_export_ok(&ibgp, NULL, a));      /* not from BGP */
-  assert_true(bgp_rules_export_ok(&ibgp, &ebgp, a));
-  assert_true(bgp_rules_export_ok(&ebgp, &ibgp, a));
+  assert_false(bgp_rules_export_ok(&ibgp, &ibgp2, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ibgp, &client, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&client, &ibgp, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&client, &client2, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ibgp, NULL, a, bgp_wk_communities(a)));      /* not from BGP */
+  assert_true(bgp_rules_export_ok(&ibgp, &ebgp, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ebgp, &ibgp, a, bgp_wk_communities(a)));
   ea_unref(a);
 
   /* our cluster id already in the list: not back to clients */
@@ -267,8 +267,8 @@ test_export_ok(void **state)
   ea_set_data(&b, BGP_EA(BA_CLUSTER_LIST), EAF_INT_SET, BAF_OPTIONAL, &cl, 4);
   a = ea_intern(&b);
   ea_unref(plain);
-  assert_false(bgp_rules_export_ok(&client, &ibgp, a));
-  assert_true(bgp_rules_export_ok(&ibgp, &client, a));
+  assert_false(bgp_rules_export_ok(&client, &ibgp, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ibgp, &client, a, bgp_wk_communities(a)));
   ea_unref(a);
 
   /* NO_EXPORT stays inside the confederation, NO_EXPORT_SUBCONFED inside the AS */
@@ -276,13 +276,13 @@ test_export_ok(void **state)
   member.interior = true;
   struct bgp_peer_info other = peer(false, 65003);
   a = route(0, BGP_COMM_NO_EXPORT);
-  assert_false(bgp_rules_export_ok(&ebgp, &ibgp, a));
-  assert_true(bgp_rules_export_ok(&member, &ibgp, a));
-  assert_true(bgp_rules_export_ok(&ebgp, NULL, a));       /* not from BGP: as BIRD 2 */
+  assert_false(bgp_rules_export_ok(&ebgp, &ibgp, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&member, &ibgp, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ebgp, NULL, a, bgp_wk_communities(a)));       /* not from BGP: as BIRD 2 */
   ea_unref(a);
   a = route(0, BGP_COMM_NO_EXPORT_SUBCONFED);
-  assert_false(bgp_rules_export_ok(&member, &other, a));
-  assert_true(bgp_rules_export_ok(&ibgp, &other, a));
+  assert_false(bgp_rules_export_ok(&member, &other, a, bgp_wk_communities(a)));
+  assert_true(bgp_rules_export_ok(&ibgp, &other, a, bgp_wk_communities(a)));
   ea_unref(a);
 
   /* RFC 9234 egress: OTC routes go to customers (and peers/RS clients when we are RS) only */
@@ -291,12 +291,37 @@ test_export_ok(void **state)
   static const u8 down[] = { BGP_ROLE_PROVIDER, BGP_ROLE_RS, BGP_ROLE_NONE };
   for (uint i = 0; i < 3; i++) {
     ebgp.local_role = up[i];
-    assert_false(bgp_rules_export_ok(&ebgp, &other, a));
-    assert_true(bgp_rules_export_ok(&ebgp, NULL, a));     /* not from BGP: as BIRD 2 */
+    assert_false(bgp_rules_export_ok(&ebgp, &other, a, bgp_wk_communities(a)));
+    assert_true(bgp_rules_export_ok(&ebgp, NULL, a, bgp_wk_communities(a)));     /* not from BGP: as BIRD 2 */
     ebgp.local_role = down[i];
-    assert_true(bgp_rules_export_ok(&ebgp, &other, a));
+    assert_true(bgp_rules_export_ok(&ebgp, &other, a, bgp_wk_communities(a)));
   }
   ea_unref(a);
+}
+
+/* One pass finds every well-known community the export rules test, in
+ * any position, and nothing else (BLACKHOLE and ordinary ones are no bit). */
+static void
+test_wk_communities(void **state)
+{
+  (void) state;
+  struct ea_list *plain = route(0, 0);
+  assert_int_equal(bgp_wk_communities(plain), 0);
+  struct ea_builder b;
+  ea_builder_from(&b, plain);
+  static const u32 comms[] = { 0x00010002, BGP_COMM_LLGR_STALE, BGP_COMM_BLACKHOLE, 0xFFFEFFFF,
+                               BGP_COMM_NO_EXPORT, BGP_COMM_GRACEFUL_SHUTDOWN, 0xFFFFFFFF };
+  ea_set_data(&b, BGP_EA(BA_COMMUNITY), EAF_INT_SET, BAF_OPTIONAL | BAF_TRANSITIVE, comms, sizeof(comms));
+  struct ea_list *a = ea_intern(&b);
+  assert_int_equal(bgp_wk_communities(a), BGP_WK_LLGR_STALE | BGP_WK_NO_EXPORT);
+  ea_unref(a);
+  ea_builder_from(&b, plain);
+  static const u32 comms2[] = { BGP_COMM_NO_EXPORT_SUBCONFED, 0x00010002, BGP_COMM_NO_ADVERTISE };
+  ea_set_data(&b, BGP_EA(BA_COMMUNITY), EAF_INT_SET, BAF_OPTIONAL | BAF_TRANSITIVE, comms2, sizeof(comms2));
+  a = ea_intern(&b);
+  assert_int_equal(bgp_wk_communities(a), BGP_WK_NO_EXPORT_SUBCONFED | BGP_WK_NO_ADVERTISE);
+  ea_unref(a);
+  ea_unref(plain);
 }
 
 /* Export attributes for p of a route a from src, interned. */
@@ -477,6 +502,7 @@ main(void)
     cmocka_unit_test(test_import_reflection_loops),
     cmocka_unit_test(test_import_otc),
     cmocka_unit_test(test_export_ok),
+    cmocka_unit_test(test_wk_communities),
     cmocka_unit_test(test_export_reflection),
     cmocka_unit_test(test_export_confederation),
     cmocka_unit_test(test_export_med_fresh),

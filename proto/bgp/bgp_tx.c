@@ -195,9 +195,10 @@ bgp_preexport(struct channel *c, const struct rte *r)
 {
   const struct bgp_proto *p = (const struct bgp_proto *) c->proto;
   /* RFC 9494 4.6: long-lived stale routes only to peers that know them */
-  if (!p->caps.llgr_peer && bgp_has_community(r->attrs, BGP_COMM_LLGR_STALE))
+  uint wk = bgp_wk_communities(r->attrs);
+  if (!p->caps.llgr_peer && (wk & BGP_WK_LLGR_STALE))
     return -1;
-  return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs) ? 0 : -1;
+  return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
 }
 
 /* The attributes this peer gets for route r, interned; NULL = do not send. */
