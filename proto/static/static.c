@@ -194,7 +194,6 @@ static_update(struct static_proto *sp, struct static_state *st)
   if (st->attrs)
     ea_unref(st->attrs);
   st->attrs = a;
-  st->installed = !!a;
 }
 
 static void
@@ -264,7 +263,6 @@ static_reconfigure(struct proto *p, struct proto_config *new)
     for (uint k = 0; k < old_count; k++)
       if (old[k].cf && net_equal(&old[k].cf->net, &sp->st[i].cf->net)) {
         sp->st[i].attrs = old[k].attrs;
-        sp->st[i].installed = old[k].installed;
         old[k].attrs = NULL;
         old[k].cf = NULL;
         break;

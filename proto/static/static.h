@@ -37,8 +37,8 @@ struct static_config {
 /* Per-route run state, owner: the protocol's loop. */
 struct static_state {
   const struct static_route *cf;
-  int installed;
-  struct ea_list *attrs;      /* what we announced (reference held) */
+  struct ea_list *attrs;      /* what we announced (reference held); NULL:
+                                 not installed (dormant) */
 };
 
 struct static_proto {
