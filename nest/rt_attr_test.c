@@ -14,19 +14,12 @@
 #include <cmocka.h>
 
 #include "nest/rt_attr.h"
+#include "nest/test_attrs.h"
 
 static struct ea_list *
 make(u32 tag, u32 pref)
 {
-  struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_STATIC;
-  b.dest = RTD_BLACKHOLE;
-  b.preference = pref;
-  ea_set_int(&b, EA_CODE(1, 1), EAF_INT, 0, tag);
-  static const u8 blob[40] = { 1, 2, 3 };
-  ea_set_data(&b, EA_CODE(1, 2), EAF_OPAQUE, 0, blob, sizeof(blob));
-  return ea_intern(&b);
+  return attrs_pref(pref, tag);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include "nest/reconf.h"
 #include "nest/rt.h"
 #include "nest/rt_hostcache.h"
+#include "nest/test_attrs.h"
 #include "nest/test_loops.h"
 
 static const struct proto_class test_class = { .name = "Test", .keyword = "test", .class_id = 9 };
@@ -31,18 +32,6 @@ fake_proto(const char *name)
   p->class = &test_class;
   p->name = name;
   return p;
-}
-
-static struct ea_list *
-attrs_pref(u32 pref, u32 tag)
-{
-  struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_STATIC;
-  b.dest = RTD_BLACKHOLE;
-  b.preference = pref;
-  ea_set_int(&b, EA_CODE(1, 1), EAF_INT, 0, tag);
-  return ea_intern(&b);
 }
 
 static struct rtable *
