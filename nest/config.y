@@ -65,7 +65,11 @@ table_opt:
  | MAX SETTLE TIME expr_us { cx->tbl_max_settle = MAX($4, 1); }
  | GC THRESHOLD expr { }
  | GC PERIOD expr_us { }
+ /* BIRD 3's `debug all|off|{states,routes,events}` (BIRD 2 has no table
+  * debug): accepted so that BIRD 3 configs load; tables trace nothing yet */
  | DEBUG bool { }
+ | DEBUG ALL { }
+ | DEBUG '{' proto_debug_list '}' { }
  ;
 
 rtable: CF_SYM_KNOWN {

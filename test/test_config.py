@@ -111,6 +111,22 @@ def test_parse_global_options(tmp_path):
     assert run_bird_parse(conf) == (0, "", "")
 
 
+def test_parse_table_options(tmp_path):
+    conf = write(tmp_path, "t.conf",
+                 "router id 10.0.0.1;\n"
+                 "ipv4 table t4 { sorted; trie; gc threshold 2000; gc period 10 s; "
+                 "min settle time 1 s; max settle time 20 s; };\n"
+                 "ipv4 table t5 sorted;\nprotocol device {}\n")
+    assert run_bird_parse(conf) == (0, "", "")
+
+
+def test_parse_table_debug_bird3(tmp_path, ours_only):
+    # BIRD 3's table debug syntax; BIRD 2.0.12 has none ("unexpected DEBUG")
+    for mask in ("all", "off", "{ states, routes, events }", "{ routes }"):
+        conf = write(tmp_path, "d.conf", "router id 10.0.0.1;\nipv4 table t4 { debug %s; };\nprotocol device {}\n" % mask)
+        assert run_bird_parse(conf) == (0, "", ""), mask
+
+
 def test_parse_threads_ours(tmp_path, ours_only):
     # BIRD 2.0.12 rejects both ("syntax error, unexpected CF_SYM_UNDEFINED")
     conf = write(tmp_path, "t.conf",
