@@ -4,7 +4,9 @@
  * hash_bytes() is seeded per process (hash_seed_init) so that keys a peer
  * controls cannot be chosen to collide. struct hash_table is a chained,
  * power-of-two sized table that grows and shrinks on its own; it is not
- * thread-safe (one owning loop). Concurrent tables use liburcu's cds_lfht.
+ * thread-safe (one owning loop). Hashes read from several threads are
+ * lib/rcu_hash.h (one writer at a time: the route tables' net index) and
+ * liburcu's cds_lfht (any number of writers: interned attributes).
  */
 #ifndef LIB_HASH_H
 #define LIB_HASH_H

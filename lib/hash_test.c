@@ -251,7 +251,8 @@ test_distribution(void **state)
   assert_true(min > 195 - 100);
 
   /* The high bits matter too (table index uses the low bits only after
-   * hashing, but cds_lfht uses the top) */
+   * hashing, but cds_lfht orders by the bits reversed, and lib/rcu_hash.h
+   * walks in that order) */
   memset(bucket, 0, sizeof(bucket));
   for (u32 i = 0; i < K; i++)
     bucket[hash_bytes_seeded(&i, sizeof(i), 42) >> 22]++;
