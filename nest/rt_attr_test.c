@@ -16,19 +16,13 @@
 #include "nest/rt_attr.h"
 #include "nest/test_attrs.h"
 
-static struct ea_list *
-make(u32 tag, u32 pref)
-{
-  return attrs_pref(pref, tag);
-}
-
 static void
 test_equal_lists_are_one(void **state)
 {
   (void) state;
   rcu_thread_register();
   u64 before = ea_count();
-  struct ea_list *a = make(1, 100), *b = make(1, 100), *c = make(2, 100), *d = make(1, 101);
+  struct ea_list *a = attrs_pref(100, 1), *b = attrs_pref(100, 1), *c = attrs_pref(100, 2), *d = attrs_pref(101, 1);
   assert_ptr_equal(a, b);
   assert_ptr_not_equal(a, c);
   assert_ptr_not_equal(a, d);
@@ -42,9 +36,9 @@ test_equal_lists_are_one(void **state)
   enum { MANY = 50000 };
   static struct ea_list *v[MANY];
   for (u32 i = 0; i < MANY; i++)
-    v[i] = make(1000 + i, 7);
+    v[i] = attrs_pref(7, 1000 + i);
   for (u32 i = 0; i < MANY; i++) {
-    struct ea_list *again = make(1000 + i, 7);
+    struct ea_list *again = attrs_pref(7, 1000 + i);
     assert_ptr_equal(again, v[i]);
     ea_unref(again);
   }
@@ -70,7 +64,7 @@ churn(void *arg)
   for (u32 i = 0; i < ROUNDS; i++) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
     u32 k = (u32) (seed >> 40) % KINDS;
-    struct ea_list *l = make(k, 50);
+    struct ea_list *l = attrs_pref(50, k);
     const struct eattr *e = ea_find(l, EA_CODE(1, 1));
     bad += !e || e->val != k || l->preference != 50;
     ea_unref(l);
