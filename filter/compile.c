@@ -213,6 +213,30 @@ route_operand(const struct f_expr *x, const struct f_attr **attr, uint *method)
   return 0;
 }
 
+/* `attr = attr.add|delete|filter(CONSTANT)` (what `bgp_community.delete(X);`
+ * compiles to) as one EA_EDIT, when the constant fits the list; NULL: not
+ * that shape, or the run-time checks have something to say. */
+static const struct f_edit *
+edit_of(struct cbuf *c, const struct f_expr *e)
+{
+  const struct f_attr *a = e->ptr;
+  const struct f_expr *x = e->a;
+  if (!x || (x->op != FI_ADD_ITEM && x->op != FI_DELETE && x->op != FI_FILTER) || !x->a || !x->b)
+    return NULL;
+  if (x->a->op != FI_EA_GET || ((const struct f_attr *) x->a->ptr)->id != a->id || x->b->op != FI_CONST)
+    return NULL;
+  struct f_val k = x->b->val;
+  struct f_parse *fp = f_parse_state(c->cx);
+  if (list_edit_check(f_list_edit_op(x->op), a->type, &k) != LE_OK || fp->edit_next == 0xffff)
+    return NULL;
+  struct f_edit *ed = cf_alloc(c->cx, sizeof(*ed));
+  ed->attr = a;
+  ed->op = f_list_edit_op(x->op);
+  ed->id = fp->edit_next++;
+  ed->k = k;
+  return ed;
+}
+
 static u32
 gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
 {
@@ -492,6 +516,11 @@ gen(struct cbuf *c, const struct f_expr *e)
   }
   case FI_EA_SET: {
     const struct f_attr *a = e->ptr;
+    const struct f_edit *ed = edit_of(c, e);
+    if (ed) {
+      emit(c, FI_EA_EDIT, 0, a->id, ed, e->line, 0);
+      return;
+    }
     gen(c, e->a);
     emit(c, FI_EA_SET, 0, a->id, a, e->line, -1);
     return;
@@ -557,6 +586,12 @@ f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body)
   if (f->kind == FK_FUNCTION && !f->argc && !f->nslots && body && !body->next && body->op == FI_RETURN && body->a)
     f->inline_ret = body->a;
   f->stack_need = f->nslots + c.max_depth + 4;
+  static u64 uids;
+  f->uid = __atomic_add_fetch(&uids, 1, __ATOMIC_RELAXED);
+  f->edits = 0;
+  for (uint i = 0; i < f->len; i++)
+    if (f->code[i].op == FI_EA_EDIT || (f->code[i].op == FI_CALL && ((const struct filter *) f->code[i].p.p)->edits))
+      f->edits = 1;
   f->compiled = 1;
   return f;
 }
@@ -660,6 +695,11 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   case FI_EA_GET: case FI_EA_SET: case FI_EA_UNSET: case FI_EA_DEFINED: case FI_EA_METHOD: {
     const struct f_attr *x = a->p.p, *y = b->p.p;
     return x->id == y->id && x->type == y->type;
+  }
+  case FI_EA_EDIT: {
+    const struct f_edit *x = a->p.p, *y = b->p.p;
+    return x->attr->id == y->attr->id && x->attr->type == y->attr->type && x->op == y->op &&
+           x->k.type == y->k.type && val_same(&x->k, &y->k);
   }
   case FI_ROA_CHECK: case FI_ROA_CHECK_ROUTE: case FI_ASPA_CHECK: {
     const struct rtable_config *x = a->p.p, *y = b->p.p;

@@ -226,6 +226,17 @@ static inline uint clist_item_type(uint list_type)
   return list_type == T_CLIST ? T_PAIR : list_type == T_ECLIST ? T_EC : T_LC;
 }
 
+/* l.add(b), l.delete(b), l.filter(b) on a community list or (delete,
+ * filter) a path of type lt. list_edit_check() says whether the operands
+ * go together, converting b in place as the language does (a quad, an int
+ * or an IPv4 address becomes a pair for a clist); list_edit() then makes
+ * the new list. The interpreter checks at run time; the compiler checks
+ * constant operands once (FI_EA_EDIT). */
+enum list_edit_op { LE_ADD, LE_DELETE, LE_FILTER };
+enum list_edit_err { LE_OK, LE_PATH_ADD, LE_PATH_ITEM, LE_NOT_LIST, LE_ITEM };
+enum list_edit_err list_edit_check(enum list_edit_op op, uint lt, struct f_val *b);
+const struct adata *list_edit(linpool *lp, enum list_edit_op op, uint lt, const struct adata *l, const struct f_val *b);
+
 struct adata *adata_new(linpool *lp, const void *data, uint len);
 static inline struct adata *adata_alloc(linpool *lp, uint len)
 {

@@ -76,6 +76,24 @@ struct f_jtest {
   const void *table;            /* FI_ROA_CHECK: the ROA table (struct rtable_config) */
 };
 
+/* EA_EDIT: attribute attr = attr.add|delete|filter(k), with k a constant
+ * checked (and converted) by the compiler. The interpreter defers it
+ * until something reads the attribute or the run ends; a run whose only
+ * changes are such edits is memoized by its input list and the edits it
+ * ran (filter/interp.c). */
+struct f_edit {
+  const struct f_attr *attr;
+  u16 op;                       /* enum list_edit_op */
+  u16 id;                       /* unique in its config: memo keys name the edit by it */
+  struct f_val k;
+};
+
+static inline enum list_edit_op
+f_list_edit_op(uint op)
+{
+  return op == FI_ADD_ITEM ? LE_ADD : op == FI_DELETE ? LE_DELETE : LE_FILTER;
+}
+
 /* SWITCH table: first matching range wins; else deflt. */
 struct f_switch {
   uint n;
@@ -91,6 +109,8 @@ struct f_same_test { struct f_same_test *next; const struct filter *other; int e
 
 struct filter {
   const char *name;             /* symbol name; NULL for inline filters */
+  u64 uid;                      /* unique in the process: memoized runs name their code by it */
+  u8 edits;                     /* has EA_EDITs, or calls a function that had when compiled */
   u8 kind;                      /* enum filter_kind_int */
   u8 ret_type;                  /* functions */
   u8 argc;
@@ -174,6 +194,7 @@ struct f_parse {
   u8 ret_declared;
   u32 test_seq;
   u16 attr_next;                /* next user attribute code */
+  u16 edit_next;                /* next EA_EDIT id */
 };
 
 struct f_parse *f_parse_state(struct cf_context *cx);

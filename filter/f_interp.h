@@ -38,6 +38,9 @@ struct f_ea_cached {
   const void *obj;
 };
 
+/* List edits (EA_EDIT) a run remembers: they key its memo entry. */
+#define F_EDITS 13
+
 /* One run of f_exec(): on its C stack, owned by the calling thread. */
 struct f_state {
   struct f_route *r;
@@ -45,6 +48,14 @@ struct f_state {
   const struct f_exec_opts *opts;
   struct ea_builder *eb;        /* non-NULL once an attribute was written */
   struct ea_builder *ebs;       /* storage for it (left uninitialised until then) */
+  /* EA_EDITs run, in order: edits[0..applied) are in eb, the rest wait
+   * until an attribute is read or the run ends. memo_ok: nothing else
+   * changed the attributes, so the result is a function of the input list
+   * and these edits (f_st_result). */
+  uint nedits, applied;
+  int memo_ok;
+  u32 memo_hash;
+  const struct f_insn *edits[F_EDITS];
   struct buffer out;            /* print buffer */
   int out_used;
   uint ncached, nviews;
@@ -53,6 +64,31 @@ struct f_state {
 };
 
 /* --- Route attributes (filter/interp_attr.c) --- */
+
+/* Apply the waiting edits, all of them in order, when one of them is of
+ * attribute id (before it is read, written or unset). The read cache never
+ * holds an attribute with a waiting edit (f_st_edit() drops it), so its
+ * hit path needs no check; edits of different attributes commute. */
+void f_st_edits_run(struct f_state *st);
+static inline void
+f_st_edits_apply(struct f_state *st, u16 id)
+{
+  for (uint i = st->applied; i < st->nedits; i++)
+    if (((const struct f_edit *) st->edits[i]->p.p)->attr->id == id) {
+      f_st_edits_run(st);
+      return;
+    }
+}
+
+/* An EA_EDIT instruction: remembered, applied later. */
+void f_st_edit(struct f_state *st, const struct f_insn *in);
+
+/* A run on a route starts: its memo bucket (loaded now if top edits). */
+void f_st_memo_start(struct f_state *st, const struct filter *top);
+
+/* The run's resulting list (reference for the caller), NULL: unchanged;
+ * from the thread's memo when the same edits ran on the same list before. */
+struct ea_list *f_st_result(struct f_state *st, const struct filter *top);
 
 /* First write: copy the route's list into the builder. */
 static inline void

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "conf/conf.h"
-#include "conf/conf_test.h"
+#include "filter/f_cmocka.h"
 #include "filter/f_inst.h"
 #include "filter/f_test.h"
 #include "filter/filter.h"
@@ -38,29 +38,13 @@
 
 /* --- helpers --- */
 
-static struct config *
-parse_text(const char *text, char *err, size_t errlen)
-{
-  return cf_test_parse("protocol device {}\n", text, err, errlen);
-}
-
-static struct config *
-parse_ok(const char *text)
-{
-  char err[600];
-  struct config *c = parse_text(text, err, sizeof(err));
-  if (!c)
-    fail_msg("parse failed: %s\n%s", err, text);
-  return c;
-}
-
 /* "define X = <term>;" and the value as eval prints it. */
 static void
 check_value(const char *term, const char *want)
 {
   char text[1024];
   bsnprintf(text, sizeof(text), "define X = %s;", term);
-  struct config *c = parse_ok(text);
+  struct config *c = f_test_parse_ok(text);
   struct symbol *s = cf_find_symbol(c, "X");
   assert_non_null(s);
   assert_int_equal(s->class, SYM_CONSTANT);
@@ -77,20 +61,11 @@ static void
 check_error(const char *text, const char *want)
 {
   char err[600];
-  struct config *c = parse_text(text, err, sizeof(err));
+  struct config *c = f_test_parse(text, err, sizeof(err));
   if (c)
     fail_msg("accepted: %s", text);
   if (!strstr(err, want))
     fail_msg("%s: got error '%s', want '%s'", text, err, want);
-}
-
-static const struct filter *
-find_filter(struct config *c, const char *name)
-{
-  struct symbol *s = cf_find_symbol(c, name);
-  assert_non_null(s);
-  assert_true(s->class == SYM_FILTER || s->class == SYM_FUNCTION);
-  return s->def;
 }
 
 /* --- tests --- */
@@ -240,7 +215,7 @@ check_cond_error(struct config *c, const char *fn, const char *want)
   char err[160] = "";
   struct f_exec_opts o = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
   struct f_val ret;
-  enum f_result res = f_exec(find_filter(c, fn), NULL, lp, &ret, &o);
+  enum f_result res = f_exec(f_test_find(c, fn), NULL, lp, &ret, &o);
   if (!want) {
     if (res != F_RETURN || ret.type != T_INT || ret.val.i != 2)
       fail_msg("%s: result %d (%s)", fn, res, err);
@@ -253,7 +228,7 @@ static void
 test_cond_errors(void **state)
 {
   (void) state;
-  struct config *c = parse_ok(cond_error_conf);
+  struct config *c = f_test_parse_ok(cond_error_conf);
   check_cond_error(c, "e_if", "Argument 1 of CONDITION must be of type bool, got type void");
   check_cond_error(c, "e_not", "Argument 1 of NOT must be of type bool, got type void");
   check_cond_error(c, "w_and", "Argument 1 of CONDITION must be of type bool, got type void");
@@ -268,7 +243,7 @@ test_cond_errors(void **state)
   char text[160] = "";
   linpool *lp = lp_new(root_pool());
   struct f_exec_opts o = { .print = capture, .print_ctx = text };
-  assert_int_equal(f_exec(find_filter(c, "w_divz"), NULL, lp, NULL, &o), F_ERROR);
+  assert_int_equal(f_exec(f_test_find(c, "w_divz"), NULL, lp, NULL, &o), F_ERROR);
   assert_string_equal(text, "divz, line 18: Mother told me not to divide by 0");
   /* A test of an attribute that is not set (void) against a constant */
   net_addr n;
@@ -278,12 +253,12 @@ test_cond_errors(void **state)
   struct f_route r = { .net = &n, .attrs = a };
   char err[160] = "";
   struct f_exec_opts so = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
-  assert_int_equal(f_exec(find_filter(c, "e_med"), &r, lp, NULL, &so), F_ERROR);
+  assert_int_equal(f_exec(f_test_find(c, "e_med"), &r, lp, NULL, &so), F_ERROR);
   assert_string_equal(err, "Can't compare values of incompatible types");
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_exec(find_filter(c, "e_path"), &r, lp, NULL, &so), F_ACCEPT);
+  assert_int_equal(f_exec(f_test_find(c, "e_path"), &r, lp, NULL, &so), F_ACCEPT);
   assert_null(r.out);
-  assert_int_equal(f_exec(find_filter(c, "e_path"), NULL, lp, NULL, &so), F_ERROR);
+  assert_int_equal(f_exec(f_test_find(c, "e_path"), NULL, lp, NULL, &so), F_ERROR);
   assert_string_equal(err, F_ERR_NO_ROUTE);
   ea_unref(a);
   rfree(lp);
@@ -302,10 +277,10 @@ test_inline_bound(void **state)
   for (uint i = 1; i <= 24; i++)
     buffer_print(&b, "function f%u() { return f%u() && f%u(); }\n", i, i - 1, i - 1);
   buffer_puts(&b, "filter top { if f24() then accept; reject; }\n");
-  struct config *c = parse_ok(b.start);
+  struct config *c = f_test_parse_ok(b.start);
   buffer_free(&b);
-  assert_true(find_filter(c, "top")->len < 200);
-  assert_true(find_filter(c, "f2")->origin != NULL);   /* small ones are inlined */
+  assert_true(f_test_find(c, "top")->len < 200);
+  assert_true(f_test_find(c, "f2")->origin != NULL);   /* small ones are inlined */
   config_unref(c);
 }
 
@@ -328,7 +303,7 @@ static void
 test_tables_read(void **state)
 {
   (void) state;
-  struct config *c = parse_ok(
+  struct config *c = f_test_parse_ok(
     "roa4 table r1; roa4 table r2; roa4 table r3; aspa table at;\n"
     "function deep(int n) { if n > 0 then return deep(n - 1); return roa_check(r2, net, 65001) = ROA_VALID; }\n"
     "function upstream_ok() { return aspa_check(at, bgp_path, false) = ASPA_VALID; }\n"
@@ -336,7 +311,7 @@ test_tables_read(void **state)
     " if deep(3) || upstream_ok() then accept; reject; }\n"
     "filter plain { if net.len > 24 then reject; accept; }\n");
   struct tables_seen s = { .n = 0 };
-  filter_tables(find_filter(c, "top"), note_table, &s);
+  filter_tables(f_test_find(c, "top"), note_table, &s);
   assert_int_equal(s.n, 3);
   int r1 = 0, r2 = 0, at = 0;
   for (uint i = 0; i < s.n; i++) {
@@ -346,7 +321,7 @@ test_tables_read(void **state)
   }
   assert_true(r1 && r2 && at);
   s.n = 0;
-  filter_tables(find_filter(c, "plain"), note_table, &s);
+  filter_tables(f_test_find(c, "plain"), note_table, &s);
   filter_tables(FILTER_ACCEPT, note_table, &s);
   assert_int_equal(s.n, 0);
   config_unref(c);
@@ -600,7 +575,7 @@ static void
 test_routes(void **state)
 {
   (void) state;
-  struct config *c = parse_ok(route_conf);
+  struct config *c = f_test_parse_ok(route_conf);
   pool *p = rp_new(root_pool(), MEM_CONFIG, "route test");
   linpool *lp = lp_new(p);
   net_addr n;
@@ -610,11 +585,11 @@ test_routes(void **state)
   struct ea_list *a = f_test_bgp_attrs(path, 2, comm, 2, 5);
 
   struct f_route r = { .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_read"), &r, lp), F_ACCEPT);
+  assert_int_equal(f_run(f_test_find(c, "f_read"), &r, lp), F_ACCEPT);
   assert_null(r.out);   /* read-only: no copy, no intern */
 
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_mod"), &r, lp), F_ACCEPT);
+  assert_int_equal(f_run(f_test_find(c, "f_mod"), &r, lp), F_ACCEPT);
   assert_non_null(r.out);
   struct ea_list *o = r.out;
   assert_int_equal(o->preference, 120);
@@ -635,7 +610,7 @@ test_routes(void **state)
 
   /* Same input, same output: interned once. */
   struct f_route r2 = { .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_mod"), &r2, lp), F_ACCEPT);
+  assert_int_equal(f_run(f_test_find(c, "f_mod"), &r2, lp), F_ACCEPT);
   assert_ptr_equal(r2.out, o);
   ea_unref(r2.out);
   ea_unref(o);
@@ -643,24 +618,24 @@ test_routes(void **state)
   u32 bad[] = { 65009 };
   struct ea_list *b = f_test_bgp_attrs(bad, 1, NULL, 0, 0);
   r = (struct f_route){ .net = &n, .attrs = b };
-  assert_int_equal(f_run(find_filter(c, "f_mod"), &r, lp), F_REJECT);
+  assert_int_equal(f_run(f_test_find(c, "f_mod"), &r, lp), F_REJECT);
   assert_null(r.out);
   r = (struct f_route){ .net = &n, .attrs = b };
-  assert_int_equal(f_run(find_filter(c, "f_read"), &r, lp), F_REJECT);
+  assert_int_equal(f_run(f_test_find(c, "f_read"), &r, lp), F_REJECT);
 
   /* No verdict, runaway recursion, runaway work: errors, not hangs. */
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_fall"), &r, lp), F_ERROR);
+  assert_int_equal(f_run(f_test_find(c, "f_fall"), &r, lp), F_ERROR);
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_rec"), &r, lp), F_ERROR);
+  assert_int_equal(f_run(f_test_find(c, "f_rec"), &r, lp), F_ERROR);
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_spin"), &r, lp), F_ERROR);
+  assert_int_equal(f_run(f_test_find(c, "f_spin"), &r, lp), F_ERROR);
   r = (struct f_route){ .net = &n, .attrs = a };
-  assert_int_equal(f_run(find_filter(c, "f_fib"), &r, lp), F_ERROR);   /* step budget */
+  assert_int_equal(f_run(f_test_find(c, "f_fib"), &r, lp), F_ERROR);   /* step budget */
   r = (struct f_route){ .net = &n, .attrs = a };
   char err[160] = "";
   struct f_exec_opts eo = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
-  assert_int_equal(f_exec(find_filter(c, "f_grow"), &r, lp, NULL, &eo), F_ERROR);   /* memory budget */
+  assert_int_equal(f_exec(f_test_find(c, "f_grow"), &r, lp, NULL, &eo), F_ERROR);   /* memory budget */
   assert_string_equal(err, "Filter uses too much memory (more than 32 MB)");
   lp_flush(lp);
 
@@ -709,7 +684,7 @@ test_exec_on_dirty_stack(void **state)
 {
   (void) state;
   /* a call counts as a step: the limit is checked before anything printed */
-  struct config *c = parse_ok("function is_long(prefix p) { return p.len >= 20; }\n"
+  struct config *c = f_test_parse_ok("function is_long(prefix p) { return p.len >= 20; }\n"
                               "filter f_call { if is_long(net) then accept; reject; }\n");
   linpool *lp = lp_new(root_pool());
   net_addr n;
@@ -719,7 +694,7 @@ test_exec_on_dirty_stack(void **state)
   for (int i = 0; i < 10; i++) {
     struct f_route r = { .net = &n, .attrs = a };
     dirty_stack();
-    assert_int_equal(run_after_dirty_stack(find_filter(c, "f_call"), &r, lp), F_ACCEPT);
+    assert_int_equal(run_after_dirty_stack(f_test_find(c, "f_call"), &r, lp), F_ACCEPT);
     if (r.out)
       ea_unref(r.out);
     lp_flush(lp);
@@ -733,7 +708,7 @@ static void
 test_print(void **state)
 {
   (void) state;
-  struct config *c = parse_ok(route_conf);
+  struct config *c = f_test_parse_ok(route_conf);
   pool *p = rp_new(root_pool(), MEM_CONFIG, "print test");
   linpool *lp = lp_new(p);
   net_addr n;
@@ -744,7 +719,7 @@ test_print(void **state)
     struct print_log pl = { .n = 0 };
     struct f_exec_opts o = { .print = print_line, .print_ctx = &pl };
     struct f_route r = { .net = &n, .attrs = a };
-    assert_int_equal(f_exec(find_filter(c, "f_print"), &r, lp, NULL, &o), F_ACCEPT);
+    assert_int_equal(f_exec(f_test_find(c, "f_print"), &r, lp, NULL, &o), F_ACCEPT);
     assert_null(r.out);
     assert_int_equal(pl.n, 3);
     assert_string_equal(pl.lines[0], "a1");
@@ -761,14 +736,14 @@ static void
 test_same(void **state)
 {
   (void) state;
-  struct config *c1 = parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
+  struct config *c1 = f_test_parse_ok("filter a { if net ~ [10.0.0.0/8+] then accept; reject; }\n"
                                "filter b { if net ~ [10.0.0.0/8+] then reject; accept; }\n"
                                "filter c { if bgp_med > 5 || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
                                "filter d { if bgp_med > 5 then reject; accept; }\n"
                                "roa4 table r4; roa4 table r5;\n"
                                "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
                                "filter f { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
-  struct config *c2 = parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
+  struct config *c2 = f_test_parse_ok("filter a { if net ~ [ 10.0.0.0/8+ ] then accept;\n reject; }\n"
                                "filter b { if net ~ [10.0.0.0/8+] then reject; accept; bgp_med = 1; }\n"
                                "define FIVE = 5;\n"
                                "filter c { if bgp_med > FIVE || bgp_next_hop ~ 1.0.0.0/8 then reject; accept; }\n"
@@ -776,16 +751,16 @@ test_same(void **state)
                                "roa4 table r4; roa4 table r5;\n"
                                "filter e { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }\n"
                                "filter f { if roa_check(r5, net, bgp_path.last) = ROA_INVALID then reject; accept; }");
-  assert_true(filter_same(find_filter(c1, "a"), find_filter(c2, "a")));
-  assert_false(filter_same(find_filter(c1, "b"), find_filter(c2, "b")));
-  assert_true(filter_same(find_filter(c1, "c"), find_filter(c2, "c")));
-  assert_false(filter_same(find_filter(c1, "d"), find_filter(c2, "d")));
-  assert_true(filter_same(find_filter(c1, "e"), find_filter(c2, "e")));
-  assert_false(filter_same(find_filter(c1, "f"), find_filter(c2, "f")));
-  assert_false(filter_same(find_filter(c1, "a"), find_filter(c1, "b")));
+  assert_true(filter_same(f_test_find(c1, "a"), f_test_find(c2, "a")));
+  assert_false(filter_same(f_test_find(c1, "b"), f_test_find(c2, "b")));
+  assert_true(filter_same(f_test_find(c1, "c"), f_test_find(c2, "c")));
+  assert_false(filter_same(f_test_find(c1, "d"), f_test_find(c2, "d")));
+  assert_true(filter_same(f_test_find(c1, "e"), f_test_find(c2, "e")));
+  assert_false(filter_same(f_test_find(c1, "f"), f_test_find(c2, "f")));
+  assert_false(filter_same(f_test_find(c1, "a"), f_test_find(c1, "b")));
   assert_true(filter_same(FILTER_ACCEPT, FILTER_ACCEPT));
   assert_false(filter_same(FILTER_ACCEPT, FILTER_REJECT));
-  assert_string_equal(filter_name(find_filter(c1, "a")), "a");
+  assert_string_equal(filter_name(f_test_find(c1, "a")), "a");
   assert_string_equal(filter_name(FILTER_REJECT), "REJECT");
   config_unref(c1);
   config_unref(c2);
@@ -832,11 +807,11 @@ static void
 test_concurrent(void **state)
 {
   (void) state;
-  struct config *c = parse_ok(route_conf);
+  struct config *c = f_test_parse_ok(route_conf);
   struct conc_arg args[4];
   pthread_t th[4];
   for (int i = 0; i < 4; i++) {
-    args[i].f = find_filter(c, "f_mod");
+    args[i].f = f_test_find(c, "f_mod");
     pthread_create(&th[i], NULL, conc_main, &args[i]);
   }
   for (int i = 0; i < 4; i++) {
@@ -868,7 +843,7 @@ test_fuzz_parser(void **state)
     for (int k = 0; k < n && len < sizeof(text) - 64; k++)
       len += bsnprintf(text + len, sizeof(text) - len, " %s", tok[random() % ARRAY_SIZE(tok)]);
     char err[600];
-    struct config *c = parse_text(text, err, sizeof(err));
+    struct config *c = f_test_parse(text, err, sizeof(err));
     if (c)
       config_unref(c);
   }
@@ -891,14 +866,14 @@ test_fuzz_interp(void **state)
     for (uint b = 0; b < ARRAY_SIZE(vals); b++)
       for (uint o = 0; o < ARRAY_SIZE(ops); o++) {
         bsnprintf(text, sizeof(text), "function f() { print %s %s %s; }", vals[a], ops[o], vals[b]);
-        struct config *c = parse_text(text, NULL, 0);
+        struct config *c = f_test_parse(text, NULL, 0);
         if (c)
           config_unref(c);
       }
   for (uint a = 0; a < ARRAY_SIZE(vals); a++)
     for (uint m = 0; m < ARRAY_SIZE(meths); m++) {
       bsnprintf(text, sizeof(text), "define X = %s%s;", vals[a], meths[m]);
-      struct config *c = parse_text(text, NULL, 0);
+      struct config *c = f_test_parse(text, NULL, 0);
       if (c)
         config_unref(c);
     }
@@ -992,7 +967,7 @@ run_bench(uint nroutes, int print)
     buffer_print(&b, "%s%u.%u.0.0/16{16,24}", i ? ", " : "", 20 + i / 256, i % 256);
   buffer_puts(&b, " ];\n");
   buffer_puts(&b, bench_conf_tail);
-  struct config *c = parse_ok(b.start);
+  struct config *c = f_test_parse_ok(b.start);
   buffer_free(&b);
 
   /* Attribute sets shared by many routes, as in real UPDATEs. */
@@ -1034,7 +1009,7 @@ run_bench(uint nroutes, int print)
     for (uint k = 0; k < ARRAY_SIZE(names); k++) {
       if (only && strcmp(only, names[k]))
         continue;
-      const struct filter *f = find_filter(c, names[k]);
+      const struct filter *f = f_test_find(c, names[k]);
       if (!pass && getenv("FILTER_DUMP"))
         dump_code(f, 0);
       accepted[k] = 0;

@@ -151,6 +151,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   st.out_used = 0;
   st.out.len = 0;               /* read by STEP()'s memory limit before any print */
   st.ncached = st.nviews = 0;
+  st.nedits = st.applied = 0;
+  st.memo_ok = 1;
   uint nframes = 0, sp = 0, steps = 0;
   size_t lp_base = lp_used(lp);
   const struct filter *f = top;
@@ -167,6 +169,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   }
   for (; sp < f->nslots; sp++)
     stack[sp] = F_VAL_VOID;
+  if (r)
+    f_st_memo_start(&st, top);
   if (r && r->set_preference && r->attrs->preference != r->set_preference) {
     f_st_cow(&st);
     st.eb->preference = r->set_preference;
@@ -275,6 +279,7 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_EA_SET] = &&L_FI_EA_SET,
     [FI_EA_UNSET] = &&L_FI_EA_UNSET,
     [FI_EA_DEFINED] = &&L_FI_EA_DEFINED,
+    [FI_EA_EDIT] = &&L_FI_EA_EDIT,
     [FI_DEFINED] = &&L_FI_DEFINED,
     [FI_IS_V4] = &&L_FI_IS_V4,
     [FI_TYPE] = &&L_FI_TYPE,
@@ -635,8 +640,14 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       f_st_ea_set(&st, a, v);
       DISPATCH();
     }
+    L_FI_EA_EDIT: ;
+      NEED_ROUTE();
+      f_st_edit(&st, in);
+      DISPATCH();
     L_FI_EA_UNSET: ;
       NEED_ROUTE();
+      f_st_edits_apply(&st, in->a);
+      st.memo_ok = 0;
       f_st_ea_forget(&st, in->a);
       f_st_cow(&st);
       ea_unset(st.eb, in->a);
@@ -772,31 +783,22 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     L_FI_ADD_ITEM: L_FI_DELETE: L_FI_FILTER: ; {
       struct f_val *b = &stack[--sp];   /* in place: no copy (store forwarding) */
       struct f_val *a = &TOP;
-      if (a->type == T_PATH) {
-        if (in->op == FI_ADD_ITEM)
-          ERROR("Can't add to a path");
-        if (b->type != T_INT && !(b->type == T_SET && b->val.set->type == T_INT))
-          ERROR("Integer or integer set expected");
-        a->val.ad = as_path_filter(lp, a->val.ad, b, in->op == FI_FILTER);
-        DISPATCH();
-      }
-      if (a->type != T_CLIST && a->type != T_ECLIST && a->type != T_LCLIST)
+      enum list_edit_op op = f_list_edit_op(in->op);
+      switch (list_edit_check(op, a->type, b)) {
+      case LE_OK:
+        break;
+      case LE_PATH_ADD:
+        ERROR("Can't add to a path");
+      case LE_PATH_ITEM:
+        ERROR("Integer or integer set expected");
+      case LE_NOT_LIST:
         ERROR("Argument 1 of %s must be of type clist, eclist, lclist or bgppath, got type %s",
               f_op_names[in->op], f_type_name(a->type));
-      uint it = clist_item_type(a->type);
-      if (a->type == T_CLIST && (b->type == T_QUAD || b->type == T_INT))
-        b->type = T_PAIR;
-      else if (a->type == T_CLIST && b->type == T_IP && ipa_is_ip4(b->val.ip)) {
-        u32 q = ipa_to_ip4(b->val.ip).addr;
-        b->type = T_PAIR;
-        b->val.i = q;
+      case LE_ITEM:
+        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op],
+              f_type_name(clist_item_type(a->type)), f_type_name(b->type));
       }
-      if (b->type != it && b->type != a->type && !(b->type == T_SET && in->op != FI_ADD_ITEM))
-        ERROR("Argument 2 of %s must be of type %s, got type %s", f_op_names[in->op], f_type_name(it), f_type_name(b->type));
-      if (in->op == FI_ADD_ITEM)
-        a->val.ad = clist_add(lp, a->type, a->val.ad, b);
-      else
-        a->val.ad = clist_filter(lp, a->type, a->val.ad, b, in->op == FI_FILTER);
+      a->val.ad = list_edit(lp, op, a->type, a->val.ad, b);
       DISPATCH();
     }
     L_FI_FORMAT: ;
@@ -845,11 +847,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
 done:
   if (st.out_used)
     buffer_free(&st.out);
-  if (r) {
-    r->out = NULL;
-    if (st.eb && res != F_ERROR)
-      r->out = ea_intern(st.eb);
-  }
+  if (r)
+    r->out = res != F_ERROR ? f_st_result(&st, top) : NULL;
   return res;
 
 fail:

@@ -18,8 +18,11 @@
  * Attribute payloads stay valid for the whole run (the input list is held
  * by the caller; builder payloads live in the run's linpool).
  */
+#include <stddef.h>
 #include <string.h>
 #include "filter/f_interp.h"
+#include "nest/ea_memo.h"
+#include "lib/hash.h"
 #include "nest/ea_bgp.h"
 #include "nest/rt.h"
 #include "nest/proto.h"
@@ -27,8 +30,9 @@
 
 static const u8 empty_bytes[4];
 
-const struct eattr *
-f_st_ea_find(struct f_state *st, u16 id, const void **data)
+/* As the attributes are now, edits waiting or not. */
+static const struct eattr *
+st_ea_find(struct f_state *st, u16 id, const void **data)
 {
   if (st->eb) {
     for (uint i = 0; i < st->eb->count; i++)
@@ -42,6 +46,13 @@ f_st_ea_find(struct f_state *st, u16 id, const void **data)
   if (e && e->type != EAF_INT && e->type != EAF_ROUTER_ID)
     *data = ea_data(st->r->attrs, e);
   return e;
+}
+
+const struct eattr *
+f_st_ea_find(struct f_state *st, u16 id, const void **data)
+{
+  f_st_edits_apply(st, id);
+  return st_ea_find(st, id, data);
 }
 
 /* Does a value of attribute a point to an object made of its payload? */
@@ -139,11 +150,12 @@ eb_put(struct ea_builder *b, int i, u16 id, u8 type, u8 flags, u32 val, const vo
   b->payload[i] = data;
 }
 
-void
-f_st_ea_set(struct f_state *st, const struct f_attr *a, const struct f_val *v)
+/* Store v in attribute a (its waiting edits applied). */
+static void
+st_ea_store(struct f_state *st, const struct f_attr *a, const struct f_val *v)
 {
   const void *old = NULL;
-  const struct eattr *e = f_st_ea_find(st, a->id, &old);
+  const struct eattr *e = st_ea_find(st, a->id, &old);
   if (ea_unchanged(a, e, old, v))
     return;
   f_st_ea_forget(st, a->id);
@@ -197,6 +209,101 @@ f_st_ea_set(struct f_state *st, const struct f_attr *a, const struct f_val *v)
       return;
     }
   }
+}
+
+void
+f_st_ea_set(struct f_state *st, const struct f_attr *a, const struct f_val *v)
+{
+  f_st_edits_apply(st, a->id);
+  st->memo_ok = 0;
+  st_ea_store(st, a, v);
+}
+
+/* --- List edits with constants (EA_EDIT), deferred and memoized --- */
+
+/* The memo key: which code ran (the filter's uid, the edits by their ids
+ * in its config) and the preference the caller stamped before it. 40
+ * bytes: with the entry's header, one cache line. */
+struct f_memo_bytes {
+  u64 uid;
+  u32 set_preference;
+  u16 n;
+  u16 edits[F_EDITS];
+};
+_Static_assert(sizeof(struct f_memo_bytes) == 40, "filter memo key is not 40 bytes");
+
+/* The memo entries of one filter on one list share a bucket, whatever
+ * edits ran: the run knows the bucket before it starts, and a filter that
+ * edits has it loaded while its tests run. */
+void
+f_st_memo_start(struct f_state *st, const struct filter *top)
+{
+  uintptr_t s = (uintptr_t) st->r->attrs;
+  st->memo_hash = hash_mix(hash_u32((u32) (s >> 4)) ^ (u32) (s >> 36),
+                           (u32) top->uid ^ (u32) (top->uid >> 32) ^ st->r->set_preference);
+  if (top->edits)
+    ea_memo_prefetch(EA_MEMO_FILTER, st->memo_hash);
+}
+
+void
+f_st_edit(struct f_state *st, const struct f_insn *in)
+{
+  const struct f_edit *ed = in->p.p;
+  if (st->nedits == F_EDITS) {
+    /* More than a memo key holds: this run is computed, not memoized. */
+    f_st_edits_run(st);
+    st->memo_ok = 0;
+    st->nedits = st->applied = 0;
+  }
+  f_st_ea_forget(st, ed->attr->id);
+  if (!st->nedits && st->memo_ok)
+    ea_memo_prefetch_out(EA_MEMO_FILTER, st->memo_hash, st->r->attrs);
+  st->edits[st->nedits++] = in;
+}
+
+void
+f_st_edits_run(struct f_state *st)
+{
+  while (st->applied < st->nedits) {
+    const struct f_edit *ed = st->edits[st->applied++]->p.p;
+    const struct f_attr *a = ed->attr;
+    const void *data = NULL;
+    const struct eattr *e = st_ea_find(st, a->id, &data);
+    /* A list attribute is always stored as its list type; anything else
+     * (none of our writers makes it) counts as an empty list. */
+    struct adata cur = { 0 };
+    if (e && e->type == a->eaf) {
+      cur.length = e->len;
+      cur.data = (u8 *) data;
+    }
+    struct f_val v = { .type = a->type, .val.ad = list_edit(st->lp, ed->op, a->type, &cur, &ed->k) };
+    st_ea_store(st, a, &v);
+  }
+}
+
+struct ea_list *
+f_st_result(struct f_state *st, const struct filter *top)
+{
+  if (!st->memo_ok || !st->nedits) {
+    f_st_edits_run(st);
+    return st->eb ? ea_intern(st->eb) : NULL;
+  }
+  struct f_memo_bytes kb = { .uid = top->uid, .set_preference = st->r->set_preference, .n = st->nedits };
+  for (uint i = 0; i < st->nedits; i++)
+    kb.edits[i] = ((const struct f_edit *) st->edits[i]->p.p)->id;
+  struct ea_memo_key k = {
+    .src = st->r->attrs,
+    .hash = st->memo_hash,
+    .len = (offsetof(struct f_memo_bytes, edits) + st->nedits * sizeof(kb.edits[0]) + 7) & ~7u,
+    .bytes = &kb,
+  };
+  struct ea_list *out;
+  if (ea_memo_get(EA_MEMO_FILTER, &k, &out))
+    return out ? ea_ref(out) : NULL;
+  f_st_edits_run(st);
+  out = st->eb ? ea_intern(st->eb) : NULL;
+  ea_memo_put(EA_MEMO_FILTER, &k, out ? ea_ref(out) : NULL);
+  return out;
 }
 
 /* Current values of the fixed fields. */
@@ -271,6 +378,7 @@ iface_by_name(const char *name)
 const char *
 f_st_sa_set(struct f_state *st, uint sa, const struct f_val *v)
 {
+  st->memo_ok = 0;
   if (sa == SA_PREFERENCE && ST_FIELD(st, preference) == v->val.i)
     return NULL;
   f_st_cow(st);

@@ -576,3 +576,37 @@ clist_format(uint type, const struct adata *l, struct buffer *b)
   }
   buffer_puts(b, ")");
 }
+
+enum list_edit_err
+list_edit_check(enum list_edit_op op, uint lt, struct f_val *b)
+{
+  if (lt == T_PATH) {
+    if (op == LE_ADD)
+      return LE_PATH_ADD;
+    if (b->type != T_INT && !(b->type == T_SET && b->val.set->type == T_INT))
+      return LE_PATH_ITEM;
+    return LE_OK;
+  }
+  if (lt != T_CLIST && lt != T_ECLIST && lt != T_LCLIST)
+    return LE_NOT_LIST;
+  if (lt == T_CLIST && (b->type == T_QUAD || b->type == T_INT))
+    b->type = T_PAIR;
+  else if (lt == T_CLIST && b->type == T_IP && ipa_is_ip4(b->val.ip)) {
+    u32 q = ipa_to_ip4(b->val.ip).addr;
+    b->type = T_PAIR;
+    b->val.i = q;
+  }
+  if (b->type != clist_item_type(lt) && b->type != lt && !(b->type == T_SET && op != LE_ADD))
+    return LE_ITEM;
+  return LE_OK;
+}
+
+const struct adata *
+list_edit(linpool *lp, enum list_edit_op op, uint lt, const struct adata *l, const struct f_val *b)
+{
+  if (lt == T_PATH)
+    return as_path_filter(lp, l, b, op == LE_FILTER);
+  if (op == LE_ADD)
+    return clist_add(lp, lt, l, b);
+  return clist_filter(lp, lt, l, b, op == LE_FILTER);
+}

@@ -1,0 +1,57 @@
+/*
+ * DOC: Per-thread memos of attribute-list transformations.
+ *
+ * Some work on routes is a pure function of the route's interned
+ * attribute list and a few other values: what a BGP session exports for a
+ * route (its export profile), what a filter's list edits make of a
+ * route's attributes (the edits it ran). A route server meets the same
+ * few thousand attribute sets over and over: an UPDATE's prefixes share
+ * one, and every peer is sent the same ones. A memo keyed by (list, key
+ * bytes) gives the result of the first computation to the later ones
+ * without redoing it and without interning the result again.
+ *
+ * Each thread has its own memo of each kind: no locks, and its size is
+ * bounded by the threads, not by the peers. Four-way buckets; a new entry
+ * replaces the oldest one of its bucket. Entries hold references on the
+ * source list and on the result; they go when replaced and when the
+ * thread leaves RCU (rcu_thread_unregister), so only RCU threads may use
+ * a memo.
+ */
+#ifndef NEST_EA_MEMO_H
+#define NEST_EA_MEMO_H
+
+#include "nest/rt_attr.h"
+
+enum ea_memo_kind {
+  EA_MEMO_BGP_EXPORT,           /* proto/bgp/bgp_export_cache.c */
+  EA_MEMO_FILTER,               /* filter/interp.c: a run's list edits */
+  EA_MEMO_KINDS,
+};
+
+/* Bytes of key besides the source list: at most 64 for EA_MEMO_FILTER. */
+#define EA_MEMO_KEY_MAX 80
+
+struct ea_memo_key {
+  const struct ea_list *src;
+  u32 hash;                     /* of src and bytes, from the caller (it may have a cheaper one) */
+  u32 len;                      /* a multiple of 8, at most the kind's maximum */
+  const void *bytes;            /* 8-byte aligned; compared exactly */
+};
+
+/* The remembered result for k in *out (NULL is a result too); 0: none.
+ * Borrowed: valid until this thread's next ea_memo_put() of that kind. */
+int ea_memo_get(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out);
+
+/* Start loading the bucket of a key with this hash: a caller that knows
+ * the hash well before it looks (a filter run) hides the cache miss. */
+void ea_memo_prefetch(enum ea_memo_kind kind, u32 hash);
+
+/* Later (the bucket has come in): start loading the newest result for
+ * src in that bucket, for the reference a hit takes on it. */
+void ea_memo_prefetch_out(enum ea_memo_kind kind, u32 hash, const struct ea_list *src);
+
+/* Remember out for k. The memo takes a reference on k->src and takes
+ * over the caller's reference on out (if not NULL). */
+void ea_memo_put(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list *out);
+
+#endif
