@@ -54,7 +54,9 @@ struct f_state {
    * and these edits (f_st_result). */
   uint nedits, applied;
   int memo_ok;
+  int memo_hashed;              /* memo_hash is set */
   u32 memo_hash;
+  const struct filter *top;     /* the filter run (it names the memo entries) */
   const struct f_insn *edits[F_EDITS];
   struct buffer out;            /* print buffer */
   int out_used;
@@ -83,12 +85,12 @@ f_st_edits_apply(struct f_state *st, u16 id)
 /* An EA_EDIT instruction: remembered, applied later. */
 void f_st_edit(struct f_state *st, const struct f_insn *in);
 
-/* A run on a route starts: its memo bucket (loaded now if top edits). */
-void f_st_memo_start(struct f_state *st, const struct filter *top);
+/* A run of top on a route starts. */
+void f_st_start(struct f_state *st, const struct filter *top);
 
 /* The run's resulting list (reference for the caller), NULL: unchanged;
  * from the thread's memo when the same edits ran on the same list before. */
-struct ea_list *f_st_result(struct f_state *st, const struct filter *top);
+struct ea_list *f_st_result(struct f_state *st);
 
 /* First write: copy the route's list into the builder. */
 static inline void

@@ -169,8 +169,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
   }
   for (; sp < f->nslots; sp++)
     stack[sp] = F_VAL_VOID;
+  st.top = top;
   if (r)
-    f_st_memo_start(&st, top);
+    f_st_start(&st, top);
   if (r && r->set_preference && r->attrs->preference != r->set_preference) {
     f_st_cow(&st);
     st.eb->preference = r->set_preference;
@@ -848,7 +849,7 @@ done:
   if (st.out_used)
     buffer_free(&st.out);
   if (r)
-    r->out = res != F_ERROR ? f_st_result(&st, top) : NULL;
+    r->out = res != F_ERROR ? f_st_result(&st) : NULL;
   return res;
 
 fail:
