@@ -15,6 +15,10 @@ format:
 polls, TIMEDIF in seconds.) Layouts: single (all peers in master4), multi
 (a table per peer piped into master4), imex and mulimex (single and multi
 with `import table on; export table on` on every BGP channel).
+--rs-filter gives every peer an IXP-style import filter instead of
+`import all` (bogon prefixes, prefix length, path length, first AS = the
+peer, bogon ASNs, community scrubbing and tagging): every generated route
+passes it, so the counts stay the same, but each one is filtered.
 
   bench/converge.py --daemon ours --layout single --peers 10 --routes 10000 --runs 3
   bench/converge.py --daemon bird2 ...   # Debian's /usr/sbin/bird, same config
@@ -41,22 +45,51 @@ def peer_addr(base, i):
     return "127.%d.%d.%d" % (base, i // 250, i % 250 + 1)
 
 
-def gen_config(layout, peers, port, threads):
+RS_FILTER_DEFS = """# Bogon prefixes but 198.18.0.0/15, which bgpblast's tables use.
+define BOGONS_V4 = [ 0.0.0.0/8+, 10.0.0.0/8+, 100.64.0.0/10+, 127.0.0.0/8+, 169.254.0.0/16+,
+  172.16.0.0/12+, 192.0.2.0/24+, 192.168.0.0/16+, 198.51.100.0/24+,
+  203.0.113.0/24+, 224.0.0.0/4+, 240.0.0.0/4+ ];
+# The peers have private ASNs (65001, ...): only the other bogon ranges.
+define BOGON_ASNS = [ 0, 23456, 64496..64511, 65535, 65536..65551, 4200000000..4294967295 ];
+"""
+
+RS_FILTER = """filter rs_in_%s {
+  if net.type != NET_IP4 then reject;
+  if net ~ BOGONS_V4 then reject;
+  if net.len < 8 || net.len > 24 then reject;
+  if bgp_path.len > 32 then reject;
+  if bgp_path.first != %d then reject;
+  if bgp_path ~ BOGON_ASNS then reject;
+  if (64500, 0) ~ bgp_community then reject;
+  bgp_community.delete([(64500, *)]);
+  bgp_large_community.delete([(64500, *, *)]);
+  bgp_large_community.add((64500, 1000, 1));
+  accept;
+}"""
+
+
+def gen_config(layout, peers, port, threads, rs_filter=False):
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
+    if rs_filter:
+        out.append(RS_FILTER_DEFS)
     multi = layout in ("multi", "mulimex")
     imex = "import table on; export table on; " if layout in ("imex", "mulimex") else ""
     for i in range(peers):
         name = "p%d" % (i + 1)
+        imp = "import all;"
+        if rs_filter:
+            out.append(RS_FILTER % (name, 65000 + i + 1))
+            imp = "import filter rs_in_%s;" % name
         table = ""
         if multi:
             out.append("ipv4 table t_%s;" % name)
             out.append("protocol pipe pipe_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
             table = "table t_%s; " % name
         out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %s%simport all; export all; }; }"
-                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex))
+                   " hold time 240; ipv4 { %s%s%s export all; }; }"
+                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp))
     out.append("protocol bgp mon1 { local %s port %d as 64500; neighbor %s as 64901; passive; rs client; multihop;"
                " hold time 240; ipv4 { %simport none; export all; }; }" % (DUT, port, peer_addr(2, 0), imex))
     return "\n".join(out) + "\n"
@@ -102,7 +135,7 @@ def one_run(args, binary, version, threads):
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
     conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
     with open(conf, "w") as f:
-        f.write(gen_config(args.layout, args.peers, port, threads))
+        f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter))
     total = args.peers * args.routes
     log = open(os.path.join(d, "daemon.log"), "wb")
     t0 = time.time()
@@ -181,6 +214,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rs-filter", action="store_true", help="an IXP-style import filter per peer (not `import all`)")
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
     ap.add_argument("--settle", type=float, default=0,
                     help="with --show-memory: wait this long after convergence and show memory again")

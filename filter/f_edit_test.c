@@ -5,8 +5,8 @@
  * results in every order of reads, writes, unsets and verdicts; memo hits
  * give the interned list itself; a run with more edits than a key holds,
  * two filters on one list, and a full memo still give the right lists.
- * Also nest/ea_memo.c on its own: replacement within a bucket and the
- * references it holds.
+ * Also nest/ea_memo.c on its own: replacement within a bucket, growth,
+ * and the references it holds.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -237,6 +237,47 @@ test_memo_bucket(void **state UNUSED)
   ea_unref(src);
 }
 
+/* A fresh memo (256 buckets) meets 2,048 keys spread evenly, twice: it
+ * doubles once it has pushed out more entries than it holds, and then
+ * holds them all. */
+struct grow_arg {
+  struct ea_list *src;
+  uint found;
+};
+
+static void *
+memo_grow_thread(void *arg)
+{
+  struct grow_arg *g = arg;
+  rcu_thread_register();
+  for (int pass = 0; pass < 2; pass++)
+    for (u64 i = 0; i < 2048; i++) {
+      struct ea_memo_key k = { .src = g->src, .hash = i, .len = 8, .bytes = &i };
+      ea_memo_put(EA_MEMO_FILTER, &k, NULL);
+    }
+  g->found = 0;
+  for (u64 i = 0; i < 2048; i++) {
+    struct ea_memo_key k = { .src = g->src, .hash = i, .len = 8, .bytes = &i };
+    struct ea_list *o;
+    g->found += ea_memo_get(EA_MEMO_FILTER, &k, &o);
+  }
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void
+test_memo_grows(void **state UNUSED)
+{
+  struct grow_arg g = { .src = med_list(3) };
+  u32 before = uc(g.src);
+  pthread_t t;
+  pthread_create(&t, NULL, memo_grow_thread, &g);
+  pthread_join(t, NULL);
+  assert_int_equal(g.found, 2048);
+  assert_int_equal(uc(g.src), before);
+  ea_unref(g.src);
+}
+
 static void *
 memo_in_thread(void *arg)
 {
@@ -281,6 +322,7 @@ main(void)
     cmocka_unit_test(test_filters_and_overflow),
     cmocka_unit_test(test_memo_bucket),
     cmocka_unit_test(test_memo_thread_exit),
+    cmocka_unit_test(test_memo_grows),
   };
   int res = cmocka_run_group_tests(tests, NULL, NULL);
   config_unref(cfg);

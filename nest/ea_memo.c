@@ -6,6 +6,13 @@
  * profile), a bucket EM_WAYS entries side by side, the table aligned to
  * cache lines. Entries in a bucket go from the newest to the oldest: a new
  * one goes first, the others move down and the last one is dropped.
+ *
+ * Size: every thread that uses a memo pays for its table in resident
+ * memory, so a memo starts small and doubles while the working set does
+ * not fit: when as many entries were pushed out since the last doubling
+ * as the table holds. A route server whose UPDATEs carry hundreds of
+ * prefixes per attribute set hits within a few entries; one that meets
+ * thousands of sets in turn grows its memo to them.
  */
 #include <pthread.h>
 #include <string.h>
@@ -29,22 +36,21 @@ struct em_memo {
   size_t size;
   u32 mask;                            /* buckets - 1 */
   u32 stride;                          /* bytes per entry */
+  u32 evicted;                         /* entries pushed out since the table was made */
   u8 *tab;
 };
 
 struct em_kind {
-  u32 buckets;                         /* a power of two */
+  u32 min_buckets, max_buckets;        /* powers of two */
   u32 key_max;                         /* bytes, a multiple of 8 */
   enum mem_class cls;
 };
 
-/* A filter memo meets every attribute set of the routes it imports, some
- * with two or three edit runs (accept, reject) in one bucket; the export
- * memo one entry per set and export profile. 16,384 entries each (1 and 2
- * MB per thread). */
+/* 256 buckets (64 kB for filters, 128 kB for exports) up to 4,096 (16,384
+ * entries: 1 MB, 2 MB). */
 static const struct em_kind em_kinds[EA_MEMO_KINDS] = {
-  [EA_MEMO_BGP_EXPORT] = { .buckets = 4096, .key_max = EA_MEMO_KEY_MAX, .cls = MEM_PROTOCOLS },
-  [EA_MEMO_FILTER] = { .buckets = 4096, .key_max = 40, .cls = MEM_ATTRS },
+  [EA_MEMO_BGP_EXPORT] = { 256, 4096, EA_MEMO_KEY_MAX, MEM_PROTOCOLS },
+  [EA_MEMO_FILTER] = { 256, 4096, 40, MEM_ATTRS },
 };
 
 static __thread struct em_memo em_mine[EA_MEMO_KINDS];
@@ -65,6 +71,18 @@ em_drop(struct em_entry *e)
   if (e->out)
     ea_unref(e->out);
   e->src = NULL;
+}
+
+static void
+em_alloc(struct em_memo *m, const struct em_kind *k, u32 buckets)
+{
+  m->stride = (sizeof(struct em_entry) + k->key_max + 63) & ~63u;
+  m->mask = buckets - 1;
+  m->evicted = 0;
+  m->size = (size_t) buckets * EM_WAYS * m->stride + 64;
+  m->mem = mem_alloc_shared(k->cls, m->size);
+  memset(m->mem, 0, m->size);
+  m->tab = (u8 *) (((uintptr_t) m->mem + 63) & ~(uintptr_t) 63);
 }
 
 static void
@@ -93,16 +111,31 @@ em_get(enum ea_memo_kind kind)
 {
   struct em_memo *m = &em_mine[kind];
   if (!m->mem) {
-    const struct em_kind *k = &em_kinds[kind];
     pthread_once(&em_once, em_hook_init);
-    m->stride = (sizeof(struct em_entry) + k->key_max + 63) & ~63u;
-    m->mask = k->buckets - 1;
-    m->size = (size_t) k->buckets * EM_WAYS * m->stride + 64;
-    m->mem = mem_alloc_shared(k->cls, m->size);
-    memset(m->mem, 0, m->size);
-    m->tab = (u8 *) (((uintptr_t) m->mem + 63) & ~(uintptr_t) 63);
+    em_alloc(m, &em_kinds[kind], em_kinds[kind].min_buckets);
   }
   return m;
+}
+
+/* Twice the buckets; the entries move over (their references with them),
+ * in their order within each bucket. */
+static void
+em_grow(struct em_memo *m, const struct em_kind *k)
+{
+  struct em_memo old = *m;
+  em_alloc(m, k, (old.mask + 1) * 2);
+  for (u32 b = 0; b <= old.mask; b++)
+    for (uint i = 0; i < EM_WAYS; i++) {
+      const struct em_entry *e = em_entry(&old, b, i);
+      if (!e->src)
+        continue;
+      u32 nb = e->hash & m->mask;
+      uint j = 0;
+      while (em_entry(m, nb, j)->src)
+        j++;                           /* a bucket splits in two: room for all */
+      memcpy(em_entry(m, nb, j), e, old.stride);
+    }
+  mem_free_shared(k->cls, old.mem, old.size);
 }
 
 static inline int
@@ -159,16 +192,24 @@ ea_memo_prefetch_out(enum ea_memo_kind kind, u32 hash, const struct ea_list *src
 void
 ea_memo_put(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list *out)
 {
+  const struct em_kind *kd = &em_kinds[kind];
   struct em_memo *m = em_get(kind);
-  ASSERT(k->len <= em_kinds[kind].key_max && !(k->len % 8));
+  ASSERT(k->len <= kd->key_max && !(k->len % 8));
   u32 b = k->hash & m->mask;
   /* The key's own entry if it has one, else the oldest, makes room at
    * the front. */
   uint i = 0;
   while (i < EM_WAYS - 1 && !em_match(em_entry(m, b, i), k))
     i++;
+  struct em_entry *last = em_entry(m, b, i);
+  if (i == EM_WAYS - 1 && last->src && !em_match(last, k) && ++m->evicted > (m->mask + 1) * EM_WAYS &&
+      m->mask + 1 < kd->max_buckets) {
+    em_grow(m, kd);
+    ea_memo_put(kind, k, out);
+    return;
+  }
   struct em_entry *first = em_entry(m, b, 0);
-  em_drop(em_entry(m, b, i));
+  em_drop(last);
   if (i)
     memmove((u8 *) first + m->stride, first, (size_t) i * m->stride);
   first->src = NULL;

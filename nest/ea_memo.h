@@ -12,7 +12,8 @@
  *
  * Each thread has its own memo of each kind: no locks, and its size is
  * bounded by the threads, not by the peers. Four-way buckets; a new entry
- * replaces the oldest one of its bucket. Entries hold references on the
+ * replaces the oldest one of its bucket, and a memo whose working set
+ * does not fit doubles (up to a bound). Entries hold references on the
  * source list and on the result; they go when replaced and when the
  * thread leaves RCU (rcu_thread_unregister), so only RCU threads may use
  * a memo.
