@@ -214,24 +214,35 @@ route_operand(const struct f_expr *x, const struct f_attr **attr, uint *method)
 }
 
 /* `attr = attr.add|delete|filter(CONSTANT)` (what `bgp_community.delete(X);`
- * compiles to) as one EA_EDIT, when the constant fits the list; NULL: not
- * that shape, or the run-time checks have something to say. */
+ * compiles to) or `attr = CONSTANT` as one EA_EDIT, when the constant fits
+ * the attribute; NULL: not that shape, or the run-time checks have
+ * something to say. */
 static const struct f_edit *
 edit_of(struct cbuf *c, const struct f_expr *e)
 {
   const struct f_attr *a = e->ptr;
   const struct f_expr *x = e->a;
-  if (!x || (x->op != FI_ADD_ITEM && x->op != FI_DELETE && x->op != FI_FILTER) || !x->a || !x->b)
-    return NULL;
-  if (x->a->op != FI_EA_GET || ((const struct f_attr *) x->a->ptr)->id != a->id || x->b->op != FI_CONST)
-    return NULL;
-  struct f_val k = x->b->val;
   struct f_parse *fp = f_parse_state(c->cx);
-  if (list_edit_check(f_list_edit_op(x->op), a->type, &k) != LE_OK || fp->edit_next == 0xffff)
+  if (!x || fp->edit_next == 0xffff)
     return NULL;
+  struct f_val k;
+  uint op;
+  if (x->op == FI_CONST && x->val.type == a->type) {
+    k = x->val;
+    op = F_EDIT_SET;
+  } else {
+    if ((x->op != FI_ADD_ITEM && x->op != FI_DELETE && x->op != FI_FILTER) || !x->a || !x->b)
+      return NULL;
+    if (x->a->op != FI_EA_GET || ((const struct f_attr *) x->a->ptr)->id != a->id || x->b->op != FI_CONST)
+      return NULL;
+    k = x->b->val;
+    op = f_list_edit_op(x->op);
+    if (list_edit_check(op, a->type, &k) != LE_OK)
+      return NULL;
+  }
   struct f_edit *ed = cf_alloc(c->cx, sizeof(*ed));
   ed->attr = a;
-  ed->op = f_list_edit_op(x->op);
+  ed->op = op;
   ed->id = fp->edit_next++;
   ed->k = k;
   return ed;

@@ -46,6 +46,10 @@ static const char *edit_conf =
   "filter e_reject { bgp_community.add((2, 2)); if bgp_med = 5 then reject; bgp_community.add((3, 3)); accept; }\n"
   "filter p_reject { pair x = (2, 2); pair y = (3, 3); bgp_community.add(x); if bgp_med = 5 then reject;\n"
   "  bgp_community.add(y); accept; }\n"
+  /* constants set: a scalar read back, a value equal to the one there */
+  "filter e_set { bgp_local_pref = 200; bgp_med = 5; if bgp_local_pref = 200 then bgp_med = 7; accept; }\n"
+  "filter p_set { int x = 200; int y = 5; int z = 7; bgp_local_pref = x; bgp_med = y;\n"
+  "  if bgp_local_pref = 200 then bgp_med = z; accept; }\n"
   /* nothing to scrub: no change, no list */
   "filter e_none { bgp_community.delete([(9, *)]); accept; }\n"
   /* more edits than a memo key holds, through a function */
@@ -108,10 +112,10 @@ test_fused_as_plain(void **state UNUSED)
 {
   static const char *const pairs[][2] = {
     { "e_scrub", "p_scrub" }, { "e_read", "p_read" }, { "e_unset", "p_unset" },
-    { "e_path", "p_path" }, { "e_reject", "p_reject" },
+    { "e_path", "p_path" }, { "e_reject", "p_reject" }, { "e_set", "p_set" },
   };
   for (uint i = 0; i < ARRAY_SIZE(pairs); i++) {
-    assert_int_equal(edits_in(pairs[i][0]), 2);
+    assert_int_equal(edits_in(pairs[i][0]), i == 5 ? 3 : 2);
     assert_int_equal(edits_in(pairs[i][1]), 0);
   }
   for (u32 med = 4; med <= 6; med++)
@@ -232,6 +236,11 @@ test_memo_bucket(void **state UNUSED)
   /* a different length is a different key */
   struct ea_memo_key k16 = { .src = src, .hash = 77, .len = 16, .bytes = (u64[2]){ 1003, 0 } };
   assert_false(ea_memo_get(EA_MEMO_FILTER, &k16, &o));
+  /* a flush lets go of everything */
+  ea_memo_flush();
+  assert_int_equal(uc(src), src_uc);
+  assert_int_equal(uc(out[5]), out_uc);
+  assert_false(ea_memo_get(EA_MEMO_FILTER, &k3, &o));
   for (int i = 0; i < 6; i++)
     ea_unref(out[i]);
   ea_unref(src);

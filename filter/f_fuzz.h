@@ -19,6 +19,7 @@
 #include "lib/log.h"
 #include "lib/rcu.h"
 #include "nest/ea_bgp.h"
+#include "nest/ea_memo.h"
 #include "proto/protos.h"
 
 static inline void
@@ -72,6 +73,7 @@ f_fuzz_exec(const struct filter *f, struct f_route *r, linpool *lp)
 static inline void
 f_fuzz_end(u64 before, const char *what)
 {
+  ea_memo_flush();              /* memoized results are references kept on purpose */
   if (ea_count() != before) {
     fprintf(stderr, "fuzz: %s: %llu interned attribute lists before, %llu after\n", what,
             (unsigned long long) before, (unsigned long long) ea_count());

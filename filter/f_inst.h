@@ -76,17 +76,19 @@ struct f_jtest {
   const void *table;            /* FI_ROA_CHECK: the ROA table (struct rtable_config) */
 };
 
-/* EA_EDIT: attribute attr = attr.add|delete|filter(k), with k a constant
- * checked (and converted) by the compiler. The interpreter defers it
+/* EA_EDIT: attribute attr = attr.add|delete|filter(k), or attr = k, with k
+ * a constant checked (and converted) by the compiler. The interpreter defers it
  * until something reads the attribute or the run ends; a run whose only
  * changes are such edits is memoized by its input list and the edits it
  * ran (filter/interp.c). */
 struct f_edit {
   const struct f_attr *attr;
-  u16 op;                       /* enum list_edit_op */
+  u16 op;                       /* enum list_edit_op, or F_EDIT_SET */
   u16 id;                       /* unique in its config: memo keys name the edit by it */
   struct f_val k;
 };
+
+#define F_EDIT_SET 0x100
 
 static inline enum list_edit_op
 f_list_edit_op(uint op)

@@ -286,6 +286,10 @@ f_st_edits_run(struct f_state *st)
   while (st->applied < st->nedits) {
     const struct f_edit *ed = st->edits[st->applied++]->p.p;
     const struct f_attr *a = ed->attr;
+    if (ed->op == F_EDIT_SET) {
+      st_ea_store(st, a, &ed->k);
+      continue;
+    }
     const void *data = NULL;
     const struct eattr *e = st_ea_find(st, a->id, &data);
     /* A list attribute is always stored as its list type; anything else

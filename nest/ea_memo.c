@@ -85,17 +85,26 @@ em_alloc(struct em_memo *m, const struct em_kind *k, u32 buckets)
   m->tab = (u8 *) (((uintptr_t) m->mem + 63) & ~(uintptr_t) 63);
 }
 
-static void
-em_thread_exit(void)
+void
+ea_memo_flush(void)
 {
   for (uint k = 0; k < EA_MEMO_KINDS; k++) {
     struct em_memo *m = &em_mine[k];
-    if (!m->mem)
-      continue;
-    for (u32 b = 0; b <= m->mask; b++)
-      for (uint i = 0; i < EM_WAYS; i++)
-        em_drop(em_entry(m, b, i));
-    mem_free_shared(em_kinds[k].cls, m->mem, m->size);
+    if (m->mem)
+      for (u32 b = 0; b <= m->mask; b++)
+        for (uint i = 0; i < EM_WAYS; i++)
+          em_drop(em_entry(m, b, i));
+  }
+}
+
+static void
+em_thread_exit(void)
+{
+  ea_memo_flush();
+  for (uint k = 0; k < EA_MEMO_KINDS; k++) {
+    struct em_memo *m = &em_mine[k];
+    if (m->mem)
+      mem_free_shared(em_kinds[k].cls, m->mem, m->size);
     m->mem = NULL;
   }
 }

@@ -51,6 +51,9 @@ void ea_memo_prefetch(enum ea_memo_kind kind, u32 hash);
  * src in that bucket, for the reference a hit takes on it. */
 void ea_memo_prefetch_out(enum ea_memo_kind kind, u32 hash, const struct ea_list *src);
 
+/* Forget everything this thread's memos remember (their references go). */
+void ea_memo_flush(void);
+
 /* Remember out for k. The memo takes a reference on k->src and takes
  * over the caller's reference on out (if not NULL). */
 void ea_memo_put(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list *out);
