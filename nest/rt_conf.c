@@ -209,12 +209,12 @@ void
 rt_shutdown(void)
 {
   tables_shut = 1;
+  /* Tables deleted by an earlier reconfigure too: a config kept for
+   * `configure undo` held them until now. */
   LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n) {
     t->config = NULL;
-    if (!t->deleted) {
-      t->deleted = 1;
-      rt_table_maybe_free(t);
-    }
+    t->deleted = 1;
+    rt_table_maybe_free(t);
   }
 }
 

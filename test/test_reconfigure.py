@@ -156,3 +156,15 @@ def test_sighup_with_broken_file_keeps_config(daemon):
     assert daemon.raw("configure check").startswith(b"0002-")
     assert daemon.raw("show route count") == BASIC_COUNT
     assert daemon.proc.poll() is None
+
+
+def test_shutdown_after_a_table_was_removed(start_daemon):
+    # The removed table waits for the config kept for `configure undo`;
+    # shutdown must free it all the same (it used to wait for it forever).
+    head = "router id 10.0.0.1;\nprotocol device {}\n"
+    d = start_daemon(head + "ipv4 table t1;\nprotocol static s1 { ipv4 { table t1; }; route 10.1.0.0/16 blackhole; }\n")
+    d.reconfigure_file(head)
+    r = d.raw("configure")
+    assert r.endswith(b"0003 Reconfigured\n") or r.endswith(b"0004 Reconfiguration in progress\n"), r
+    assert poll(lambda: b"s1" not in d.raw("show protocols"), timeout=10)
+    assert d.stop() == 0
