@@ -50,8 +50,10 @@ table_def: net_type TABLE symbol table_opts_block {
     rc->sorted = cx->tbl_sorted; rc->trie = cx->tbl_trie;
     if (cx->tbl_min_settle) rc->min_settle = cx->tbl_min_settle;
     if (cx->tbl_max_settle) rc->max_settle = cx->tbl_max_settle;
+    rc->debug = cx->tbl_debug;
     cx->tbl_sorted = cx->tbl_trie = 0;
     cx->tbl_min_settle = cx->tbl_max_settle = 0;
+    cx->tbl_debug = 0;
   } ;
 table_opts_block: ';' | '{' table_opts '}' | table_inline_opts ';' ;
 /* BIRD also takes the flags without braces: `ipv4 table master4 sorted;` */
@@ -66,10 +68,10 @@ table_opt:
  | GC THRESHOLD expr { }
  | GC PERIOD expr_us { }
  /* BIRD 3's `debug all|off|{states,routes,events}` (BIRD 2 has no table
-  * debug): accepted so that BIRD 3 configs load; tables trace nothing yet */
- | DEBUG bool { }
- | DEBUG ALL { }
- | DEBUG '{' proto_debug_list '}' { }
+  * debug); flags tables do not trace are ignored */
+ | DEBUG bool { cx->tbl_debug = $2 ? D_STATES | D_ROUTES | D_EVENTS : 0; }
+ | DEBUG ALL { cx->tbl_debug = D_STATES | D_ROUTES | D_EVENTS; }
+ | DEBUG '{' proto_debug_list '}' { cx->tbl_debug = $3 & (D_STATES | D_ROUTES | D_EVENTS); }
  ;
 
 rtable: CF_SYM_KNOWN {
@@ -89,8 +91,8 @@ proto_debug_mask:
  ;
 proto_debug_list: proto_debug_flag | proto_debug_list ',' proto_debug_flag { $$ = $1 | $3; } ;
 proto_debug_flag:
-   STATES { $$ = 1; } | ROUTES { $$ = 2; } | FILTERS { $$ = 4; } | INTERFACES { $$ = 8; }
- | EVENTS { $$ = 16; } | PACKETS { $$ = 32; }
+   STATES { $$ = D_STATES; } | ROUTES { $$ = D_ROUTES; } | FILTERS { $$ = D_FILTERS; }
+ | INTERFACES { $$ = D_INTERFACES; } | EVENTS { $$ = D_EVENTS; } | PACKETS { $$ = D_PACKETS; }
  ;
 
 /* Protocols: each class supplies `proto: <class>_proto '}' ;` and uses these. */

@@ -174,7 +174,7 @@ proto_set_state_main(struct proto *p, enum proto_state s)
     return;
   p->state = s;
   p->last_state_change = time_real_now();
-  if (p->debug & 1)
+  if (p->debug & D_STATES)
     log_msg(L_TRACE, "%s: State changed to %s", p->name, proto_state_names[s]);
 }
 

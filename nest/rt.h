@@ -48,6 +48,9 @@ struct config;
 struct symbol;
 struct rt_hostcache;
 
+/* `debug` flags of protocols, channels and tables (BIRD's bits). */
+enum debug_flag { D_STATES = 1, D_ROUTES = 2, D_FILTERS = 4, D_INTERFACES = 8, D_EVENTS = 16, D_PACKETS = 32 };
+
 struct rtable_config {
   struct lnode n;
   const char *name;
@@ -62,6 +65,7 @@ struct rtable_config {
   struct rtable *table;       /* owner: main loop; the running table */
   int table_ref;              /* owner: main loop; holds a config_refs of table */
   int implicit;               /* master4/master6 made before parsing, not yet declared */
+  u32 debug;                  /* D_STATES, D_ROUTES, D_EVENTS (BIRD 3's table `debug`) */
 };
 
 /* Identity of who announced a route: one per protocol instance (and path id). */
@@ -150,6 +154,7 @@ struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
   const char *name;
   struct rtable_config *config;   /* owner: main loop */
+  u32 debug;                  /* atomic: the config's; set by the main loop, read by writers */
   uint net_type;
   pool *pool;
   struct loop *loop;          /* maintenance */

@@ -103,6 +103,8 @@ static void
 rt_table_free_done(void *data)
 {
   struct rtable *t = data;
+  if (uatomic_read(&t->debug) & D_STATES)
+    log_msg(L_TRACE, "%s: Down", t->name);
   rt_hostcache_release(t);
   rfree(t->pool);
   tables_dying--;
@@ -177,8 +179,11 @@ rt_commit(struct config *new, struct config *old)
     if (!t) {
       t = rt_table_new(rc);
       list_add_tail(&live_tables, &t->n);
+      if (rc->debug & D_STATES)
+        log_msg(L_TRACE, "%s: Started", t->name);
     }
     t->config = rc;
+    uatomic_set(&t->debug, rc->debug);
     /* `configure undo` commits an older config again: its tables may be
      * new ones by now */
     if (rc->table_ref && rc->table != t)
@@ -192,6 +197,8 @@ rt_commit(struct config *new, struct config *old)
 
   LIST_WALK_ENTRY_SAFE(t, &live_tables, struct rtable, n)
     if (!t->config && !t->deleted) {
+      if (uatomic_read(&t->debug) & D_STATES)
+        log_msg(L_TRACE, "%s: Removed from the config, shutting down", t->name);
       t->deleted = 1;
       rt_table_maybe_free(t);
     }

@@ -567,6 +567,19 @@ rt_group_lift(struct rtable *t, struct net *net, const struct rt_group *g)
     rt_group_flip(t, net, best);
 }
 
+/* `debug { routes }` of a table: a change as BIRD 2 traces a channel's
+ * imports, after the table's name ("master4: s1.ipv4 > added [best]
+ * 10.1.0.0/16 0L 2G blackhole"). Inside rcu_read_lock(): r may be retired. */
+static void
+rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c, const struct rte *r, uint what,
+                int best)
+{
+  static const char *const names[] = { [RT_UPD_ADD] = "added", [RT_UPD_REPLACE] = "updated", [RT_UPD_REMOVE] = "removed" };
+  log_msg(L_TRACE, "%s: %s.%s > %s%s %N %luL %uG %s", t->name, c ? c->proto->name : "?", c && c->name ? c->name : "?",
+          names[what], best ? " [best]" : "", &net->n, (unsigned long) r->src->private_id, r->src->global_id,
+          rte_dest_names[r->attrs->dest]);
+}
+
 /* gen: the refresh generation the route gets, -1 for the sender's current. */
 static uint
 rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
@@ -627,6 +640,8 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   if (!old && !new)
     goto nochange;
 
+  u32 debug = uatomic_read(&t->debug);
+  int old_best = old && net->routes == old;
   struct rt_group gnew = rt_group_of(t, rte_usable(new)), gold = rt_group_of(t, rte_usable(old));
   if (gnew.key) {
     struct rte *best = rt_group_best(t, net, &gnew, old, new);
@@ -638,7 +653,11 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
     rt_group_lift(t, net, &gnew);
   if (gold.key && !rt_group_same(&gold, &gnew))
     rt_group_lift(t, net, &gold);
+  int new_best = new && net->routes == new;
   pthread_mutex_unlock(&t->lock);
+  if ((debug & D_ROUTES) && (res & RT_UPD_USABLE))
+    rt_trace_change(t, net, sender, (res & RT_UPD_USABLE) == RT_UPD_REMOVE ? old : new, res & RT_UPD_USABLE,
+                    (res & RT_UPD_USABLE) == RT_UPD_REMOVE ? old_best : new_best);
   rcu_read_unlock();
   if (fresh)
     net_free(fresh);
@@ -894,6 +913,7 @@ void
 rt_cleanup(void *data)
 {
   struct rtable *t = data;
+  u32 debug = uatomic_read(&t->debug);
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   rcu_hash_maintain(&t->nets);
@@ -913,19 +933,28 @@ rt_cleanup(void *data)
     if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
       uatomic_set(&r->laggard, 1);
       ev_send(r->loop, r->notify);
+      if (debug & D_EVENTS)
+        log_msg(L_TRACE, "%s: A reader is %llu changes behind: it skips them and feeds the table again",
+                t->name, (unsigned long long) lag);
     }
   }
 
   struct rt_journal_block *b = t->jfirst;
+  uint freed = 0;
   while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
     struct rt_journal_block *next = b->next;
     rcu_assign_pointer(t->jfirst, next);
     uatomic_set(&t->jfirst_seq, next->first_seq);
     rt_block_retire(t, b, RT_JOURNAL_BLOCK);
+    freed += RT_JOURNAL_BLOCK;
     b = next;
   }
+  u64 left = t->jend - uatomic_read(&t->jfirst_seq);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
+  if ((debug & D_EVENTS) && freed)
+    log_msg(L_TRACE, "%s: Journal cleanup: %u changes freed, %llu kept for the slowest reader", t->name, freed,
+            (unsigned long long) left);
 }
 
 /* Free everything of a table nobody uses any more (table loop, last act). */

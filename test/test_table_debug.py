@@ -1,0 +1,61 @@
+"""Table `debug` (BIRD 3's option; BIRD 2 has none): `states` traces a
+table starting, leaving the config and going down; `routes` every change
+of a route, in the shape of BIRD 2's channel traces after the table's name;
+a table without it traces nothing."""
+import re
+
+from conftest import poll
+
+CONF = """log stderr all;
+router id 10.0.0.1;
+ipv4 table t1 { debug %s; };
+protocol device {}
+protocol static s1 { ipv4 { table t1; }; %s }
+protocol static s2 { ipv4; route 10.9.0.0/16 blackhole; }
+"""
+
+ROUTES = "route 10.1.0.0/16 blackhole; route 10.2.0.0/16 unreachable;"
+
+
+def traces(d, table):
+    return [l.split("<TRACE> ", 1)[1] for l in d.log().splitlines() if "<TRACE> %s: " % table in l]
+
+
+def wait_trace(d, table, pattern):
+    found = poll(lambda: [l for l in traces(d, table) if re.search(pattern, l)], timeout=10)
+    assert found, "no %r in %s" % (pattern, traces(d, table))
+    return found
+
+
+def test_table_debug_routes_and_states(start_daemon, ours_only):
+    d = start_daemon(CONF % ("all", ROUTES))
+    wait_trace(d, "t1", r"^t1: Started$")
+    wait_trace(d, "t1", r"^t1: s1\.ipv4 > added \[best\] 10\.1\.0\.0/16 \d+L \d+G blackhole$")
+    wait_trace(d, "t1", r"^t1: s1\.ipv4 > added \[best\] 10\.2\.0\.0/16 \d+L \d+G unreachable$")
+    # master4 has no debug: its route is not traced
+    assert d.poll_raw("show route table master4 count",
+                      b"1007-1 of 1 routes for 1 networks in table master4\n0000 \n")
+    assert traces(d, "master4") == []
+
+    # one route goes, one changes
+    d.reconfigure_file(CONF % ("{ routes }", "route 10.1.0.0/16 unreachable;"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    wait_trace(d, "t1", r"^t1: s1\.ipv4 > removed \[best\] 10\.2\.0\.0/16 \d+L \d+G unreachable$")
+    wait_trace(d, "t1", r"^t1: s1\.ipv4 > updated \[best\] 10\.1\.0\.0/16 \d+L \d+G unreachable$")
+
+    # debug off: nothing more; then states only, and the table goes
+    d.reconfigure_file(CONF % ("off", ""))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert d.poll_raw("show route table t1 count", b"1007-0 of 0 routes for 0 networks in table t1\n0000 \n")
+    d.reconfigure_file(CONF % ("{ states }", ""))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    d.reconfigure_file("log stderr all;\nrouter id 10.0.0.1;\nprotocol device {}\n")
+    r = d.raw("configure")   # s1 and s2 go down first
+    assert r.endswith(b"0003 Reconfigured\n") or r.endswith(b"0004 Reconfiguration in progress\n"), r
+    wait_trace(d, "t1", r"^t1: Removed from the config, shutting down$")
+    # the config before, kept for `configure undo`, holds the table until
+    # another configure lets it go
+    assert poll(lambda: b"s1" not in d.raw("show protocols"), timeout=10)
+    d.reconfigure_file("log stderr all;\nrouter id 10.0.0.2;\nprotocol device {}\n")
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    wait_trace(d, "t1", r"^t1: Down$")
