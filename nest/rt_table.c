@@ -914,6 +914,8 @@ rt_cleanup(void *data)
 {
   struct rtable *t = data;
   u32 debug = uatomic_read(&t->debug);
+  uint laggards = 0;
+  u64 max_lag = 0;
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   rcu_hash_maintain(&t->nets);
@@ -933,9 +935,8 @@ rt_cleanup(void *data)
     if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
       uatomic_set(&r->laggard, 1);
       ev_send(r->loop, r->notify);
-      if (debug & D_EVENTS)
-        log_msg(L_TRACE, "%s: A reader is %llu changes behind: it skips them and feeds the table again",
-                t->name, (unsigned long long) lag);
+      laggards++;
+      max_lag = MAX(max_lag, lag);
     }
   }
 
@@ -952,6 +953,9 @@ rt_cleanup(void *data)
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
+  if ((debug & D_EVENTS) && laggards)
+    log_msg(L_TRACE, "%s: %u readers up to %llu changes behind: they skip them and feed the table again",
+            t->name, laggards, (unsigned long long) max_lag);
   if ((debug & D_EVENTS) && freed)
     log_msg(L_TRACE, "%s: Journal cleanup: %u changes freed, %llu kept for the slowest reader", t->name, freed,
             (unsigned long long) left);

@@ -59,3 +59,13 @@ def test_table_debug_routes_and_states(start_daemon, ours_only):
     d.reconfigure_file("log stderr all;\nrouter id 10.0.0.2;\nprotocol device {}\n")
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     wait_trace(d, "t1", r"^t1: Down$")
+
+
+def test_table_debug_events(start_daemon, ours_only):
+    # 1,500 routes: the journal's old blocks go once every reader has read
+    # them (this table has none) and the cleanup says so
+    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(1500))
+    d = start_daemon(CONF % ("{ events }", routes))
+    found = wait_trace(d, "t1", r"^t1: Journal cleanup: \d+ changes freed, \d+ kept for the slowest reader$")
+    assert int(found[0].split()[3]) % 407 == 0
+    assert not [l for l in traces(d, "t1") if " > added" in l or "Started" in l]
