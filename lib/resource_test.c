@@ -2,6 +2,7 @@
  * Unit tests for lib/resource.c: pool trees, accounting, blocks, linpools,
  * slabs. Run under ASan so that leaks and uses after free are caught too.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -532,6 +533,42 @@ test_shared(void **state)
   assert_snapshot_equal(&base, &after);
 }
 
+/* More threads than stripes: the first ones own theirs (plain adds), the
+ * rest share (atomic adds); not one count is lost either way. */
+enum { ACC_THREADS = 24, ACC_ADDS = 1000000, ACC_SUBS = 400000 };
+static pthread_barrier_t acc_start;
+
+static void *
+account_thread(void *arg UNUSED)
+{
+  pthread_barrier_wait(&acc_start);     /* all at once: stripes are shared */
+  for (int i = 0; i < ACC_ADDS; i++)
+    mem_account(MEM_PROTOCOLS, 3, 1);
+  for (int i = 0; i < ACC_SUBS; i++)
+    mem_account(MEM_PROTOCOLS, -3, -1);
+  return NULL;
+}
+
+static void
+test_accounting_threads(void **state)
+{
+  (void) state;
+  struct class_snapshot base;
+  snapshot(&base);
+  pthread_t t[ACC_THREADS];
+  pthread_barrier_init(&acc_start, NULL, ACC_THREADS);
+  for (int i = 0; i < ACC_THREADS; i++)
+    pthread_create(&t[i], NULL, account_thread, NULL);
+  for (int i = 0; i < ACC_THREADS; i++)
+    pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&acc_start);
+  struct mem_usage d;
+  class_delta(&base, MEM_PROTOCOLS, &d);
+  assert_int_equal(d.effective, (size_t) ACC_THREADS * (ACC_ADDS - ACC_SUBS) * 3);
+  assert_int_equal(d.overhead, (size_t) ACC_THREADS * (ACC_ADDS - ACC_SUBS));
+  mem_account(MEM_PROTOCOLS, -(s64) d.effective, -(s64) d.overhead);
+}
+
 int
 main(void)
 {
@@ -546,6 +583,7 @@ main(void)
     cmocka_unit_test(test_slab),
     cmocka_unit_test(test_slab_sizes),
     cmocka_unit_test(test_shared),
+    cmocka_unit_test(test_accounting_threads),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
