@@ -77,10 +77,10 @@ struct f_jtest {
 };
 
 /* EA_EDIT: attribute attr = attr.add|delete|filter(k), or attr = k, with k
- * a constant checked (and converted) by the compiler. The interpreter defers it
- * until something reads the attribute or the run ends; a run whose only
- * changes are such edits is memoized by its input list and the edits it
- * ran (filter/interp.c). */
+ * a constant checked (and converted) by the compiler. The interpreter
+ * defers it until something reads, writes or unsets the attribute or the
+ * run ends; a run whose only changes are such edits is memoized by its
+ * input list and the edits it ran (filter/interp_attr.c). */
 struct f_edit {
   const struct f_attr *attr;
   u16 op;                       /* enum list_edit_op, or F_EDIT_SET */

@@ -38,7 +38,7 @@ struct f_ea_cached {
   const void *obj;
 };
 
-/* List edits (EA_EDIT) a run remembers: they key its memo entry. */
+/* Edits (EA_EDIT) a run remembers: they key its memo entry. */
 #define F_EDITS 13
 
 /* One run of f_exec(): on its C stack, owned by the calling thread. */
@@ -49,7 +49,8 @@ struct f_state {
   struct ea_builder *eb;        /* non-NULL once an attribute was written */
   struct ea_builder *ebs;       /* storage for it (left uninitialised until then) */
   /* EA_EDITs run, in order: edits[0..applied) are in eb, the rest wait
-   * until an attribute is read or the run ends. memo_ok: nothing else
+   * until their attribute is read, written or unset, or the run ends
+   * (f_st_edits_apply). memo_ok: nothing else
    * changed the attributes, so the result is a function of the input list
    * and these edits (f_st_result). */
   uint nedits, applied;

@@ -3,8 +3,8 @@
  *
  * Some work on routes is a pure function of the route's interned
  * attribute list and a few other values: what a BGP session exports for a
- * route (its export profile), what a filter's list edits make of a
- * route's attributes (the edits it ran). A route server meets the same
+ * route (its export profile), what a filter's edits with constants make
+ * of a route's attributes (the edits it ran). A route server meets the same
  * few thousand attribute sets over and over: an UPDATE's prefixes share
  * one, and every peer is sent the same ones. A memo keyed by (list, key
  * bytes) gives the result of the first computation to the later ones
@@ -25,11 +25,11 @@
 
 enum ea_memo_kind {
   EA_MEMO_BGP_EXPORT,           /* proto/bgp/bgp_export_cache.c */
-  EA_MEMO_FILTER,               /* filter/interp.c: a run's list edits */
+  EA_MEMO_FILTER,               /* filter/interp_attr.c: a run's edits (EA_EDIT) */
   EA_MEMO_KINDS,
 };
 
-/* Bytes of key besides the source list: at most 64 for EA_MEMO_FILTER. */
+/* Bytes of key besides the source list: at most 40 for EA_MEMO_FILTER. */
 #define EA_MEMO_KEY_MAX 80
 
 struct ea_memo_key {
