@@ -42,7 +42,7 @@ struct cf_context {
   struct timeformat *tf;
   int tbl_sorted, tbl_trie;
   btime tbl_min_settle, tbl_max_settle;   /* 0: the default */
-  u32 tbl_debug;
+  u32 tbl_debug;                          /* `debug` of the table being parsed */
   int proto_is_template;
   const struct proto_class *proto_class;
   struct show_route_args *ra;

@@ -237,9 +237,7 @@ _Static_assert(sizeof(struct f_memo_bytes) == 40, "filter memo key is not 40 byt
 static u32
 st_memo_hash(const struct f_state *st, const struct filter *top)
 {
-  uintptr_t s = (uintptr_t) st->r->attrs;
-  return hash_mix(hash_u32((u32) (s >> 4)) ^ (u32) (s >> 36),
-                  (u32) top->uid ^ (u32) (top->uid >> 32) ^ st->r->set_preference);
+  return hash_mix(hash_ptr(st->r->attrs), (u32) top->uid ^ (u32) (top->uid >> 32) ^ st->r->set_preference);
 }
 
 void

@@ -24,6 +24,11 @@ static inline u32 hash_u32(u32 x)
   return x;
 }
 static inline u32 hash_mix(u32 a, u32 b) { return hash_u32(a ^ (b * 0x9e3779b9U)); }
+/* An object's address (the low 4 bits are alignment). */
+static inline u32 hash_ptr(const void *p)
+{
+  return hash_u32((u32) ((uintptr_t) p >> 4)) ^ hash_u32((u32) ((uintptr_t) p >> 36));
+}
 
 struct hash_node {
   struct hash_node *next;

@@ -221,7 +221,6 @@ ea_memo_put(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list 
   em_drop(last);
   if (i)
     memmove((u8 *) first + m->stride, first, (size_t) i * m->stride);
-  first->src = NULL;
   first->hash = k->hash;
   first->len = k->len;
   first->src = ea_ref((struct ea_list *) k->src);

@@ -65,7 +65,8 @@ struct rtable_config {
   struct rtable *table;       /* owner: main loop; the running table */
   int table_ref;              /* owner: main loop; holds a config_refs of table */
   int implicit;               /* master4/master6 made before parsing, not yet declared */
-  u32 debug;                  /* D_STATES, D_ROUTES, D_EVENTS (BIRD 3's table `debug`) */
+  u32 debug;                  /* D_STATES, D_ROUTES, D_EVENTS (BIRD 3's table `debug`); read-only
+                                 after parsing, rt_commit() copies it into the running table */
 };
 
 /* Identity of who announced a route: one per protocol instance (and path id). */

@@ -23,11 +23,9 @@ _Static_assert(sizeof(struct bgp_export_key) - XK_OFS <= EA_MEMO_KEY_MAX, "expor
 struct ea_list *
 bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx)
 {
-  uintptr_t s = (uintptr_t) k->src;
   struct ea_memo_key mk = {
     .src = k->src,
-    .hash = hash_mix(hash_mix(hash_u32((u32) (s >> 4)) ^ (u32) (s >> 36), (u32) k->gen ^ (u32) (k->gen >> 32)),
-                     k->prof_hash ^ (u32) k->med_fresh),
+    .hash = hash_mix(hash_mix(hash_ptr(k->src), (u32) k->gen ^ (u32) (k->gen >> 32)), k->prof_hash ^ (u32) k->med_fresh),
     .len = sizeof(*k) - XK_OFS,
     .bytes = (const u8 *) k + XK_OFS,
   };

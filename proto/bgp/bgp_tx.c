@@ -57,7 +57,6 @@ bgp_bucket_eq(const struct hash_node *n, const void *key)
   return container_of(n, struct bgp_bucket, hn)->attrs == key;
 }
 
-static u32 bgp_ptr_hash(const void *p) { return hash_u32((u32) ((uintptr_t) p >> 4)) ^ hash_u32((u32) ((uintptr_t) p >> 36)); }
 
 void
 bgp_tx_init(struct bgp_proto *p)
@@ -131,7 +130,7 @@ bgp_tx_reset(struct bgp_proto *p)
 static struct bgp_bucket *
 bgp_bucket_get(struct bgp_proto *p, struct bgp_channel *bc, struct ea_list *attrs)
 {
-  u32 h = bgp_ptr_hash(attrs);
+  u32 h = hash_ptr(attrs);
   struct hash_node *n = hash_find(&bc->buckets, h, bgp_bucket_eq, attrs);
   if (n)
     return container_of(n, struct bgp_bucket, hn);
