@@ -473,6 +473,59 @@ one_withdraw_run(void *s, u64 iters)
   one_loaded = 0;
 }
 
+/* The same updates as BGP brings the NLRI of an UPDATE to the table:
+ * rt_update_batch() over up to 256 routes (BGP_RX_BATCH). Updates from
+ * cursor on, as one_replace_run numbers them; variant < 0: the one of
+ * the update's pass, else that one; withdraw: attributes NULL. */
+#define ONE_BATCH 256
+static void
+one_batch(u64 cursor, u64 count, int variant, int withdraw, enum rt_update_result want)
+{
+  struct rt_import im[ONE_BATCH];
+  while (count) {
+    uint k = (uint) MIN(count, ONE_BATCH);
+    for (uint i = 0; i < k; i++) {
+      u64 c = cursor + i;
+      u32 idx = (u32) (c % npfx), v = variant >= 0 ? (u32) variant : (u32) ((c / npfx + 1) & 1);
+      im[i] = (struct rt_import){ .net = NA(&pfx[idx]), .src = peers[0].src,
+                                  .attrs = withdraw ? NULL : peer_attrs(0, idx, v) };
+    }
+    rt_update_batch(tab, NULL, im, k);
+    for (uint i = 0; i < k; i++)
+      if (im[i].result != want)
+        unexpected++;
+    cursor += k;
+    count -= k;
+  }
+}
+
+static void
+one_insert_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(!one_loaded && iters == npfx);
+  one_batch(0, npfx, 0, 0, RT_UPD_ADD);
+  one_loaded = 1;
+  one_cursor = 0;
+}
+
+static void
+one_replace_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  one_batch(one_cursor, iters, -1, 0, RT_UPD_REPLACE);
+  one_cursor += iters;
+}
+
+static void
+one_withdraw_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(one_loaded && iters == npfx);
+  one_batch(0, npfx, 0, 1, RT_UPD_REMOVE);
+  one_loaded = 0;
+}
+
 
 /* --- (4)(5) Multi-path table: 1M nets, 2-5 paths each from 5 peers --- */
 
@@ -916,6 +969,18 @@ register_benches(void)
     .name = "rt/withdraw/1src", .op = "withdraw", .setup = one_setup, .before = one_load_hook,
     .run = one_withdraw_run, .after = one_quiesce_hook, .fixed_iters = npfx, .target_ops = 5e6,
     .target = "≥ 5M/s per thread (issue 5)" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/insert/1src-batch", .op = "insert", .setup = one_setup,
+    .run = one_insert_batch_run, .after = one_flush_hook, .fixed_iters = npfx, .target_ops = 5e6,
+    .target = TGT_INSERT "; rt_update_batch of 256 (an UPDATE's NLRI)" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/replace/1src-batch", .op = "replace", .setup = one_load_setup, .run = one_replace_batch_run,
+    .after = one_quiesce_hook, .teardown = one_flush_teardown, .target_ops = 5e6,
+    .target = "≥ 5M/s per thread (issue 5); batches of 256" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/withdraw/1src-batch", .op = "withdraw", .setup = one_setup, .before = one_load_hook,
+    .run = one_withdraw_batch_run, .after = one_quiesce_hook, .fixed_iters = npfx, .target_ops = 5e6,
+    .target = "≥ 5M/s per thread (issue 5); batches of 256" });
 
   snprintf(name_mp_ins, sizeof(name_mp_ins), "rt/insert/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_rep, sizeof(name_mp_rep), "rt/replace/%dsrc-2to5paths", MP_SOURCES);

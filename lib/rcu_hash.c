@@ -11,8 +11,7 @@
  *            frees the array itself.
  */
 #include "lib/rcu_hash.h"
-
-#include <stdlib.h>
+#include "lib/huge_alloc.h"
 
 enum { RH_PENDING, RH_DONE, RH_ORPHAN };
 
@@ -20,10 +19,8 @@ static struct rcu_hash_array *
 rh_array_new(uint order, uint gen)
 {
   size_t n = (size_t) 1 << order;
-  /* Big arrays come zeroed from mmap (M_MMAP_THRESHOLD), page by page. */
-  struct rcu_hash_array *a = calloc(1, sizeof(*a) + n * sizeof(a->b[0]));
-  if (!a)
-    die("Out of memory (hash index of %zu buckets)", n);
+  /* Big arrays come zeroed, on huge pages: buckets are hit at random. */
+  struct rcu_hash_array *a = huge_zalloc(sizeof(*a) + n * sizeof(a->b[0]));
   a->mask = (u32) (n - 1);
   a->gen = gen;
   return a;
@@ -33,6 +30,13 @@ static size_t
 rh_array_bytes(const struct rcu_hash_array *a)
 {
   return sizeof(*a) + ((size_t) a->mask + 1) * sizeof(a->b[0]);
+}
+
+static void
+rh_array_free(struct rcu_hash_array *a)
+{
+  if (a)
+    huge_free(a, rh_array_bytes(a));
 }
 
 void
@@ -47,7 +51,7 @@ rh_retired_rcu(struct rcu_head *head)
 {
   struct rcu_hash_array *a = caa_container_of(head, struct rcu_hash_array, rcu);
   if (uatomic_cmpxchg(&a->state, RH_PENDING, RH_DONE) != RH_PENDING)
-    free(a);                  /* orphaned: its index is gone */
+    rh_array_free(a);         /* orphaned: its index is gone */
 }
 
 /* True when no retired array holds the other generation's links. */
@@ -58,7 +62,7 @@ rh_spare_free(struct rcu_hash *h)
     return 1;
   if (uatomic_read(&h->retiring->state) != RH_DONE)
     return 0;
-  free(h->retiring);
+  rh_array_free(h->retiring);
   h->retiring = NULL;
   return 1;
 }
@@ -73,10 +77,10 @@ void
 rcu_hash_free(struct rcu_hash *h)
 {
   if (h->retiring && uatomic_cmpxchg(&h->retiring->state, RH_PENDING, RH_ORPHAN) != RH_PENDING)
-    free(h->retiring);        /* done already */
+    rh_array_free(h->retiring); /* done already */
   h->retiring = NULL;
   /* Nobody reads any more (the caller's promise): no grace period. */
-  free(h->cur);
+  rh_array_free(h->cur);
   h->cur = NULL;
 }
 

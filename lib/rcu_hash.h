@@ -96,6 +96,17 @@ rcu_hash_prefetch(const struct rcu_hash *h, u32 hash)
   __builtin_prefetch(&a->b[hash & a->mask]);
 }
 
+/* Then, once the bucket has come, its first node (chains are about one
+ * node long; reading on would wait for the first). */
+static inline void
+rcu_hash_prefetch_node(const struct rcu_hash *h, u32 hash)
+{
+  struct rcu_hash_iter it;
+  struct rcu_hash_node *x = rcu_hash_bucket(h, hash, &it);
+  if (x)
+    __builtin_prefetch(x);
+}
+
 /*
  * Walks: every node once. The order is that of the bit-reversed hash: the
  * buckets go by their bit-reversed index, and doubling or halving the

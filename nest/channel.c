@@ -3,7 +3,8 @@
  *
  * Import (protocol loop): chan_import() applies the import policy, stamps
  * the channel's preference, and writes to the table; the statistics follow
- * BIRD's "Route change stats" columns.
+ * BIRD's "Route change stats" columns. chan_import_batch() does the same
+ * for an UPDATE's NLRI and writes them to the table in batches.
  *
  * `import table on` keeps every route the protocol announces, before the
  * import policy, in a table of the channel's own (Adj-RIB-In): a changed
@@ -293,51 +294,62 @@ chan_import_count(struct channel *c, uint r, int update, int filtered)
   }
 }
 
+/* The import policy of one route, up to the table write: im->attrs and
+ * im->flags say what goes in; *own is the reference the filter made (to
+ * drop after the write), *filtered whether the filter rejected it. */
+static void
+chan_policy(struct channel *c, struct rt_import *im, struct ea_list **own, u8 *filtered)
+{
+  struct channel_stats *st = &c->stats;
+  *own = NULL;
+  *filtered = 0;
+  im->flags = 0;
+  if (!im->attrs) {
+    uatomic_inc(&st->imp_withdraws_received);
+    return;
+  }
+  /* The import policy sees the route with the channel's preference
+   * stamped unless the protocol set one (as BIRD does: a static route's
+   * `{ preference = 77; }` wins); f_run() interns the result once,
+   * whatever it changed. */
+  uatomic_inc(&st->imp_updates_received);
+  struct f_route fr = { .net = im->net, .attrs = im->attrs, .src = im->src,
+                        .set_preference = im->attrs->preference ? 0 : c->preference };
+  enum f_result res = f_run(c->in_filter, &fr, c->filter_tmp);
+  lp_flush(c->filter_tmp);
+  if (res != F_ACCEPT) {
+    if (fr.out)
+      ea_unref(fr.out);
+    uatomic_inc(&st->imp_updates_filtered);
+    *filtered = 1;
+    /* rejected: kept aside (flagged) or withdraw what we may have had */
+    if (c->in_keep_filtered)
+      im->flags = REF_FILTERED;
+    else
+      im->attrs = NULL;
+  } else if (fr.out)
+    im->attrs = *own = fr.out;
+}
+
 /* The import policy and the table write, for a route from the protocol or
  * from the channel's import table (reload). */
 void
 chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs)
 {
-  struct channel_stats *st = &c->stats;
-  /* The import policy sees the route with the channel's preference
-   * stamped unless the protocol set one (as BIRD does: a static route's
-   * `{ preference = 77; }` wins); f_run() interns the result once,
-   * whatever it changed. */
-  struct ea_list *own = NULL;
-  int update = !!attrs, filtered = 0;
-  u16 flags = 0;
-  if (attrs) {
-    uatomic_inc(&st->imp_updates_received);
-    struct f_route fr = { .net = n, .attrs = attrs, .src = src,
-                          .set_preference = attrs->preference ? 0 : c->preference };
-    enum f_result res = f_run(c->in_filter, &fr, c->filter_tmp);
-    lp_flush(c->filter_tmp);
-    if (res != F_ACCEPT) {
-      if (fr.out)
-        ea_unref(fr.out);
-      uatomic_inc(&st->imp_updates_filtered);
-      filtered = 1;
-      /* rejected: kept aside (flagged) or withdraw what we may have had */
-      if (c->in_keep_filtered)
-        flags = REF_FILTERED;
-      else
-        attrs = NULL;
-    } else if (fr.out)
-      attrs = own = fr.out;
-  } else
-    uatomic_inc(&st->imp_withdraws_received);
-
-  if (attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) && chan_limits_refuse(c, n, src, filtered)) {
-    uatomic_inc(&st->imp_updates_ignored);
+  struct rt_import im = { .net = n, .src = src, .attrs = attrs };
+  struct ea_list *own;
+  u8 filtered;
+  chan_policy(c, &im, &own, &filtered);
+  if (im.attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) && chan_limits_refuse(c, n, src, filtered)) {
+    uatomic_inc(&c->stats.imp_updates_ignored);
     if (own)
       ea_unref(own);
     return;
   }
-
-  uint r = rt_update(c->table, n, src, c, attrs, flags);
+  uint r = rt_update(c->table, n, src, c, im.attrs, im.flags);
   if (own)
     ea_unref(own);
-  chan_import_count(c, r, update, filtered);
+  chan_import_count(c, r, !!attrs, filtered);
 }
 
 void
@@ -349,6 +361,41 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
   if (c->in_table)
     rt_update(c->in_table, n, src, c, attrs, 0);
   chan_import_policy(c, n, src, attrs);
+}
+
+/* Routes per table batch: a BGP UPDATE's NLRI come in up to 256. */
+#define CHAN_BATCH 64
+
+void
+chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const *srcs, uint n,
+                  struct ea_list *attrs)
+{
+  if (uatomic_read(&c->state) != CS_UP)
+    return;
+  /* A limit decides on each route from what the routes before it did. */
+  if (c->cf->in_limit.max || c->cf->rx_limit.max) {
+    for (uint i = 0; i < n; i++)
+      chan_import(c, &nets[i], srcs[i], attrs);
+    return;
+  }
+  struct rt_import im[CHAN_BATCH];
+  struct ea_list *own[CHAN_BATCH];
+  u8 filtered[CHAN_BATCH];
+  for (uint s = 0; s < n; s += CHAN_BATCH) {
+    uint k = MIN(n - s, CHAN_BATCH);
+    for (uint i = 0; i < k; i++)
+      im[i] = (struct rt_import){ .net = &nets[s + i], .src = srcs[s + i], .attrs = attrs };
+    if (c->in_table)
+      rt_update_batch(c->in_table, c, im, k);
+    for (uint i = 0; i < k; i++)
+      chan_policy(c, &im[i], &own[i], &filtered[i]);
+    rt_update_batch(c->table, c, im, k);
+    for (uint i = 0; i < k; i++) {
+      if (own[i])
+        ea_unref(own[i]);
+      chan_import_count(c, im[i].result, !!attrs, filtered[i]);
+    }
+  }
 }
 
 /* --- Export --- */

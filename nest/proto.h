@@ -354,6 +354,10 @@ struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)
  * or withdraw (attrs NULL). Applies the import policy and counts. */
 void chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* chan_import of n routes with the same attributes (an UPDATE's NLRI),
+ * nets[i] from srcs[i]: the table writes go in batches (rt_update_batch). */
+void chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const *srcs, uint n,
+                       struct ea_list *attrs);
 /* The import policy and the table write, without the import table. */
 void chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
 /* Import the channel's routes again through its current import policy

@@ -580,54 +580,66 @@ rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c
           rte_dest_names[r->attrs->dest]);
 }
 
-/* gen: the refresh generation the route gets, -1 for the sender's current. */
-static uint
-rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
-              struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
-{
-  pthread_once(&rt_slabs_once, rt_slabs_init);
-  struct rte *new = attrs ? rte_new(src, sender, attrs, flags, gen) : NULL;
-  u32 hash = rt_net_hash(n);
+/* One update in three steps: prepared outside the writer lock, applied
+ * under it, finished after it. A batch runs each step over several
+ * updates in a row, so that the cache misses of one step's work are in
+ * flight while the step before works on the others. */
+struct rt_upd {
+  const net_addr *n;
+  struct rte_src *src;
+  u32 hash;
+  u8 applied;                 /* the change went in: new is published */
+  u8 old_best, new_best;      /* for the trace */
+  struct rte *new;            /* NULL: a withdrawal */
   /* An announcement brings a net along, made outside the lock (freed
    * unpublished when the net is there already). */
-  struct net *fresh = NULL;
-  if (new) {
-    fresh = net_alloc(n);
-    memset(fresh, 0, offsetof(struct net, n));
-    net_copy(&fresh->n, n);
-  }
+  struct net *fresh;
+  struct net *net;            /* applied: the net and the route it lost */
+  struct rte *old;
+  uint res;
+};
 
-  rcu_read_lock();
-  rcu_hash_prefetch(&t->nets, hash);
-  pthread_mutex_lock(&t->lock);
+static void
+rt_upd_prepare(struct rt_upd *u, const net_addr *n, struct rte_src *src,
+               struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+{
+  *u = (struct rt_upd){ .n = n, .src = src, .hash = rt_net_hash(n) };
+  if (!attrs)
+    return;
+  u->new = rte_new(src, sender, attrs, flags, gen);
+  u->fresh = net_alloc(n);
+  memset(u->fresh, 0, offsetof(struct net, n));
+  net_copy(&u->fresh->n, n);
+}
 
+/* Under the writer lock. */
+static void
+rt_upd_apply(struct rtable *t, struct rt_upd *u)
+{
   struct rcu_hash_iter it;
-  struct net *net = rt_index_find(t, hash, n, &it);
-  if (!net && fresh) {
-    fresh->feed_prev = t->feed_tail;
-    rcu_tsan_publish(fresh);
-    rcu_hash_insert(&t->nets, hash, &fresh->node);
+  struct net *net = rt_index_find(t, u->hash, u->n, &it);
+  if (!net && u->fresh) {
+    net = u->fresh;
+    u->fresh = NULL;
+    net->feed_prev = t->feed_tail;
+    rcu_tsan_publish(net);
+    rcu_hash_insert(&t->nets, u->hash, &net->node);
     rt_index_account(t);
-    net = fresh;
-  }
-  if (!net)
-    goto nochange;
-
-  if (net == fresh) {
-    fresh = NULL;
     if (t->feed_tail)
       rcu_assign_pointer(t->feed_tail->feed_next, net);
     else
       rcu_assign_pointer(t->feed_head, net);
     t->feed_tail = net;
     uatomic_inc(&t->net_count);
-    uatomic_inc(&t->pxlen_count[n->pxlen]);
+    uatomic_inc(&t->pxlen_count[net->n.pxlen]);
   }
+  if (!net)
+    return;
 
   /* The old route of this source. */
-  struct rte *old = NULL;
+  struct rte *old = NULL, *new = u->new;
   for (struct rte *r = net->routes; r && !old; r = r->next)
-    if (r->src == src)
+    if (r->src == u->src)
       old = r;
 
   if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
@@ -635,42 +647,60 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
      * fresh now); no journal item, nothing to export. */
     if (old->refresh_gen != new->refresh_gen)
       uatomic_set(&old->refresh_gen, new->refresh_gen);
-    goto nochange;
+    return;
   }
   if (!old && !new)
-    goto nochange;
+    return;
 
-  u32 debug = uatomic_read(&t->debug);
-  int old_best = old && net->routes == old;
+  u->old_best = old && net->routes == old;
   struct rt_group gnew = rt_group_of(t, rte_usable(new)), gold = rt_group_of(t, rte_usable(old));
   if (gnew.key) {
     struct rte *best = rt_group_best(t, net, &gnew, old, new);
     rt_group_suppress(t, net, &gnew, best, old);
     new->suppressed = best != new;
   }
-  uint res = rt_change(t, net, old, new);
+  u->res = rt_change(t, net, old, new);
   if (gnew.key)
     rt_group_lift(t, net, &gnew);
   if (gold.key && !rt_group_same(&gold, &gnew))
     rt_group_lift(t, net, &gold);
-  int new_best = new && net->routes == new;
-  pthread_mutex_unlock(&t->lock);
-  if ((debug & D_ROUTES) && (res & RT_UPD_USABLE))
-    rt_trace_change(t, net, sender, (res & RT_UPD_USABLE) == RT_UPD_REMOVE ? old : new, res & RT_UPD_USABLE,
-                    (res & RT_UPD_USABLE) == RT_UPD_REMOVE ? old_best : new_best);
-  rcu_read_unlock();
-  if (fresh)
-    net_free(fresh);
-  return res;
+  u->new_best = new && net->routes == new;
+  u->applied = 1;
+  u->net = net;
+  u->old = old;
+}
 
-nochange:
+/* After the lock, inside the read section the update ran in: the routes
+ * traced may be retired already, not freed. */
+static void
+rt_upd_finish(struct rtable *t, struct rt_upd *u, struct channel *sender, u32 debug)
+{
+  uint what = u->res & RT_UPD_USABLE;
+  if (u->applied && (debug & D_ROUTES) && what)
+    rt_trace_change(t, u->net, sender, what == RT_UPD_REMOVE ? u->old : u->new, what,
+                    what == RT_UPD_REMOVE ? u->old_best : u->new_best);
+  if (u->fresh)
+    net_free(u->fresh);
+  if (!u->applied && u->new)
+    rte_drop_unpublished(u->new);
+}
+
+/* gen: the refresh generation the route gets, -1 for the sender's current. */
+static uint
+rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
+              struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+{
+  pthread_once(&rt_slabs_once, rt_slabs_init);
+  struct rt_upd u;
+  rt_upd_prepare(&u, n, src, sender, attrs, flags, gen);
+  rcu_read_lock();
+  rcu_hash_prefetch(&t->nets, u.hash);
+  pthread_mutex_lock(&t->lock);
+  rt_upd_apply(t, &u);
   pthread_mutex_unlock(&t->lock);
+  rt_upd_finish(t, &u, sender, uatomic_read(&t->debug));
   rcu_read_unlock();
-  if (fresh)
-    net_free(fresh);
-  if (new)
-    rte_drop_unpublished(new);
-  return RT_UPD_NONE;
+  return u.res;
 }
 
 uint
@@ -678,6 +708,38 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
           struct channel *sender, struct ea_list *attrs, u16 flags)
 {
   return rt_update_gen(t, n, src, sender, attrs, flags, -1);
+}
+
+/* Updates per step of a batch: enough to cover a cache miss with the
+ * others' work, few enough to keep the writer lock short. */
+#define RT_BATCH_STEP 16
+
+void
+rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, uint n)
+{
+  pthread_once(&rt_slabs_once, rt_slabs_init);
+  struct rt_upd u[RT_BATCH_STEP];
+  u32 debug = uatomic_read(&t->debug);
+  rcu_read_lock();
+  for (uint s = 0; s < n; s += RT_BATCH_STEP) {
+    uint k = MIN(n - s, RT_BATCH_STEP);
+    struct rt_import *b = im + s;
+    for (uint i = 0; i < k; i++) {
+      rt_upd_prepare(&u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1);
+      rcu_hash_prefetch(&t->nets, u[i].hash);
+    }
+    for (uint i = 0; i < k; i++)
+      rcu_hash_prefetch_node(&t->nets, u[i].hash);
+    pthread_mutex_lock(&t->lock);
+    for (uint i = 0; i < k; i++)
+      rt_upd_apply(t, &u[i]);
+    pthread_mutex_unlock(&t->lock);
+    for (uint i = 0; i < k; i++) {
+      rt_upd_finish(t, &u[i], sender, debug);
+      b[i].result = u[i].res;
+    }
+  }
+  rcu_read_unlock();
 }
 
 uint

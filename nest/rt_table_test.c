@@ -183,6 +183,124 @@ test_filtered_routes(void **state)
   two_srcs_free(&x);
 }
 
+/* rt_update_batch makes the same changes as rt_update one by one: the
+ * same results, chains and journal items, whatever the batch holds (a net
+ * several times, withdrawals of what is not there, unchanged routes,
+ * filtered ones) and wherever its steps split it. */
+#define BATCH_OPS 300
+#define BATCH_NETS 40
+
+struct batch_op { u32 net; u8 src, attrs, flags; };
+
+/* What a journal item says, with nets as indices from base. */
+struct batch_item { u32 net; struct rte_src *new_best, *old_best, *retired; struct ea_list *best_attrs; };
+
+static struct rte_src *
+rte_src_or_null(const struct rte *r)
+{
+  return r ? r->src : NULL;
+}
+
+static uint
+batch_items(struct rt_reader *r, u32 base, struct batch_item *out, uint max)
+{
+  uint n = 0;
+  rcu_read_lock();
+  for (const struct rt_journal_item *it; (it = rt_reader_next(r));) {
+    assert_true(n < max);
+    out[n++] = (struct batch_item){ ((ip4_to_u32(((const net_addr_ip4 *) &it->net->n)->prefix) >> 8) & 0xffff) - base,
+                                    rte_src_or_null(it->new_best), rte_src_or_null(it->old_best),
+                                    rte_src_or_null(it->retired), it->new_best ? it->new_best->attrs : NULL };
+  }
+  rcu_read_unlock();
+  return n;
+}
+
+static void
+test_batch(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  struct rte_src *srcs[2] = { x.s1, x.s2 };
+  struct ea_list *attrs[3] = { NULL, x.lo, x.hi };
+  const u32 seq_base = 20000, batch_base = 21000;
+
+  struct batch_op ops[BATCH_OPS];
+  u32 rnd = 12345;
+  for (uint i = 0; i < BATCH_OPS; i++) {
+    rnd = rnd * 1103515245 + 12345;
+    ops[i] = (struct batch_op){ (rnd >> 8) % BATCH_NETS, (rnd >> 16) & 1, (rnd >> 18) % 3,
+                                ((rnd >> 21) & 7) == 0 ? REF_FILTERED : 0 };
+  }
+
+  static struct batch_item seq_items[2 * BATCH_OPS], batch_items_[2 * BATCH_OPS];
+  uint seq_res[BATCH_OPS];
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+
+  net_addr seq_nets[BATCH_OPS], batch_nets[BATCH_OPS];
+  for (uint i = 0; i < BATCH_OPS; i++) {
+    net4(&seq_nets[i], seq_base + ops[i].net);
+    seq_res[i] = rt_update(t, &seq_nets[i], srcs[ops[i].src], NULL, attrs[ops[i].attrs], ops[i].flags);
+  }
+  uint nseq = batch_items(&r, seq_base, seq_items, ARRAY_SIZE(seq_items));
+
+  struct rt_import im[BATCH_OPS];
+  for (uint i = 0; i < BATCH_OPS; i++) {
+    net4(&batch_nets[i], batch_base + ops[i].net);
+    im[i] = (struct rt_import){ &batch_nets[i], srcs[ops[i].src], attrs[ops[i].attrs], ops[i].flags, ~0U };
+  }
+  rt_update_batch(t, NULL, im, BATCH_OPS);
+  uint nbatch = batch_items(&r, batch_base, batch_items_, ARRAY_SIZE(batch_items_));
+
+  uint changes = 0;
+  for (uint i = 0; i < BATCH_OPS; i++) {
+    assert_int_equal(im[i].result, seq_res[i]);
+    changes += seq_res[i] != RT_UPD_NONE;
+  }
+  assert_true(changes > BATCH_OPS / 3);     /* the script does change things */
+  assert_int_equal(nbatch, nseq);
+  for (uint i = 0; i < nseq; i++)
+    assert_memory_equal(&batch_items_[i], &seq_items[i], sizeof(seq_items[i]));
+
+  /* the same chains, then both emptied by one batch each */
+  for (uint base = 0; base < 2; base++) {
+    struct rt_import wd[2 * BATCH_NETS];
+    net_addr nets[BATCH_NETS];
+    for (u32 i = 0; i < BATCH_NETS; i++) {
+      net4(&nets[i], (base ? batch_base : seq_base) + i);
+      wd[2 * i] = (struct rt_import){ .net = &nets[i], .src = x.s1 };
+      wd[2 * i + 1] = (struct rt_import){ .net = &nets[i], .src = x.s2 };
+    }
+    if (!base) {
+      rcu_read_lock();
+      for (u32 i = 0; i < BATCH_NETS; i++) {
+        net_addr other;
+        net4(&other, batch_base + i);
+        struct net *a = rt_find_net(t, &nets[i]), *b = rt_find_net(t, &other);
+        assert_int_equal(!a, !b);
+        for (struct rte *ra = a ? a->routes : NULL, *rb = b ? b->routes : NULL; ra || rb;
+             ra = ra->next, rb = rb->next) {
+          assert_true(ra && rb);
+          assert_ptr_equal(ra->src, rb->src);
+          assert_ptr_equal(ra->attrs, rb->attrs);
+          assert_int_equal(ra->flags, rb->flags);
+        }
+      }
+      rcu_read_unlock();
+    }
+    rt_update_batch(t, NULL, wd, ARRAY_SIZE(wd));
+    rcu_read_lock();
+    for (u32 i = 0; i < BATCH_NETS; i++)
+      assert_null(rt_find_net(t, &nets[i]));
+    rcu_read_unlock();
+  }
+  batch_items(&r, 0, batch_items_, ARRAY_SIZE(batch_items_));
+  rt_reader_detach(&r);
+  two_srcs_free(&x);
+}
+
 /* --- Refresh cycles --- */
 
 static struct channel *
@@ -484,6 +602,7 @@ struct writer {
   u8 have[NETS];            /* final state per net */
   u64 changes;
   unsigned seed;
+  int batched;              /* writes with rt_update_batch */
 };
 
 static void *
@@ -491,15 +610,25 @@ writer_main(void *arg)
 {
   struct writer *w = arg;
   rcu_thread_register();
-  for (int i = 0; i < OPS; i++) {
-    u32 k = rand_r(&w->seed) % NETS;
-    int op = rand_r(&w->seed) % 4;
-    net_addr n;
-    net4(&n, k);
-    struct ea_list *a = op == 3 ? NULL : w->attrs[op];
-    if (rt_update(w->t, &n, w->src, NULL, a, 0) != RT_UPD_NONE)
-      w->changes++;
-    w->have[k] = !!a;
+  struct rt_import im[40];
+  net_addr nets[40];
+  for (int i = 0; i < OPS;) {
+    /* a batch of 1-40 updates, or a single one */
+    uint count = w->batched ? 1 + rand_r(&w->seed) % 40 : 1;
+    for (uint j = 0; j < count; j++) {
+      u32 k = rand_r(&w->seed) % NETS;
+      int op = rand_r(&w->seed) % 4;
+      net4(&nets[j], k);
+      im[j] = (struct rt_import){ .net = &nets[j], .src = w->src, .attrs = op == 3 ? NULL : w->attrs[op] };
+      w->have[k] = op != 3;
+    }
+    if (w->batched)
+      rt_update_batch(w->t, NULL, im, count);
+    else
+      im[0].result = rt_update(w->t, im[0].net, w->src, NULL, im[0].attrs, 0);
+    for (uint j = 0; j < count; j++)
+      w->changes += im[j].result != RT_UPD_NONE;
+    i += count;
   }
   rcu_thread_unregister();
   return NULL;
@@ -605,6 +734,7 @@ test_concurrent(void **state)
     for (int k = 0; k < 3; k++)
       w[i].attrs[k] = attrs_pref(100 + (i * 3 + k) % 5, i * 10 + k);
     w[i].seed = 1234 + i;
+    w[i].batched = i & 1;
   }
   pthread_t walker, jr, feeder;
   uatomic_set(&stop_readers, 0);
@@ -928,6 +1058,7 @@ test_route_groups(void **state)
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_best_order),
   cmocka_unit_test(test_filtered_routes),
+  cmocka_unit_test(test_batch),
   cmocka_unit_test(test_concurrent),
   cmocka_unit_test(test_refresh_cycle),
   cmocka_unit_test(test_refresh_modify),

@@ -64,6 +64,7 @@ bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs
 {
   net_addr nets[BGP_RX_BATCH];
   u32 ids[BGP_RX_BATCH];
+  struct rte_src *srcs[BGP_RX_BATCH];
   struct channel *c = bgp_af_channel(p, it->af);
   for (;;) {
     struct bgp_error err;
@@ -77,7 +78,8 @@ bgp_rx_nlri(struct bgp_proto *p, struct bgp_nlri_iter *it, struct ea_list *attrs
     if (!c)
       continue;
     for (int i = 0; i < n; i++)
-      chan_import(c, &nets[i], it->add_path ? bgp_path_src(p, ids[i]) : p->p.main_source, attrs);
+      srcs[i] = it->add_path ? bgp_path_src(p, ids[i]) : p->p.main_source;
+    chan_import_batch(c, nets, srcs, (uint) n, attrs);
   }
 }
 
