@@ -171,18 +171,20 @@ struct rtable {
   struct rcu_hash nets;       /* net index; writes under the lock */
   struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
   pthread_mutex_t lock;       /* writers */
-  u32 route_count;            /* atomic: routes in chains */
-  u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* atomic: nets per prefix length (LPM skips empty ones) */
+  /* Counters: changed under the writer lock, read atomically by anyone. */
+  u32 route_count;            /* routes in chains */
+  u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* nets per prefix length (LPM skips empty ones) */
   size_t index_bytes;         /* under the lock: the index's arrays as accounted */
-  u32 net_count;              /* atomic: nets in index */
-  u32 filtered_count;         /* atomic: routes kept with REF_FILTERED */
+  u32 net_count;              /* nets in index */
+  u32 filtered_count;         /* routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in
                                  the table list, counts no preferred routes */
   btime last_change;
 
   /* Journal: appended under lock; end published with release semantics. */
   struct rt_journal_block *jfirst, *jlast;
-  u64 jend;                   /* atomic: seq of the next item to be written */
+  u64 jend;                   /* atomic: seq of the next item to be published */
+  u32 junpub;                 /* under lock: items written after jend, not yet published */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   struct lnode readers;       /* struct rt_reader, under lock */
 

@@ -312,6 +312,12 @@ ea_ref(struct ea_list *l)
 }
 
 void
+ea_ref_many(struct ea_list *l, uint n)
+{
+  ASSERT_DIE(uatomic_add_return(&l->uc, n) > n);
+}
+
+void
 ea_unref(struct ea_list *l)
 {
   if (!l)

@@ -115,6 +115,8 @@ void ea_init(void);
 /* Intern: returns a list with one reference held by the caller. */
 struct ea_list *ea_intern(const struct ea_builder *b);
 struct ea_list *ea_ref(struct ea_list *l);
+/* n references at once (a batch of routes sharing the set). */
+void ea_ref_many(struct ea_list *l, uint n);
 void ea_unref(struct ea_list *l);
 
 const struct eattr *ea_find(const struct ea_list *l, u16 id);

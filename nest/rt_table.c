@@ -313,7 +313,7 @@ _Static_assert(sizeof(struct rt_journal_block) <= RT_JOURNAL_BYTES, "journal blo
 static struct rt_journal_item *
 rt_journal_push(struct rtable *t, int died)
 {
-  u64 seq = t->jend;
+  u64 seq = t->jend + t->junpub++;
   if (!t->jlast || seq - t->jlast->first_seq == RT_JOURNAL_BLOCK) {
     struct rt_journal_block *b = page_pool_alloc(journal_pool);
     mem_account(MEM_TABLES, RT_JOURNAL_BYTES, 0);
@@ -330,15 +330,37 @@ rt_journal_push(struct rtable *t, int died)
   return &t->jlast->items[i];
 }
 
+/* The items pushed since the last time, at once (a batch publishes once
+ * per step); before the writer lock goes. */
 static void
 rt_journal_publish(struct rtable *t)
 {
-  uatomic_set(&t->jend, t->jend + 1);     /* release: the item is complete */
+  if (!t->junpub)
+    return;
+  uatomic_set(&t->jend, t->jend + t->junpub);     /* release: the items are complete */
+  t->junpub = 0;
+  /* Every reader is woken per change: the fence lets a reader whose event
+   * is pending already cost a plain load, not a claim on a line its loop
+   * writes (that loop clears the flag with a full barrier before reading
+   * the journal: see ev_active). */
+  int cleanup = t->jend - uatomic_read(&t->jfirst_seq) >= RT_CLEANUP_THRESHOLD;
+  if (list_empty(&t->readers) && !cleanup)
+    return;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    if (r->notify)
+    if (r->notify && !ev_active(r->notify))
       ev_send(r->loop, r->notify);
-  if (t->jend - uatomic_read(&t->jfirst_seq) >= RT_CLEANUP_THRESHOLD)
+  if (cleanup && !ev_active(&t->cleanup_ev))
     ev_send(t->loop, &t->cleanup_ev);
+}
+
+/* Counters only writers change, under the writer lock: a plain
+ * read-modify-write and one store, which readers load whole. A locked
+ * instruction here would wait for every fresh route and net just written. */
+static inline void
+rt_counter_add(u32 *c, int d)
+{
+  uatomic_set(c, *c + (u32) d);
 }
 
 /* --- Update --- */
@@ -380,31 +402,35 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
   if (old_ok && new_ok)
     res = RT_UPD_REPLACE;
   else if (old_ok) {
-    uatomic_dec(&t->route_count);
+    rt_counter_add(&t->route_count, -1);
     res = RT_UPD_REMOVE;
   } else if (new_ok) {
-    uatomic_inc(&t->route_count);
+    rt_counter_add(&t->route_count, 1);
     res = RT_UPD_ADD;
   }
   if (new_filt && !old_filt) {
-    uatomic_inc(&t->filtered_count);
+    rt_counter_add(&t->filtered_count, 1);
     res |= RT_UPD_FILTERED_ADD;
   } else if (old_filt && !new_filt) {
-    uatomic_dec(&t->filtered_count);
+    rt_counter_add(&t->filtered_count, -1);
     res |= RT_UPD_FILTERED_REMOVE;
   }
   return res;
 }
 
 
+/* refs: the caller took the route's references on attrs and src already. */
 static struct rte *
-rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs)
 {
+  if (!refs) {
+    ea_ref(attrs);
+    rt_lock_source(src);
+  }
   struct rte *r = shslab_alloc(rte_slab);
   memset(r, 0, sizeof(*r));
-  r->attrs = ea_ref(attrs);
+  r->attrs = attrs;
   r->src = src;
-  rt_lock_source(src);
   r->sender = sender;
   r->lastmod = loop_now_real();
   r->flags = flags;
@@ -449,8 +475,8 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
     rcu_hash_remove(&t->nets, rt_net_hash(&net->n), &net->node);
     rt_index_account(t);
     rt_feed_unlink(t, net);
-    uatomic_dec(&t->net_count);
-    uatomic_dec(&t->pxlen_count[net->n.pxlen]);
+    rt_counter_add(&t->net_count, -1);
+    rt_counter_add(&t->pxlen_count[net->n.pxlen], -1);
   }
   uint res = rt_count_change(t, old, new);
   /* "preferred" counters of the channels whose route won or lost; an
@@ -472,7 +498,6 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
     .new_rte = rte_usable(new), .retired = old,
   };
   t->last_change = new ? new->lastmod : loop_now_real();
-  rt_journal_publish(t);
   return res;
 }
 
@@ -531,7 +556,7 @@ rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g,
 static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
-  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen));
+  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0);
   copy->lastmod = r->lastmod;
   copy->suppressed = !r->suppressed;
   rt_change(t, net, r, copy);
@@ -601,12 +626,12 @@ struct rt_upd {
 
 static void
 rt_upd_prepare(struct rt_upd *u, const net_addr *n, struct rte_src *src,
-               struct channel *sender, struct ea_list *attrs, u16 flags, int gen)
+               struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs)
 {
   *u = (struct rt_upd){ .n = n, .src = src, .hash = rt_net_hash(n) };
   if (!attrs)
     return;
-  u->new = rte_new(src, sender, attrs, flags, gen);
+  u->new = rte_new(src, sender, attrs, flags, gen, refs);
   u->fresh = net_alloc(n);
   memset(u->fresh, 0, offsetof(struct net, n));
   net_copy(&u->fresh->n, n);
@@ -630,8 +655,8 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u)
     else
       rcu_assign_pointer(t->feed_head, net);
     t->feed_tail = net;
-    uatomic_inc(&t->net_count);
-    uatomic_inc(&t->pxlen_count[net->n.pxlen]);
+    rt_counter_add(&t->net_count, 1);
+    rt_counter_add(&t->pxlen_count[net->n.pxlen], 1);
   }
   if (!net)
     return;
@@ -692,11 +717,12 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
 {
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rt_upd u;
-  rt_upd_prepare(&u, n, src, sender, attrs, flags, gen);
+  rt_upd_prepare(&u, n, src, sender, attrs, flags, gen, 0);
   rcu_read_lock();
   rcu_hash_prefetch(&t->nets, u.hash);
   pthread_mutex_lock(&t->lock);
   rt_upd_apply(t, &u);
+  rt_journal_publish(t);
   pthread_mutex_unlock(&t->lock);
   rt_upd_finish(t, &u, sender, uatomic_read(&t->debug));
   rcu_read_unlock();
@@ -714,6 +740,29 @@ rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
  * others' work, few enough to keep the writer lock short. */
 #define RT_BATCH_STEP 16
 
+/* The references of a step's new routes, one add per run of routes with
+ * the same attributes or source (an UPDATE's routes share both): the
+ * locked adds would each wait for the fresh routes written before them. */
+static void
+rt_batch_refs(const struct rt_import *b, uint k)
+{
+  for (uint i = 0, n; i < k; i += n) {
+    n = 1;
+    while (i + n < k && b[i + n].attrs == b[i].attrs)
+      n++;
+    if (b[i].attrs)
+      ea_ref_many(b[i].attrs, n);
+  }
+  for (uint i = 0, n; i < k; i += n) {
+    uint routes = !!b[i].attrs;
+    n = 1;
+    for (; i + n < k && b[i + n].src == b[i].src; n++)
+      routes += !!b[i + n].attrs;
+    if (routes)
+      uatomic_add(&b[i].src->uc, routes);
+  }
+}
+
 void
 rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, uint n)
 {
@@ -724,8 +773,9 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
   for (uint s = 0; s < n; s += RT_BATCH_STEP) {
     uint k = MIN(n - s, RT_BATCH_STEP);
     struct rt_import *b = im + s;
+    rt_batch_refs(b, k);
     for (uint i = 0; i < k; i++) {
-      rt_upd_prepare(&u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1);
+      rt_upd_prepare(&u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1);
       rcu_hash_prefetch(&t->nets, u[i].hash);
     }
     for (uint i = 0; i < k; i++)
@@ -733,6 +783,7 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
     pthread_mutex_lock(&t->lock);
     for (uint i = 0; i < k; i++)
       rt_upd_apply(t, &u[i]);
+    rt_journal_publish(t);
     pthread_mutex_unlock(&t->lock);
     for (uint i = 0; i < k; i++) {
       rt_upd_finish(t, &u[i], sender, debug);
