@@ -3,8 +3,8 @@
  *
  * A table's net index is an array of millions of buckets hit at random:
  * with 4 KB pages nearly every lookup misses the TLB as well as the cache,
- * and a page walk under virtualisation costs as much as the miss itself
- * (software prefetches wait for it too). Arrays of 2 MB and more are
+ * and under virtualisation a page walk is itself a chain of memory
+ * accesses. Arrays of 2 MB and more are
  * mapped on their own, aligned to 2 MB and advised to the kernel as huge
  * page candidates (MADV_HUGEPAGE: most distributions enable transparent
  * huge pages only where asked). Smaller ones come from calloc. Under
