@@ -73,9 +73,14 @@ void rcu_call_tsan(struct rcu_head *head, void (*fn)(struct rcu_head *));
 void *rcu_tsan_gp_token(void);
 #undef rcu_read_unlock
 #define rcu_read_unlock() do { __tsan_release(rcu_tsan_gp_token()); urcu_memb_read_unlock(); } while (0)
+/* A full barrier: ThreadSanitizer refuses __atomic_thread_fence, so
+ * liburcu's own (inline assembly, which it does not see) stands in. */
+#define rcu_full_fence() cmm_smp_mb()
 #else
 #define rcu_tsan_publish(obj) ((void) (obj))
 #define rcu_tsan_found(obj) ((void) (obj))
+/* A full barrier (stores before it are visible before loads after it). */
+#define rcu_full_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
 
 /* Idempotent per thread: whoever first needs RCU on a thread registers it

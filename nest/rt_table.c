@@ -346,7 +346,7 @@ rt_journal_publish(struct rtable *t)
   int cleanup = t->jend - uatomic_read(&t->jfirst_seq) >= RT_CLEANUP_THRESHOLD;
   if (list_empty(&t->readers) && !cleanup)
     return;
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  rcu_full_fence();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
     if (r->notify && !ev_active(r->notify))
       ev_send(r->loop, r->notify);
