@@ -242,7 +242,7 @@ enum rt_update_result { RT_UPD_NONE = 0, RT_UPD_ADD, RT_UPD_REPLACE, RT_UPD_REMO
 #define RT_UPD_FILTERED_REMOVE 8
 uint rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
               struct channel *sender, struct ea_list *attrs, u16 flags);
-/* One route of a batch. */
+/* One route of a batch: the caller's, for the call's duration. */
 struct rt_import {
   const net_addr *net;
   struct rte_src *src;

@@ -45,7 +45,9 @@ rt_get_source(struct proto *p, u64 private_id)
   return s;
 }
 
-void rt_lock_source(struct rte_src *s) { uatomic_inc(&s->uc); }
+/* n references at once (a batch's routes of one source). */
+static void rt_lock_source_many(struct rte_src *s, uint n) { uatomic_add(&s->uc, n); }
+void rt_lock_source(struct rte_src *s) { rt_lock_source_many(s, 1); }
 
 static void
 rt_source_free_rcu(struct rcu_head *h)
@@ -608,7 +610,8 @@ rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c
 /* One update in three steps: prepared outside the writer lock, applied
  * under it, finished after it. A batch runs each step over several
  * updates in a row, so that the cache misses of one step's work are in
- * flight while the step before works on the others. */
+ * flight while the step before works on the others.
+ * Lives on the updating thread's stack. */
 struct rt_upd {
   const net_addr *n;
   struct rte_src *src;
@@ -759,7 +762,7 @@ rt_batch_refs(const struct rt_import *b, uint k)
     for (; i + n < k && b[i + n].src == b[i].src; n++)
       routes += !!b[i + n].attrs;
     if (routes)
-      uatomic_add(&b[i].src->uc, routes);
+      rt_lock_source_many(b[i].src, routes);
   }
 }
 
