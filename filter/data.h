@@ -10,6 +10,7 @@
 #ifndef FILTER_DATA_H
 #define FILTER_DATA_H
 
+#include <string.h>
 #include "lib/birdlib.h"
 #include "lib/ip.h"
 #include "lib/net.h"
@@ -98,7 +99,10 @@ struct f_set {
   struct f_val *from, *to;   /* sorted by from; to >= from */
   struct f_val *maxto;       /* maxto[i] = max(to[0..i]) */
   u32 *from32, *maxto32;     /* the same for u32-valued element types (fast path) */
+  u32 *few32;                /* u32 type, 1..F_SET_FEW ranges: their starts, then their
+                                lengths (to - from), the last range repeated; else NULL */
 };
+#define F_SET_FEW 8
 
 /* --- Prefix sets: a path-compressed binary trie per address family --- */
 struct f_trie_node {
@@ -162,12 +166,30 @@ char *val_format_str(const struct f_val *v, linpool *lp);
 int ec_format(char *buf, size_t size, u64 ec);
 
 /* Sets */
-/* x in a set of a u32-valued type (from32 set): the last range starting
- * at or below x must reach it. The search is branchless: its steps depend
- * on the set's size only, so they predict well whatever x is. */
+typedef u32 f_u32x4 __attribute__((vector_size(16)));
+
+/* x in a set of a u32-valued type (from32 set). A set of a few ranges
+ * (bogon ASNs, a community pattern) tests them all at once, with no
+ * branch and no load that depends on another. A bigger one: the last
+ * range starting at or below x must reach it; the search is branchless,
+ * its steps depend on the set's size only, so they predict well whatever
+ * x is. */
 static inline int
 f_set_contains_u32(const struct f_set *s, u32 x)
 {
+  if (s->few32) {
+    /* 16-byte vectors: every x86-64 and arm64 has them (wider ones would
+     * be split up and realign the callers' stack frames). */
+    f_u32x4 lo0, lo1, len0, len1;
+    memcpy(&lo0, s->few32, 16);
+    memcpy(&lo1, s->few32 + 4, 16);
+    memcpy(&len0, s->few32 + F_SET_FEW, 16);
+    memcpy(&len1, s->few32 + F_SET_FEW + 4, 16);
+    f_u32x4 in = (f_u32x4) ((x - lo0) <= len0) | (f_u32x4) ((x - lo1) <= len1);
+    u64 w[2];
+    memcpy(w, &in, sizeof(w));
+    return !!(w[0] | w[1]);
+  }
   const u32 *base = s->from32;
   uint n = s->count;
   if (!n || base[0] > x)

@@ -246,6 +246,40 @@ test_memo_bucket(void **state UNUSED)
   ea_unref(src);
 }
 
+/* ea_memo_take() hands out references from the entry's stock: the result
+ * gets one reference per take (never fewer), the stock goes back when the
+ * entry is replaced, and a take of NULL takes nothing. */
+static void
+test_memo_take(void **state UNUSED)
+{
+  struct ea_list *src = med_list(4), *out = med_list(40), *other = med_list(41);
+  u32 out_uc = uc(out);
+  u64 key = 9, key2 = 10;
+  struct ea_memo_key k = { .src = src, .hash = 91, .len = 8, .bytes = &key };
+  struct ea_memo_key k2 = { .src = src, .hash = 92, .len = 8, .bytes = &key2 };
+  ea_memo_put(EA_MEMO_FILTER, &k, ea_ref(out));
+  ea_memo_put(EA_MEMO_FILTER, &k2, NULL);
+  struct ea_list *taken[200];
+  for (int i = 0; i < 200; i++) {
+    assert_true(ea_memo_take(EA_MEMO_FILTER, &k, &taken[i]));
+    assert_ptr_equal(taken[i], out);
+    assert_true(uc(out) >= out_uc + 1 + (u32) i + 1);
+  }
+  struct ea_list *o = out;
+  assert_true(ea_memo_take(EA_MEMO_FILTER, &k2, &o));
+  assert_null(o);
+  /* The takers let go first; then replacing the entry returns the rest. */
+  for (int i = 0; i < 200; i++)
+    ea_unref(taken[i]);
+  assert_true(uc(out) > out_uc);
+  ea_memo_put(EA_MEMO_FILTER, &k, ea_ref(other));
+  assert_int_equal(uc(out), out_uc);
+  ea_memo_flush();
+  ea_unref(other);
+  ea_unref(out);
+  ea_unref(src);
+}
+
 /* A fresh memo (256 buckets) meets 2,048 keys spread evenly, twice: it
  * doubles once it has pushed out more entries than it holds, and then
  * holds them all. */
@@ -293,9 +327,11 @@ memo_in_thread(void *arg)
   rcu_thread_register();
   u64 key = 5;
   struct ea_memo_key k = { .src = arg, .hash = 5, .len = 8, .bytes = &key };
-  ea_memo_put(EA_MEMO_FILTER, &k, NULL);
+  ea_memo_put(EA_MEMO_FILTER, &k, ea_ref(arg));
   ea_memo_prefetch(EA_MEMO_FILTER, 5);
-  ea_memo_prefetch_out(EA_MEMO_FILTER, 5, arg);
+  struct ea_list *o;
+  assert_true(ea_memo_take(EA_MEMO_FILTER, &k, &o));
+  ea_unref(o);
   rcu_thread_unregister();
   return NULL;
 }
@@ -331,6 +367,7 @@ main(void)
     cmocka_unit_test(test_filters_and_overflow),
     cmocka_unit_test(test_memo_bucket),
     cmocka_unit_test(test_memo_thread_exit),
+    cmocka_unit_test(test_memo_take),
     cmocka_unit_test(test_memo_grows),
   };
   int res = cmocka_run_group_tests(tests, NULL, NULL);

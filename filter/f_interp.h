@@ -33,7 +33,8 @@
 struct f_ea_cached {
   const struct f_attr *a;
   struct eattr e;
-  int found;                    /* 0: the attribute is not set (e unused) */
+  u16 id;                       /* a->id, for f_st_ea_forget() without a load */
+  u8 found;                     /* 0: the attribute is not set (e unused) */
   const void *data;
   const void *obj;
 };
@@ -185,7 +186,7 @@ static inline void
 f_st_ea_forget(struct f_state *st, u16 id)
 {
   for (uint i = 0; i < st->ncached; )
-    if (st->cached[i].a->id == id)
+    if (st->cached[i].id == id)
       st->cached[i] = st->cached[--st->ncached];
     else
       i++;

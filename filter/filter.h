@@ -43,8 +43,9 @@ struct f_route {
   const struct rte_src *src;    /* `proto`, `source` of the sender; may be NULL */
   const char *proto_name;       /* overrides src->proto->name when set */
   u32 set_preference;           /* nonzero: start with this preference (import stamping) */
-  /* Output of f_run(): NULL if the attributes did not change, otherwise a
-   * new interned list with one reference that the caller must ea_unref(). */
+  /* Output of f_run(): NULL if the attributes did not change or the route
+   * was rejected, otherwise a new interned list with one reference that
+   * the caller must ea_unref(). */
   struct ea_list *out;
 };
 

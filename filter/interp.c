@@ -848,8 +848,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
 done:
   if (st.out_used)
     buffer_free(&st.out);
+  /* A rejected route's attributes go nowhere: not interned, not looked up. */
   if (r)
-    r->out = res != F_ERROR ? f_st_result(&st) : NULL;
+    r->out = res == F_ACCEPT || res == F_NOP ? f_st_result(&st) : NULL;
   return res;
 
 fail:

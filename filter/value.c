@@ -302,6 +302,14 @@ f_set_build(linpool *lp, uint type, struct f_val *from, struct f_val *to, uint n
       s->from32[i] = s->from[i].val.i;
       s->maxto32[i] = s->maxto[i].val.i;
     }
+    if (n && n <= F_SET_FEW) {
+      s->few32 = lp_alloc(lp, 2 * F_SET_FEW * sizeof(u32));
+      for (uint i = 0; i < F_SET_FEW; i++) {
+        uint k = MIN(i, n - 1);
+        s->few32[i] = s->from[k].val.i;
+        s->few32[F_SET_FEW + i] = s->to[k].val.i - s->from[k].val.i;
+      }
+    }
   }
   free(items);
   return s;

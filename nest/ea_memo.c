@@ -21,12 +21,15 @@
 #include "lib/resource.h"
 
 #define EM_WAYS 4
+/* References on a result an entry takes at once to hand out on hits. */
+#define EM_STOCK 1024
 
 struct em_entry {
   u32 hash;
-  u32 len;
+  u16 len;
+  u16 stock;                           /* references on out held to hand out */
   const struct ea_list *src;           /* reference held; NULL: empty */
-  struct ea_list *out;                 /* reference held; may be NULL */
+  struct ea_list *out;                 /* 1 + stock references held; may be NULL */
   u64 bytes[];                         /* len bytes of key */
 };
 
@@ -68,9 +71,9 @@ em_drop(struct em_entry *e)
   if (!e->src)
     return;
   ea_unref((struct ea_list *) e->src);
-  if (e->out)
-    ea_unref(e->out);
+  ea_unref_many(e->out, 1u + e->stock);
   e->src = NULL;
+  e->stock = 0;
 }
 
 static void
@@ -174,28 +177,37 @@ ea_memo_get(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list 
   return 0;
 }
 
+int
+ea_memo_take(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out)
+{
+  struct em_memo *m = em_get(kind);
+  u32 b = k->hash & m->mask;
+  for (uint i = 0; i < EM_WAYS; i++) {
+    struct em_entry *e = em_entry(m, b, i);
+    if (em_match(e, k)) {
+      if (e->out) {
+        if (!e->stock) {
+          ea_ref_many(e->out, EM_STOCK);
+          e->stock = EM_STOCK;
+        }
+        e->stock--;
+      }
+      *out = e->out;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 void
 ea_memo_prefetch(enum ea_memo_kind kind, u32 hash)
 {
   struct em_memo *m = em_get(kind);
   u32 b = hash & m->mask;
-  for (uint i = 0; i < EM_WAYS; i++)
-    __builtin_prefetch(em_entry(m, b, i));
-}
-
-void
-ea_memo_prefetch_out(enum ea_memo_kind kind, u32 hash, const struct ea_list *src)
-{
-  struct em_memo *m = em_get(kind);
-  u32 b = hash & m->mask;
-  for (uint i = 0; i < EM_WAYS; i++) {
-    const struct em_entry *e = em_entry(m, b, i);
-    if (e->hash == hash && e->src == src) {
-      if (e->out)
-        __builtin_prefetch(e->out, 1);
-      return;
-    }
-  }
+  /* A bucket's newest entries: where a key that is met often sits (the
+   * two others cost more bandwidth than their rare hits save). */
+  __builtin_prefetch(em_entry(m, b, 0));
+  __builtin_prefetch(em_entry(m, b, 1));
 }
 
 void
@@ -222,7 +234,8 @@ ea_memo_put(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list 
   if (i)
     memmove((u8 *) first + m->stride, first, (size_t) i * m->stride);
   first->hash = k->hash;
-  first->len = k->len;
+  first->len = (u16) k->len;
+  first->stock = 0;
   first->src = ea_ref((struct ea_list *) k->src);
   first->out = out;
   memcpy(first->bytes, k->bytes, k->len);

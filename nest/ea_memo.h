@@ -14,7 +14,8 @@
  * bounded by the threads, not by the peers. Four-way buckets; a new entry
  * replaces the oldest one of its bucket, and a memo whose working set
  * does not fit doubles (up to a bound). Entries hold references on the
- * source list and on the result; they go when replaced and when the
+ * source list and on the result (and a stock of result references to give
+ * out, ea_memo_take()); they go when replaced and when the
  * thread leaves RCU (rcu_thread_unregister), so only RCU threads may use
  * a memo.
  */
@@ -43,13 +44,15 @@ struct ea_memo_key {
  * Borrowed: valid until this thread's next ea_memo_put() of that kind. */
 int ea_memo_get(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out);
 
+/* As ea_memo_get(), but a found result comes with a reference for the
+ * caller. The entry keeps a stock of references it took in one add, so a
+ * hit does not touch the result's use count (a line other threads write,
+ * cold when a route server meets thousands of sets in turn). */
+int ea_memo_take(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out);
+
 /* Start loading the bucket of a key with this hash: a caller that knows
  * the hash well before it looks (a filter run) hides the cache miss. */
 void ea_memo_prefetch(enum ea_memo_kind kind, u32 hash);
-
-/* Later (the bucket has come in): start loading the newest result for
- * src in that bucket, for the reference a hit takes on it. */
-void ea_memo_prefetch_out(enum ea_memo_kind kind, u32 hash, const struct ea_list *src);
 
 /* Forget everything this thread's memos remember (their references go). */
 void ea_memo_flush(void);

@@ -320,9 +320,16 @@ ea_ref_many(struct ea_list *l, uint n)
 void
 ea_unref(struct ea_list *l)
 {
-  if (!l)
+  ea_unref_many(l, 1);
+}
+
+void
+ea_unref_many(struct ea_list *l, uint n)
+{
+  if (!l || !n)
     return;
-  u32 uc = uatomic_sub_return(&l->uc, 1);
+  u32 uc = uatomic_sub_return(&l->uc, n);
+  ASSERT((s32) uc >= 0);
   if (uc)
     return;
   rcu_read_lock();
@@ -333,17 +340,22 @@ ea_unref(struct ea_list *l)
   call_rcu(&l->rcu, ea_free_rcu);
 }
 
+/* Branchless: the steps depend on the list's length only (a route
+ * server's lists have much the same length), not on where id sits, so
+ * no step is mispredicted. */
 const struct eattr *
 ea_find(const struct ea_list *l, u16 id)
 {
-  int lo = 0, hi = (int) l->count - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (l->a[mid].id == id)
-      return &l->a[mid];
-    if (l->a[mid].id < id) lo = mid + 1; else hi = mid - 1;
+  uint n = l->count;
+  if (!n)
+    return NULL;
+  const struct eattr *base = l->a;
+  while (n > 1) {
+    uint half = n / 2;
+    base = base[half].id <= id ? base + half : base;
+    n -= half;
   }
-  return NULL;
+  return base->id == id ? base : NULL;
 }
 
 u64

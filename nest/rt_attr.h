@@ -118,6 +118,8 @@ struct ea_list *ea_ref(struct ea_list *l);
 /* n references at once (a batch of routes sharing the set). */
 void ea_ref_many(struct ea_list *l, uint n);
 void ea_unref(struct ea_list *l);
+/* n references at once (a holder that took them with ea_ref_many()). */
+void ea_unref_many(struct ea_list *l, uint n);
 
 const struct eattr *ea_find(const struct ea_list *l, u16 id);
 static inline const void *ea_data(const struct ea_list *l, const struct eattr *e)
