@@ -266,6 +266,11 @@ ev_schedule(struct event *e)
 {
   struct loop *l = loop_current();
   ASSERT_DIE(l);
+  /* Only the thread running this loop clears its events' flags, and that
+   * is us: a plain load tells whether it is still queued, without the
+   * locked compare-and-swap (an exporter asks once per route). */
+  if (uatomic_read(&e->pending))
+    return 0;
   return ev_send(l, e);
 }
 

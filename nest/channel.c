@@ -427,7 +427,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   /* Never send a route back to the protocol that announced it. */
   if (chan_route_is_own(c, r) ||
       (c->proto->class->preexport && c->proto->class->preexport(c, r) < 0)) {
-    uatomic_inc(&st->exp_updates_rejected);
+    chan_stat_add(&st->exp_updates_rejected, 1);
     return 0;
   }
   if (c->out_filter == FILTER_ACCEPT)
@@ -438,7 +438,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   if (res != F_ACCEPT) {
     if (fr.out)
       ea_unref(fr.out);
-    uatomic_inc(&st->exp_updates_filtered);
+    chan_stat_add(&st->exp_updates_filtered, 1);
     return 0;
   }
   if (fr.out && fr.out == r->attrs) {
@@ -469,7 +469,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     return;
 
   if (new) {
-    uatomic_inc(&st->exp_updates_received);
+    chan_stat_add(&st->exp_updates_received, 1);
     int acc = chan_accepts(c, n, new, &mod);
     if (acc == 1)
       new_exp = new;
@@ -489,7 +489,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
       }
     }
   } else
-    uatomic_inc(&st->exp_withdraws_received);
+    chan_stat_add(&st->exp_withdraws_received, 1);
 
   if (!new_exp && !old_exp)
     return;
@@ -499,13 +499,13 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     chan_exp_set(c, new->id, 1);
 
   if (new_exp)
-    uatomic_inc(&st->exp_updates_accepted);
+    chan_stat_add(&st->exp_updates_accepted, 1);
   else
-    uatomic_inc(&st->exp_withdraws_accepted);
+    chan_stat_add(&st->exp_withdraws_accepted, 1);
   if (new_exp && !old_exp && !new_was_set)
-    uatomic_inc(&st->exp_routes);
+    chan_stat_add(&st->exp_routes, 1);
   else if (!new_exp && old_exp)
-    uatomic_dec(&st->exp_routes);
+    chan_stat_add(&st->exp_routes, -1);
 
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? new->attrs : NULL);
   if (mod)

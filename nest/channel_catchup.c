@@ -117,7 +117,7 @@ chan_catch_up(struct channel *c)
     struct rte *r = it->retired;
     if (r && chan_exp_bit(c, r->id)) {
       chan_exp_set(c, r->id, 0);
-      uatomic_dec(&c->stats.exp_routes);
+      chan_stat_add(&c->stats.exp_routes, -1);
       catchup_remember(cu, &it->net->n, r);
     }
     if (!(++k & 1023) && loop_budget_left() <= 0) {
@@ -154,7 +154,7 @@ chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct chann
       return 0;       /* the protocol sends export_ev when it drained */
     struct chan_gone *g = &cu->gone[cu->next++];
     if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? g->r.src : NULL)) {
-      uatomic_inc(&c->stats.exp_withdraws_accepted);
+      chan_stat_add(&c->stats.exp_withdraws_accepted, 1);
       c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r, NULL);
     }
     catchup_release(g);

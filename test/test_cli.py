@@ -5,6 +5,7 @@ the framing (codes, continuation lines, final line) is compared exactly.
 """
 
 import re
+import time
 
 from conftest import BASIC_COUNT, strip_codes
 
@@ -329,6 +330,7 @@ def test_disable_enable(daemon):
 
 def test_restart(daemon):
     before = daemon.protocols()["s4"][3]
+    time.sleep(0.01)    # the since column has millisecond resolution
     assert daemon.raw("restart s4") == b"0012-s4: restarted\n0000 \n"
     daemon.wait_up(["s4"])
     assert daemon.poll_raw("show route count", BASIC_COUNT) == BASIC_COUNT
