@@ -130,6 +130,14 @@ def proc_mem(pid):
     return rss, vsz // 4, vsz       # SZ in 4 KiB pages, as ps -o sz
 
 
+def proc_cpu(pid):
+    """User and system CPU seconds the process has used (all threads)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick     # utime, stime
+
+
 def one_run(args, binary, version, threads):
     port = random.randrange(30000, 60000)
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
@@ -176,6 +184,9 @@ def one_run(args, binary, version, threads):
                 raise RuntimeError("daemon died, see %s" % d)
             time.sleep(args.poll)
         rss, sz, vsz = proc_mem(dut.pid)
+        if args.cpu:
+            u, sy = proc_cpu(dut.pid)
+            sys.stderr.write("%s: DUT CPU at convergence: %.2f s (user %.2f, system %.2f)\n" % (version, u + sy, u, sy))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
             if args.settle:
@@ -216,6 +227,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rs-filter", action="store_true", help="an IXP-style import filter per peer (not `import all`)")
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
+    ap.add_argument("--cpu", action="store_true",
+                    help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "
+                         "host the injector's share of the cores hides the daemon's cost from the wall clock")
     ap.add_argument("--settle", type=float, default=0,
                     help="with --show-memory: wait this long after convergence and show memory again")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")

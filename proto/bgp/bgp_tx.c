@@ -257,27 +257,41 @@ bgp_export_attrs(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *
  * session's profile and, since route reflection, on the source session
  * (ORIGINATOR_ID, split horizon). The source session's generation number,
  * not its address, names it: a protocol freed and another allocated in
- * its place must not hit old entries. */
+ * its place must not hit old entries.
+ *
+ * The channel keeps its profile and its hash; every export checks each
+ * field against the session's state now (never stale) and rehashes only
+ * when one changed. Field by field: a profile built in a scratch copy of
+ * byte stores and compared as words stalled every export on store
+ * forwarding. */
+#define XPROF_SET(x, ch, field, val) do { \
+    __typeof__((x)->field) v_ = (val); \
+    if (memcmp(&(x)->field, &v_, sizeof(v_))) { (x)->field = v_; (ch) = 1; } \
+  } while (0)
+
 static void
-bgp_export_profile_fill(const struct bgp_proto *p, const struct bgp_channel *bc, struct bgp_export_profile *x)
+bgp_export_profile_refresh(const struct bgp_proto *p, struct bgp_channel *bc)
 {
-  memset(x, 0, sizeof(*x));
-  x->local_addr = p->conn->local_addr;
-  x->next_hop_addr = bc->cf->next_hop_addr;
-  x->local_as = p->peer.local_as;
-  x->public_as = p->peer.public_as;
-  x->confederation = p->peer.confederation;
-  x->default_local_pref = p->peer.default_local_pref;
-  x->rr_cluster_id = p->peer.rr_cluster_id;
-  x->af = (u8) bc->af;
-  x->local_role = p->peer.local_role;
-  x->ibgp = p->peer.ibgp;
-  x->interior = p->peer.interior;
-  x->rs_client = p->cf->rs_client;
-  x->next_hop_mode = (u8) bc->cf->next_hop_mode;
-  x->ext_next_hop_v4 = (u8) !!p->tx.ext_next_hop[BGP_AF_IPV4];
-  x->aigp = (u8) !!bc->cf->aigp;
-  x->aigp_originate = (u8) !!bc->cf->aigp_originate;
+  struct bgp_export_profile *x = &bc->xprof;
+  int ch = !bc->xprof_hash;
+  XPROF_SET(x, ch, local_addr, p->conn->local_addr);
+  XPROF_SET(x, ch, next_hop_addr, bc->cf->next_hop_addr);
+  XPROF_SET(x, ch, local_as, p->peer.local_as);
+  XPROF_SET(x, ch, public_as, p->peer.public_as);
+  XPROF_SET(x, ch, confederation, p->peer.confederation);
+  XPROF_SET(x, ch, default_local_pref, p->peer.default_local_pref);
+  XPROF_SET(x, ch, rr_cluster_id, p->peer.rr_cluster_id);
+  XPROF_SET(x, ch, af, (u8) bc->af);
+  XPROF_SET(x, ch, local_role, p->peer.local_role);
+  XPROF_SET(x, ch, ibgp, p->peer.ibgp);
+  XPROF_SET(x, ch, interior, p->peer.interior);
+  XPROF_SET(x, ch, rs_client, p->cf->rs_client);
+  XPROF_SET(x, ch, next_hop_mode, (u8) bc->cf->next_hop_mode);
+  XPROF_SET(x, ch, ext_next_hop_v4, (u8) !!p->tx.ext_next_hop[BGP_AF_IPV4]);
+  XPROF_SET(x, ch, aigp, (u8) !!bc->cf->aigp);
+  XPROF_SET(x, ch, aigp_originate, (u8) !!bc->cf->aigp_originate);
+  if (ch)
+    bc->xprof_hash = hash_bytes(x, sizeof(*x)) | 1;
 }
 
 struct bgp_export_make {
@@ -299,14 +313,10 @@ static struct ea_list *
 bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte *r, int med_fresh)
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
-  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh };
-  /* Filled every time (never stale), hashed only when it changed. */
-  bgp_export_profile_fill(p, bc, &k.prof);
-  if (memcmp(&k.prof, &bc->xprof, sizeof(k.prof)) || !bc->xprof_hash) {
-    bc->xprof = k.prof;
-    bc->xprof_hash = hash_bytes(&k.prof, sizeof(k.prof)) | 1;
-  }
-  k.prof_hash = bc->xprof_hash;
+  bgp_export_profile_refresh(p, bc);
+  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh,
+                              .prof_hash = bc->xprof_hash };
+  memcpy(&k.prof, &bc->xprof, sizeof(k.prof));   /* padding too: the memo compares bytes */
   struct bgp_export_make m = { p, bc, r, med_fresh };
   return bgp_export_cache_get(&k, bgp_export_make, &m);
 }
