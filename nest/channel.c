@@ -602,6 +602,13 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   return 1;
 }
 
+void
+chan_export_flush(struct channel *c)
+{
+  if (c->proto->class->export_flush)
+    c->proto->class->export_flush(c->proto, c);
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -615,6 +622,7 @@ chan_export_run(void *data)
   if ((uatomic_read(&c->reader.laggard) && !chan_catch_up(c)) ||
       (c->feeding && !chan_feed_step(c, busy)) ||
       (c->catchup && !c->feeding && !chan_catch_up_finish(c, busy))) {
+    chan_export_flush(c);
     rcu_read_unlock();
     return;
   }
@@ -633,6 +641,7 @@ chan_export_run(void *data)
       break;
     }
   }
+  chan_export_flush(c);
   rcu_read_unlock();
 }
 
@@ -700,6 +709,7 @@ chan_refeed_now(struct channel *c)
     chan_feed_net(c, n, any);
   if (c->catchup)
     chan_catch_up_finish(c, NULL);
+  chan_export_flush(c);
   rcu_read_unlock();
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;

@@ -156,6 +156,7 @@ chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct chann
     if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? g->r.src : NULL)) {
       chan_stat_add(&c->stats.exp_withdraws_accepted, 1);
       c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r, NULL);
+      chan_export_flush(c);     /* before the copy goes */
     }
     catchup_release(g);
     if (busy && cu->next < cu->count && loop_budget_left() <= 0) {

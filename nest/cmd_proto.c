@@ -111,6 +111,11 @@ proto_render_details(struct cli *c, struct proto *p)
     p->class->show_info(p, c);
   /* Channels belong to the protocol loop while it runs; their identity and
    * atomic counters are safe to read, the list is fixed during a run. */
+  if (p->class->show_channels) {
+    p->class->show_channels(p, c);
+    cli_printf(c, -1006, "");
+    return;
+  }
   LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n) {
     struct channel *ch = NULL;
     if (p->loop)

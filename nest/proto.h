@@ -266,6 +266,11 @@ struct proto_class {
    * (which keeps the changes, shared by all readers); the protocol sends
    * c->export_ev when it can take more. NULL: never busy. */
   int (*export_busy)(struct proto *, struct channel *);
+  /* The channel's export pass ends: a protocol that queued what rt_notify
+   * gave it must be done with those routes now (they are RCU-protected
+   * for the pass only; a catch-up's withdrawn copy goes right after its
+   * rt_notify, so the pass ends there too). Protocol loop. NULL: none. */
+  void (*export_flush)(struct proto *, struct channel *);
   /* A feed of the channel (its first, or a refeed) has handed every route
    * to rt_notify; c->feeding is CHAN_FEED_NONE again. Protocol loop; BGP
    * sends End-of-RIB or EoRR only then. NULL: nothing to do. */
@@ -291,6 +296,9 @@ struct proto_class {
   int (*announced)(struct proto *);
   /* Lines of one channel after its statistics, as show_info. */
   void (*show_channel_info)(struct proto *, struct channel *, struct cli *);
+  /* In place of the generic channel blocks of `show protocols all` (a
+   * pipe shows its two channels as one, as BIRD does); as show_info. */
+  void (*show_channels)(struct proto *, struct cli *);
   void (*dump)(struct proto *);
 };
 
@@ -443,6 +451,8 @@ static inline int chan_exports_every_route(struct channel *c)
 int chan_catch_up(struct channel *c);
 int chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct channel *));
 void chan_catch_up_drop(struct channel *c);
+/* The end of an export pass: the class's export_flush, if any. */
+void chan_export_flush(struct channel *c);
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);

@@ -38,3 +38,73 @@ def test_pipes(start_daemon):
     assert d.raw("enable s1").startswith(b"0011-")
     want = {"master4": (4, 3), "master6": (0, 0), "t2": (4, 3), "t3": (4, 3)}
     assert poll(lambda: counts(d) == want, timeout=5), counts(d)
+
+
+def proto_routes(d, name):
+    """(imported, exported) of `show protocols all NAME`'s Routes line."""
+    for line in strip_codes(d.raw("show protocols all %s" % name)):
+        m = re.search(r"Routes:\s+(\d+) imported, (?:\d+ filtered, )?(\d+) exported", line)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+BATCH_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+ipv4 table t3;
+protocol static s1 { ipv4; %s }
+protocol static s3 { ipv4 { table t3; }; route 10.200.0.0/16 blackhole; }
+# the export filter gives every route its own copy of the attributes
+protocol pipe p12 { table master4; peer table t2; import none;
+  export filter { if net ~ [ 10.0.0.0/16+ ] then reject; bgp_med = 7; accept; }; }
+# a loop: t2 -> t3 -> t2; the copies must not come back
+protocol pipe p23 { table t2; peer table t3; import all; export all; }
+"""
+
+
+def test_pipe_batches(start_daemon):
+    """Thousands of routes through a pipe that changes them, withdrawn and back.
+
+    The pipe writes into the other table in batches at the end of each
+    export pass: counts, the attributes its export filter set, its own
+    route counters and the loop check must come out as route by route."""
+    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(3000))
+    d = start_daemon(BATCH_CONF % routes)
+    # 256 of the 3000 are in 10.0.0.0/16 and stay behind; s3's route goes to t2 as well
+    want = {"master4": (3000, 3000), "master6": (0, 0), "t2": (2745, 2745), "t3": (2745, 2745)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert proto_routes(d, "p12") == (0, 2744), proto_routes(d, "p12")
+    t = "\n".join(strip_codes(d.raw("show route 10.11.7.0/24 table t2 all")))
+    assert "BGP.med: 7" in t, t
+    t = "\n".join(strip_codes(d.raw("show route 10.0.7.0/24 table t2")))
+    assert "10.0.7.0/24" not in t, t
+    assert d.raw("disable s1").startswith(b"0009-")
+    want = {"master4": (0, 0), "master6": (0, 0), "t2": (1, 1), "t3": (1, 1)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert proto_routes(d, "p12") == (0, 0), proto_routes(d, "p12")
+    assert d.raw("enable s1").startswith(b"0011-")
+    want = {"master4": (3000, 3000), "master6": (0, 0), "t2": (2745, 2745), "t3": (2745, 2745)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    # p23 imported t3's own route into t2 and nothing of what it exported
+    assert proto_routes(d, "p23") == (1, 2744), proto_routes(d, "p23")
+
+
+def test_pipe_show(start_daemon):
+    """`show protocols all` of a pipe: one block for both ways, as BIRD 2 prints it."""
+    d = start_daemon(BATCH_CONF % "route 10.9.0.0/16 blackhole; route 10.0.1.0/24 blackhole;")
+    want = ["  Channel main",
+            "    Table:          master4",
+            "    Peer table:     t2",
+            "    Import state:   up",
+            "    Export state:   up",
+            "    Import filter:  REJECT",
+            "    Export filter:  (unnamed)",
+            "  Routes:         0 imported, 1 exported",
+            "  Route change stats:     received   rejected   filtered    ignored   accepted",
+            "    Export updates:              2          0          1          0          1",
+            "    Export withdraws:            0          0        ---          0          0"]
+    def block():
+        lines = strip_codes(d.raw("show protocols all p12"))
+        return [l for l in lines if not l.startswith("    Import updates") and not l.startswith("    Import withdraws")
+                and l.strip() and not l.startswith("p12 ") and not l.startswith("Name ")]
+    assert poll(lambda: block() == want, timeout=5), block()

@@ -68,6 +68,7 @@ bgp_tx_init(struct bgp_proto *p)
     hash_init(&bc->prefixes, p->p.run_pool, 10);
     hash_init(&bc->buckets, p->p.run_pool, 6);
     memset(&bc->withdraw, 0, sizeof(bc->withdraw));
+    bc->last_bucket = NULL;
     list_init(&bc->withdraw.prefixes);
     list_init(&bc->withdraw.n);
     list_init(&bc->ready);
@@ -91,6 +92,8 @@ bgp_bucket_free(struct bgp_channel *bc, struct bgp_bucket *b)
     list_del(&b->n);
   if (b == &bc->withdraw)
     return;
+  if (bc->last_bucket == b)
+    bc->last_bucket = NULL;
   hash_remove(&bc->buckets, &b->hn);
   ea_unref(b->attrs);
   mb_free(b);
@@ -130,16 +133,21 @@ bgp_tx_reset(struct bgp_proto *p)
 static struct bgp_bucket *
 bgp_bucket_get(struct bgp_proto *p, struct bgp_channel *bc, struct ea_list *attrs)
 {
+  /* An UPDATE's prefixes reach us one after another with one attribute
+   * list: the bucket of the last one is most often the one. (It holds a
+   * reference on its list, so an equal pointer is the same list.) */
+  if (bc->last_bucket && bc->last_bucket->attrs == attrs)
+    return bc->last_bucket;
   u32 h = hash_ptr(attrs);
   struct hash_node *n = hash_find(&bc->buckets, h, bgp_bucket_eq, attrs);
   if (n)
-    return container_of(n, struct bgp_bucket, hn);
+    return bc->last_bucket = container_of(n, struct bgp_bucket, hn);
   struct bgp_bucket *b = mb_allocz(p->p.run_pool, sizeof(*b));
   b->attrs = ea_ref(attrs);
   list_init(&b->prefixes);
   list_init(&b->n);
   hash_insert(&bc->buckets, &b->hn, h);
-  return b;
+  return bc->last_bucket = b;
 }
 
 static void

@@ -7,6 +7,10 @@
  * keeping the route's original source, so several routes of one network
  * stay distinct on the other side as they were on this one.
  *
+ * Writes go in batches: what one export pass of a channel hands over waits
+ * in a queue and enters the other table through rt_update_batch() when
+ * the pass ends (export_flush) or the queue is full.
+ *
  * Loops of pipes would bounce a route forever; a route is therefore never
  * written into a table that already holds a route of the same source from
  * someone else (the original, or another pipe's copy), and such attempts
@@ -16,6 +20,8 @@
 #include "proto/pipe/pipe.h"
 #include "lib/log.h"
 #include "lib/printf.h"
+#include "nest/cli.h"
+#include "filter/filter.h"
 
 static void
 pipe_preconfig(struct proto_config *pc)
@@ -123,25 +129,133 @@ pipe_collides(struct channel *dst, const net_addr *n, struct rte_src *src)
   return hit;
 }
 
+/* Write what the queue of the exports of channel c holds into the other table. */
+static void
+pipe_flush(struct proto *pp, struct channel *c)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  struct pipe_queue *q = &p->q[c != p->pri];
+  if (!q->n)
+    return;
+  struct channel *dst = c == p->pri ? p->sec : p->pri;
+  rt_update_batch(dst->table, dst, q->im, q->n);
+  /* The import side of dst counts what entered its table (BIRD's pipe
+   * statistics): accepted or ignored (the same route again, a withdrawal
+   * of nothing). */
+  int routes = 0;
+  u64 upd_acc = 0, upd_ign = 0, wd_acc = 0, wd_ign = 0;
+  for (uint i = 0; i < q->n; i++) {
+    uint r = q->im[i].result & RT_UPD_USABLE;
+    routes += (r == RT_UPD_ADD) - (r == RT_UPD_REMOVE);
+    if (q->im[i].attrs) {
+      upd_acc += r != RT_UPD_NONE;
+      upd_ign += r == RT_UPD_NONE;
+    } else {
+      wd_acc += r == RT_UPD_REMOVE;
+      wd_ign += r != RT_UPD_REMOVE;
+    }
+    if (q->own[i])
+      ea_unref(q->im[i].attrs);
+  }
+  struct channel_stats *st = &dst->stats;
+  if (routes)
+    uatomic_add(&st->imp_routes, routes);
+  if (upd_acc)
+    uatomic_add(&st->imp_updates_accepted, upd_acc);
+  if (upd_ign)
+    uatomic_add(&st->imp_updates_ignored, upd_ign);
+  if (wd_acc)
+    uatomic_add(&st->imp_withdraws_accepted, wd_acc);
+  if (wd_ign)
+    uatomic_add(&st->imp_withdraws_ignored, wd_ign);
+  q->n = 0;
+}
+
+/* The routes rt_notify gets stay valid until the end of the export pass
+ * (RCU), and so do their sources and attributes; the export filter's
+ * list (attrs other than the table route's own) goes right after: hold it. */
+static void
+pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs,
+           const struct ea_list *table_attrs)
+{
+  struct pipe_queue *q = &((struct pipe_proto *) pp)->q[c != ((struct pipe_proto *) pp)->pri];
+  uint i = q->n++;
+  net_copy(&q->net[i].n, n);
+  q->own[i] = attrs && attrs != table_attrs;
+  q->im[i] = (struct rt_import){ .net = &q->net[i].n, .src = src, .attrs = q->own[i] ? ea_ref(attrs) : attrs };
+  if (q->n == PIPE_BATCH)
+    pipe_flush(pp, c);
+}
+
 static void
 pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                const struct ea_list *new_src)
 {
-  (void) new_src;
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
-  if (old && (!new || new->src != old->src)) {
-    if (rt_update(dst->table, n, old->src, dst, NULL, 0) == RT_UPD_REMOVE)
-      uatomic_dec(&dst->stats.imp_routes);
-  }
+  if (old && (!new || new->src != old->src))
+    pipe_queue(pp, c, n, old->src, NULL, NULL);
   if (!new)
     return;
+  /* (What the queue holds is ours: a copy by dst, never a collision.) */
   if (pipe_collides(dst, n, new->src)) {
     log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
     return;
   }
-  if (rt_update(dst->table, n, new->src, dst, new->attrs, 0) == RT_UPD_ADD)
-    uatomic_inc(&dst->stats.imp_routes);
+  pipe_queue(pp, c, n, new->src, new->attrs, new_src);
+}
+
+/* BIRD's names for the state of a direction: its export into the pipe. */
+static const char *
+pipe_dir_state(const struct channel *c)
+{
+  if (!c || uatomic_read(&c->state) != CS_UP)
+    return "down";
+  return c->feeding ? "feed" : "up";
+}
+
+/* `show protocols all`: one block, as BIRD 2. What goes from the primary
+ * table to the peer table is exported, the other way imported; each way
+ * counts in the export side of the channel it leaves (received, rejected,
+ * filtered) and in the import side of the channel it enters (ignored,
+ * accepted: pipe_flush). Main loop; the channels' identity and counters
+ * are safe to read while the protocol runs. */
+static void
+pipe_show_channels(struct proto *pp, struct cli *c)
+{
+  const struct pipe_config *cf = (const struct pipe_config *) pp->cf;
+  const struct channel *pri = NULL, *sec = NULL;
+  if (pp->loop)
+    LIST_WALK_ENTRY(ch, &pp->channels, struct channel, n) {
+      if (ch->cf == cf->pri)
+        pri = ch;
+      else if (ch->cf == cf->sec)
+        sec = ch;
+    }
+  cli_printf(c, -1006, "  Channel main");
+  cli_printf(c, -1006, "    Table:          %s", cf->pri->table->name);
+  cli_printf(c, -1006, "    Peer table:     %s", cf->peer->name);
+  cli_printf(c, -1006, "    Import state:   %s", pipe_dir_state(sec));
+  cli_printf(c, -1006, "    Export state:   %s", pipe_dir_state(pri));
+  cli_printf(c, -1006, "    Import filter:  %s", filter_name(cf->sec->out_filter));
+  cli_printf(c, -1006, "    Export filter:  %s", filter_name(cf->pri->out_filter));
+  if (!pri || !sec)
+    return;
+  const struct channel_stats *s1 = &pri->stats, *s2 = &sec->stats;
+#define R(s, x) ((unsigned long long) uatomic_read(&(s)->x))
+  cli_printf(c, -1006, "  Routes:         %llu imported, %llu exported", R(s1, imp_routes), R(s2, imp_routes));
+  cli_printf(c, -1006, "  Route change stats:     received   rejected   filtered    ignored   accepted");
+  cli_printf(c, -1006, "    Import updates:     %10llu %10llu %10llu %10llu %10llu", R(s2, exp_updates_received),
+             R(s2, exp_updates_rejected), R(s2, exp_updates_filtered), R(s1, imp_updates_ignored),
+             R(s1, imp_updates_accepted));
+  cli_printf(c, -1006, "    Import withdraws:   %10llu %10llu        --- %10llu %10llu", R(s2, exp_withdraws_received),
+             0ULL, R(s1, imp_withdraws_ignored), R(s1, imp_withdraws_accepted));
+  cli_printf(c, -1006, "    Export updates:     %10llu %10llu %10llu %10llu %10llu", R(s1, exp_updates_received),
+             R(s1, exp_updates_rejected), R(s1, exp_updates_filtered), R(s2, imp_updates_ignored),
+             R(s2, imp_updates_accepted));
+  cli_printf(c, -1006, "    Export withdraws:   %10llu %10llu        --- %10llu %10llu", R(s1, exp_withdraws_received),
+             0ULL, R(s2, imp_withdraws_ignored), R(s2, imp_withdraws_accepted));
+#undef R
 }
 
 static int
@@ -168,5 +282,7 @@ const struct proto_class proto_pipe = {
   .copy_config = pipe_copy_config,
   .start = pipe_start,
   .rt_notify = pipe_rt_notify,
+  .export_flush = pipe_flush,
+  .show_channels = pipe_show_channels,
   .reconfigure = pipe_reconfigure,
 };

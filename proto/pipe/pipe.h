@@ -5,6 +5,7 @@
 #define PROTO_PIPE_PIPE_H
 
 #include "nest/proto.h"
+#include "nest/rt.h"
 #include "conf/cf_context.h"
 #include "lib/log.h"
 
@@ -20,10 +21,22 @@ struct pipe_config {
   struct channel_config *pri, *sec;   /* set by postconfig */
 };
 
+/* Writes into one table waiting for the end of the export pass that made
+ * them (export_flush), to go in as one rt_update_batch(). Owner: the
+ * pipe's loop. */
+#define PIPE_BATCH 64
+struct pipe_queue {
+  uint n;
+  struct rt_import im[PIPE_BATCH];
+  union { net_addr n; net_addr_roa6 roa6; } net[PIPE_BATCH];
+  u8 own[PIPE_BATCH];           /* a reference on im[].attrs is ours (the export filter's list) */
+};
+
 struct pipe_proto {
   struct proto p;
   struct channel *pri, *sec;    /* owner: the pipe's loop */
   struct log_rate rl;
+  struct pipe_queue q[2];       /* [0]: into sec's table (pri's exports), [1]: into pri's */
 };
 
 extern const struct proto_class proto_pipe;
