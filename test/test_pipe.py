@@ -108,3 +108,37 @@ def test_pipe_show(start_daemon):
         return [l for l in lines if not l.startswith("    Import updates") and not l.startswith("    Import withdraws")
                 and l.strip() and not l.startswith("p12 ") and not l.startswith("Name ")]
     assert poll(lambda: block() == want, timeout=5), block()
+
+
+LOOP_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+protocol static s1 { ipv4; %s }
+protocol static s2 { ipv4 { table t2; }; route 10.250.0.0/16 blackhole; }
+# two pipes between the same tables: each sees the other's copies
+protocol pipe p12 { table master4; peer table t2; export all; import none; }
+protocol pipe p21 { table t2; peer table master4; export all; import none; }
+"""
+
+
+def test_pipe_loop(start_daemon, ours_only):
+    """A copy never replaces the route it was made of, and never comes back.
+
+    p21 sees p12's copies in t2 and would write them into master4 over
+    the originals (same source): the table refuses, the pipe logs the loop;
+    withdrawing the originals removes the copies and nothing else."""
+    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(500))
+    d = start_daemon(LOOP_CONF % routes)
+    want = {"master4": (501, 501), "master6": (0, 0), "t2": (501, 501)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert poll(lambda: "Route loop detected" in d.log(), timeout=5), d.log()
+    # the originals stay theirs: s1's routes in master4 are s1's
+    t = "\n".join(strip_codes(d.raw("show route 10.1.7.0/24 table master4")))
+    assert "[s1 " in t, t
+    assert proto_routes(d, "p12") == (0, 500), proto_routes(d, "p12")
+    assert proto_routes(d, "p21") == (0, 1), proto_routes(d, "p21")
+    assert d.raw("disable s1").startswith(b"0009-")
+    want = {"master4": (1, 1), "master6": (0, 0), "t2": (1, 1)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert d.raw("disable s2").startswith(b"0009-")
+    want = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
