@@ -9,7 +9,8 @@
  * page candidates (MADV_HUGEPAGE: most distributions enable transparent
  * huge pages only where asked). Smaller ones come from calloc. Under
  * AddressSanitizer or ThreadSanitizer everything comes from calloc, so the
- * checkers see it.
+ * checkers see it. Every page is written once before it is returned (see
+ * huge_touch() for why): the memory is resident from the start.
  *
  * Any thread; the caller remembers the size for huge_free().
  */
