@@ -249,7 +249,7 @@ chan_has_route(struct channel *c, const net_addr *n, struct rte_src *src)
 /* Would a route new for this source exceed a limit? `receive limit` counts
  * what the channel holds including filtered routes, `import limit` only the
  * accepted ones. Returns 1 when the route must be refused. */
-static int
+int
 chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, int filtered)
 {
   struct channel_stats *st = &c->stats;

@@ -48,6 +48,15 @@ proto_render_line(struct cli *c, const struct proto_rec *r)
 
 static void channel_render_stats(struct cli *c, const struct channel *ch);
 
+void
+channel_render_limit(struct cli *c, const char *label, const struct channel_limit *l, const int *hit)
+{
+  if (!l->max)
+    return;
+  cli_printf(c, -1006, "    %s  %u%s", label, l->max, hit && uatomic_read(hit) ? " [HIT]" : "");
+  cli_printf(c, -1006, "      Action:       %s", limit_action_names[l->action]);
+}
+
 static void
 channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct channel *ch)
 {
@@ -58,14 +67,9 @@ channel_render(struct cli *c, struct proto *p, struct channel_config *cc, struct
   cli_printf(c, -1006, "    Preference:     %u", cc->preference);
   cli_printf(c, -1006, "    Input filter:   %s", filter_name(cc->in_filter));
   cli_printf(c, -1006, "    Output filter:  %s", filter_name(cc->out_filter));
-  static const char *const ln[] = { "Receive limit:", "Import limit: ", "Export limit: " };
-  const struct channel_limit *lims[] = { &cc->rx_limit, &cc->in_limit, &cc->out_limit };
-  const int *hits[] = { ch ? &ch->rx_limit_hit : NULL, ch ? &ch->in_limit_hit : NULL, ch ? &ch->out_limit_hit : NULL };
-  for (int i = 0; i < 3; i++)
-    if (lims[i]->max) {
-      cli_printf(c, -1006, "    %s  %u%s", ln[i], lims[i]->max, hits[i] && uatomic_read(hits[i]) ? " [HIT]" : "");
-      cli_printf(c, -1006, "      Action:       %s", limit_action_names[lims[i]->action]);
-    }
+  channel_render_limit(c, "Receive limit:", &cc->rx_limit, ch ? &ch->rx_limit_hit : NULL);
+  channel_render_limit(c, "Import limit: ", &cc->in_limit, ch ? &ch->in_limit_hit : NULL);
+  channel_render_limit(c, "Export limit: ", &cc->out_limit, ch ? &ch->out_limit_hit : NULL);
   if (!ch)
     return;
   /* BIRD 2: the statistics of every channel not down (a paused one too) */

@@ -406,6 +406,13 @@ void chan_flush_down(struct channel *c);
 /* Route limits (nest/channel_limit.c). */
 void chan_limit_init(struct proto *p);
 int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit, u32 count, const char *dir);
+/* Would a new route of src for n go over c's receive or import limit (a
+ * route the channel has already may always change)? Applies the limit's
+ * action; 1: drop the route. filtered: it is kept filtered (receive limit
+ * only). Protocol loop. */
+int chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, int filtered);
+/* `show protocols all`: a limit's two lines (none without a limit). */
+void channel_render_limit(struct cli *c, const char *label, const struct channel_limit *l, const int *hit);
 
 /* Refresh cycle (nest/channel_refresh.c), protocol loop. begin: every route
  * the channel has now becomes stale; routes imported again are fresh. end:

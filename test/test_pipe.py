@@ -142,3 +142,28 @@ def test_pipe_loop(start_daemon, ours_only):
     assert d.raw("disable s2").startswith(b"0009-")
     want = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0)}
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+
+
+LIMIT_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+protocol static s1 { ipv4; route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; route 10.3.0.0/16 blackhole; }
+protocol static s2 { ipv4 { table t2; }; route 10.4.0.0/16 blackhole; route 10.5.0.0/16 blackhole;
+  route 10.6.0.0/16 blackhole; }
+protocol pipe p12 { table master4; peer table t2; import all; export all;
+  import limit 2 action block; export limit 1 action block; }
+"""
+
+
+def test_pipe_limits(start_daemon):
+    """`import limit` and `export limit` of a pipe, as BIRD 2: the primary table
+    takes 2 of t2's 3 routes, t2 takes 1 of master4's 3; `show protocols all`
+    prints both limits as hit."""
+    d = start_daemon(LIMIT_CONF)
+    want = {"master4": (5, 5), "master6": (0, 0), "t2": (4, 4)}
+    assert poll(lambda: counts(d) == want, timeout=5), counts(d)
+    assert proto_routes(d, "p12") == (2, 1), proto_routes(d, "p12")
+    lines = strip_codes(d.raw("show protocols all p12"))
+    for l in ("    Import limit:   2 [HIT]", "    Export limit:   1 [HIT]", "      Action:       block"):
+        assert l in lines, lines
+    imp = [l for l in lines if l.startswith("    Import updates:")]
+    assert imp and imp[0].split()[-2:] == ["1", "2"], imp     # ignored 1, accepted 2

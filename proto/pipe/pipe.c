@@ -178,7 +178,19 @@ static void
 pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs,
            const struct ea_list *table_attrs)
 {
-  struct pipe_queue *q = &((struct pipe_proto *) pp)->q[c != ((struct pipe_proto *) pp)->pri];
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  struct pipe_queue *q = &p->q[c != p->pri];
+  /* `import limit` (the primary channel's): what enters the primary table
+   * counts against it, decided on the counts so far, so what is queued
+   * goes in first. */
+  struct channel *dst = c == p->pri ? p->sec : p->pri;
+  if (attrs && dst->cf->in_limit.max) {
+    pipe_flush(pp, c);
+    if (chan_limits_refuse(dst, n, src, 0)) {
+      uatomic_inc(&dst->stats.imp_updates_ignored);
+      return;
+    }
+  }
   uint i = q->n++;
   net_copy(&q->net[i].n, n);
   q->own[i] = attrs && attrs != table_attrs;
@@ -239,6 +251,8 @@ pipe_show_channels(struct proto *pp, struct cli *c)
   cli_printf(c, -1006, "    Export state:   %s", pipe_dir_state(pri));
   cli_printf(c, -1006, "    Import filter:  %s", filter_name(cf->sec->out_filter));
   cli_printf(c, -1006, "    Export filter:  %s", filter_name(cf->pri->out_filter));
+  channel_render_limit(c, "Import limit: ", &cf->pri->in_limit, pri ? &pri->in_limit_hit : NULL);
+  channel_render_limit(c, "Export limit: ", &cf->pri->out_limit, pri ? &pri->out_limit_hit : NULL);
   if (!pri || !sec)
     return;
   const struct channel_stats *s1 = &pri->stats, *s2 = &sec->stats;
