@@ -44,5 +44,7 @@ extern const struct proto_class proto_pipe;
 static inline struct pipe_config *pipe_cfg(struct cf_context *cx) { return (struct pipe_config *) cx->this_proto; }
 /* Grammar helpers: the primary channel's policies before postconfig. */
 struct channel_config *pipe_main_channel(struct cf_context *cx);
+/* pipe_show.c: the channel block of `show protocols all` (show_channels). */
+void pipe_show_channels(struct proto *pp, struct cli *c);
 
 #endif
