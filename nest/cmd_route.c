@@ -243,7 +243,8 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     shown = 1;
     if (print) {
       if (!s->table_started) {
-        if (s->found_any)
+        /* (with stats, the blank line comes after each table's counts) */
+        if (s->found_any && !s->a->stats)
           cli_printf(c, -1007, "");
         cli_printf(c, -1007, "Table %s:", sr_table_name(s));
         s->table_started = 1;
@@ -357,6 +358,21 @@ sr_count_line(struct cli *c, struct sr_state *s)
   cli_printf(c, -1007, "%llu of %llu routes for %llu networks in table %s",
              (unsigned long long) s->cnt.shown, (unsigned long long) s->cnt.examined,
              (unsigned long long) s->cnt.nets, sr_table_name(s));
+}
+
+/* `stats` after a whole table's listing: as BIRD, every table has its
+ * header, even an empty one, and a blank line follows its counts when
+ * there are several tables. */
+static void
+sr_stats_end(struct cli *c, struct sr_state *s)
+{
+  if (!s->table_started) {
+    cli_printf(c, -1007, "Table %s:", sr_table_name(s));
+    s->table_started = 1;
+  }
+  sr_count_line(c, s);
+  if (s->table_count > 1)
+    cli_printf(c, -1007, "");
 }
 
 static void
@@ -530,7 +546,7 @@ sr_cont(struct cli *c)
   if (s->snap_pos < s->snap_len)
     return;
   if (s->a->stats)
-    sr_count_line(c, s);
+    sr_stats_end(c, s);
   sr_table_done(s);
   sr_release(s);
   s->cur++;

@@ -94,6 +94,22 @@ def test_show_route_listing(daemon):
     fullmatch_all([route_line_re(n, d, "s6") for n, d in S6_ROUTES], [l[1:] for l in v6])
 
 
+def test_show_route_stats_tables(daemon):
+    """`stats` over several tables, as BIRD 2: every table's header (an empty one's
+    too), its routes, its counts, a blank line; then the total."""
+    reply = daemon.raw("show route table all stats").decode()
+    lines = [re.sub(TIME, "T", l) for l in reply.split("\n")]
+    heads = [i for i, l in enumerate(lines) if l.endswith(":") and "Table " in l]
+    counts = [i for i, l in enumerate(lines) if " routes for " in l and "Total" not in l]
+    assert len(heads) == len(counts) >= 2, reply
+    for h, c in zip(heads, counts):
+        assert h < c and lines[c + 1] == " ", reply
+    assert lines[0].startswith("1007-Table ") and lines[-2].startswith("0014 Total: "), reply
+    # one table: no blank line, no total
+    one = daemon.raw("show route table master6 stats").decode().split("\n")
+    assert one[-3].startswith(" 2 of 2 routes for 2 networks in table master6") and one[-2] == "0000 ", one
+
+
 def test_show_route_for_address(daemon):
     reply = daemon.raw("show route for 10.1.2.3").decode()
     assert re.fullmatch("1007-Table master4:\n " + route_line_re("10.1.0.0/16", "blackhole", "s4")
