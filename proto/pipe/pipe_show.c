@@ -9,13 +9,13 @@
 #include "nest/cli.h"
 #include "filter/filter.h"
 
-/* BIRD's names for the state of a direction: its export into the pipe. */
+/* BIRD's names for the state of a direction (its export into the pipe).
+ * BIRD also says "feed" while the first feed runs; whether a feed runs is
+ * the pipe loop's to know (c->feeding), not ours to read from here. */
 static const char *
 pipe_dir_state(const struct channel *c)
 {
-  if (!c || uatomic_read(&c->state) != CS_UP)
-    return "down";
-  return uatomic_read(&c->feeding) ? "feed" : "up";   /* a snapshot, for display */
+  return c && uatomic_read(&c->state) == CS_UP ? "up" : "down";
 }
 
 /* `show protocols all`: one block, as BIRD 2. What goes from the primary
