@@ -263,35 +263,57 @@ chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, in
          (!filtered && !chan_limit_allow(c, &cf->in_limit, &c->in_limit_hit, in, "import"));
 }
 
-static void
-chan_import_count(struct channel *c, uint r, int update, int filtered)
+void
+chan_tally(struct chan_tally *t, uint r, int update, int filtered)
 {
-  struct channel_stats *st = &c->stats;
-  if (r & RT_UPD_FILTERED_ADD)
-    uatomic_inc(&st->filt_routes);
-  if (r & RT_UPD_FILTERED_REMOVE)
-    uatomic_dec(&st->filt_routes);
+  t->filt += !!(r & RT_UPD_FILTERED_ADD) - !!(r & RT_UPD_FILTERED_REMOVE);
   switch (r & RT_UPD_USABLE) {
   case RT_UPD_ADD:
-    uatomic_inc(&st->imp_routes);
-    uatomic_inc(&st->imp_updates_accepted);
+    t->routes++;
+    t->upd_acc++;
     break;
   case RT_UPD_REPLACE:
-    uatomic_inc(&st->imp_updates_accepted);
+    t->upd_acc++;
     break;
   case RT_UPD_REMOVE:
-    uatomic_dec(&st->imp_routes);
-    uatomic_inc(&st->imp_withdraws_accepted);
+    t->routes--;
+    t->wd_acc++;
     break;
   case RT_UPD_NONE:
     if (filtered)
       break;
     if (update)
-      uatomic_inc(&st->imp_updates_ignored);
+      t->upd_ign++;
     else if (!(r & RT_UPD_FILTERED_REMOVE))
-      uatomic_inc(&st->imp_withdraws_ignored);
+      t->wd_ign++;
     break;
   }
+}
+
+void
+chan_tally_add(struct channel *c, const struct chan_tally *t)
+{
+  struct channel_stats *st = &c->stats;
+  if (t->routes)
+    uatomic_add(&st->imp_routes, t->routes);
+  if (t->filt)
+    uatomic_add(&st->filt_routes, t->filt);
+  if (t->upd_acc)
+    uatomic_add(&st->imp_updates_accepted, t->upd_acc);
+  if (t->upd_ign)
+    uatomic_add(&st->imp_updates_ignored, t->upd_ign);
+  if (t->wd_acc)
+    uatomic_add(&st->imp_withdraws_accepted, t->wd_acc);
+  if (t->wd_ign)
+    uatomic_add(&st->imp_withdraws_ignored, t->wd_ign);
+}
+
+static void
+chan_import_count(struct channel *c, uint r, int update, int filtered)
+{
+  struct chan_tally t = { 0 };
+  chan_tally(&t, r, update, filtered);
+  chan_tally_add(c, &t);
 }
 
 /* The import policy of one route, up to the table write: im->attrs and
@@ -390,11 +412,13 @@ chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const
     for (uint i = 0; i < k; i++)
       chan_policy(c, &im[i], &own[i], &filtered[i]);
     rt_update_batch(c->table, c, im, k);
+    struct chan_tally t = { 0 };
     for (uint i = 0; i < k; i++) {
       if (own[i])
         ea_unref(own[i]);
-      chan_import_count(c, im[i].result, !!attrs, filtered[i]);
+      chan_tally(&t, im[i].result, !!attrs, filtered[i]);
     }
+    chan_tally_add(c, &t);
   }
 }
 

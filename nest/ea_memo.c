@@ -162,41 +162,44 @@ em_match(const struct em_entry *e, const struct ea_memo_key *k)
   return 1;
 }
 
-int
-ea_memo_get(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out)
-{
-  struct em_memo *m = em_get(kind);
-  u32 b = k->hash & m->mask;
-  for (uint i = 0; i < EM_WAYS; i++) {
-    const struct em_entry *e = em_entry(m, b, i);
-    if (em_match(e, k)) {
-      *out = e->out;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-int
-ea_memo_take(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out)
+/* The entry of key k in this thread's memo of a kind, or NULL. */
+static struct em_entry *
+em_find(enum ea_memo_kind kind, const struct ea_memo_key *k)
 {
   struct em_memo *m = em_get(kind);
   u32 b = k->hash & m->mask;
   for (uint i = 0; i < EM_WAYS; i++) {
     struct em_entry *e = em_entry(m, b, i);
-    if (em_match(e, k)) {
-      if (e->out) {
-        if (!e->stock) {
-          ea_ref_many(e->out, EM_STOCK);
-          e->stock = EM_STOCK;
-        }
-        e->stock--;
-      }
-      *out = e->out;
-      return 1;
-    }
+    if (em_match(e, k))
+      return e;
   }
-  return 0;
+  return NULL;
+}
+
+int
+ea_memo_get(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out)
+{
+  struct em_entry *e = em_find(kind, k);
+  if (e)
+    *out = e->out;
+  return !!e;
+}
+
+int
+ea_memo_take(enum ea_memo_kind kind, const struct ea_memo_key *k, struct ea_list **out)
+{
+  struct em_entry *e = em_find(kind, k);
+  if (!e)
+    return 0;
+  if (e->out) {
+    if (!e->stock) {
+      ea_ref_many(e->out, EM_STOCK);
+      e->stock = EM_STOCK;
+    }
+    e->stock--;
+  }
+  *out = e->out;
+  return 1;
 }
 
 void

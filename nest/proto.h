@@ -411,6 +411,15 @@ int chan_limit_allow(struct channel *c, const struct channel_limit *l, int *hit,
  * action; 1: drop the route. filtered: it is kept filtered (receive limit
  * only). Protocol loop. */
 int chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, int filtered);
+/* What writes into a channel's table did to its import counters, added up
+ * over a batch (chan_tally: one rt_update result; update: an announcement;
+ * filtered: the import filter rejected it) and added at once. */
+struct chan_tally {
+  s32 routes, filt;
+  u32 upd_acc, upd_ign, wd_acc, wd_ign;
+};
+void chan_tally(struct chan_tally *t, uint r, int update, int filtered);
+void chan_tally_add(struct channel *c, const struct chan_tally *t);
 /* `show protocols all`: a limit's two lines (none without a limit). */
 void channel_render_limit(struct cli *c, const char *label, const struct channel_limit *l, const int *hit);
 

@@ -220,7 +220,7 @@ struct bgp_channel {
   u32 xprof_hash;                   /* and its hash (0: none yet) */
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
   struct hash_table buckets;    /* struct bgp_bucket by attrs */
-  struct bgp_bucket *last_bucket;  /* the one bgp_bucket_get() returned last, or NULL */
+  struct bgp_bucket *last_bucket;  /* proto loop: the one bgp_bucket_get() returned last, or NULL */
   struct bgp_bucket withdraw;
   struct lnode ready;           /* buckets with something to send */
   int eor_sent, eor_received;

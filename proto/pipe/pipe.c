@@ -138,34 +138,14 @@ pipe_flush(struct proto *pp, struct channel *c)
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   rt_update_batch(dst->table, dst, q->im, q->n);
   /* The import side of dst counts what entered its table (BIRD's pipe
-   * statistics): accepted or ignored (the same route again, a withdrawal
-   * of nothing). */
-  int routes = 0;
-  u64 upd_acc = 0, upd_ign = 0, wd_acc = 0, wd_ign = 0;
+   * statistics). */
+  struct chan_tally t = { 0 };
   for (uint i = 0; i < q->n; i++) {
-    uint r = q->im[i].result & RT_UPD_USABLE;
-    routes += (r == RT_UPD_ADD) - (r == RT_UPD_REMOVE);
-    if (q->im[i].attrs) {
-      upd_acc += r != RT_UPD_NONE;
-      upd_ign += r == RT_UPD_NONE;
-    } else {
-      wd_acc += r == RT_UPD_REMOVE;
-      wd_ign += r != RT_UPD_REMOVE;
-    }
+    chan_tally(&t, q->im[i].result, !!q->im[i].attrs, 0);
     if (q->own[i])
       ea_unref(q->im[i].attrs);
   }
-  struct channel_stats *st = &dst->stats;
-  if (routes)
-    uatomic_add(&st->imp_routes, routes);
-  if (upd_acc)
-    uatomic_add(&st->imp_updates_accepted, upd_acc);
-  if (upd_ign)
-    uatomic_add(&st->imp_updates_ignored, upd_ign);
-  if (wd_acc)
-    uatomic_add(&st->imp_withdraws_accepted, wd_acc);
-  if (wd_ign)
-    uatomic_add(&st->imp_withdraws_ignored, wd_ign);
+  chan_tally_add(dst, &t);
   q->n = 0;
 }
 
