@@ -248,6 +248,32 @@ edit_of(struct cbuf *c, const struct f_expr *e)
   return ed;
 }
 
+/* The instruction of a route test: one of the typed forms (JCMP_NET,
+ * JMATCH_NET, JCMP_PATH) where the operand's type is known here and the
+ * constant is of that type, else JCMP_RT or JMATCH_RT, which check the
+ * types at run time. */
+static uint
+route_test_op(const struct f_jtest *t, int cmp, int swap)
+{
+  uint kt = t->k.type;
+  if (!cmp)
+    return !t->attr && !t->method && kt == T_PREFIX_SET && !swap ? FI_JMATCH_NET : FI_JMATCH_RT;
+  if (!f_type_is_u32(kt))
+    return FI_JCMP_RT;
+  if (!t->attr)
+    return (t->method == FI_LEN && kt == T_INT) || (t->method == FI_TYPE && kt == T_ENUM_NETTYPE) ?
+      FI_JCMP_NET : FI_JCMP_RT;
+  if (t->attr->type != T_PATH)
+    return FI_JCMP_RT;
+  switch (t->method) {
+  case FI_LEN: case FI_FIRST: case FI_LAST: case FI_LAST_NONAGG:
+    return kt == T_INT ? FI_JCMP_PATH : FI_JCMP_RT;
+  case FI_ROA_CHECK:
+    return kt == T_ENUM_ROA ? FI_JCMP_PATH : FI_JCMP_RT;
+  }
+  return FI_JCMP_RT;
+}
+
 static u32
 gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
 {
@@ -300,7 +326,7 @@ gen_cond(struct cbuf *c, const struct f_expr *e, int when, uint errop)
       t->attr = attr;
       t->method = method;
       t->table = method == FI_ROA_CHECK ? x->ptr : NULL;
-      return emit(c, cmp ? FI_JCMP_RT : FI_JMATCH_RT, b, JLIST_END, t, e->line, 0);
+      return emit(c, route_test_op(t, cmp, swap), b, JLIST_END, t, e->line, 0);
     }
     gen(c, x);
     return emit(c, cmp ? FI_JCMP : FI_JMATCH, b, JLIST_END, const_copy(c, &k->val), e->line, -1);
@@ -678,7 +704,7 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   switch (a->op) {
   case FI_CONST: case FI_JCMP: case FI_JMATCH:
     return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
-  case FI_JCMP_RT: case FI_JMATCH_RT: {
+  case FI_JCMP_RT: case FI_JMATCH_RT: case FI_JCMP_NET: case FI_JMATCH_NET: case FI_JCMP_PATH: {
     const struct f_jtest *x = a->p.p, *y = b->p.p;
     if (x->method != y->method || !x->attr != !y->attr)
       return 0;

@@ -168,27 +168,44 @@ int ec_format(char *buf, size_t size, u64 ec);
 /* Sets */
 typedef u32 f_u32x4 __attribute__((vector_size(16)));
 
+/* A set of a few u32 ranges (few32) loaded into vectors: a loop testing
+ * many values (the ASNs of a path) loads the set once. 16-byte vectors:
+ * every x86-64 and arm64 has them (wider ones would be split up and
+ * realign the callers' stack frames). */
+struct f_few32 { f_u32x4 lo0, lo1, len0, len1; };
+
+static inline struct f_few32
+f_few32_load(const struct f_set *s)
+{
+  struct f_few32 v;
+  memcpy(&v.lo0, s->few32, 16);
+  memcpy(&v.lo1, s->few32 + 4, 16);
+  memcpy(&v.len0, s->few32 + F_SET_FEW, 16);
+  memcpy(&v.len1, s->few32 + F_SET_FEW + 4, 16);
+  return v;
+}
+
+/* Every range at once: no branch, no load that depends on another. */
+static inline int
+f_few32_has(const struct f_few32 *v, u32 x)
+{
+  f_u32x4 in = (f_u32x4) ((x - v->lo0) <= v->len0) | (f_u32x4) ((x - v->lo1) <= v->len1);
+  u64 w[2];
+  memcpy(w, &in, sizeof(w));
+  return !!(w[0] | w[1]);
+}
+
 /* x in a set of a u32-valued type (from32 set). A set of a few ranges
- * (bogon ASNs, a community pattern) tests them all at once, with no
- * branch and no load that depends on another. A bigger one: the last
- * range starting at or below x must reach it; the search is branchless,
- * its steps depend on the set's size only, so they predict well whatever
- * x is. */
+ * (bogon ASNs, a community pattern) tests them all at once. A bigger one:
+ * the last range starting at or below x must reach it; the search is
+ * branchless, its steps depend on the set's size only, so they predict
+ * well whatever x is. */
 static inline int
 f_set_contains_u32(const struct f_set *s, u32 x)
 {
   if (s->few32) {
-    /* 16-byte vectors: every x86-64 and arm64 has them (wider ones would
-     * be split up and realign the callers' stack frames). */
-    f_u32x4 lo0, lo1, len0, len1;
-    memcpy(&lo0, s->few32, 16);
-    memcpy(&lo1, s->few32 + 4, 16);
-    memcpy(&len0, s->few32 + F_SET_FEW, 16);
-    memcpy(&len1, s->few32 + F_SET_FEW + 4, 16);
-    f_u32x4 in = (f_u32x4) ((x - lo0) <= len0) | (f_u32x4) ((x - lo1) <= len1);
-    u64 w[2];
-    memcpy(w, &in, sizeof(w));
-    return !!(w[0] | w[1]);
+    struct f_few32 v = f_few32_load(s);
+    return f_few32_has(&v, x);
   }
   const u32 *base = s->from32;
   uint n = s->count;

@@ -168,8 +168,10 @@ f_ea_val(const struct f_attr *a, const struct eattr *e, const void *data, const 
 /* Not read yet in this run: look it up, remember it, build it in out. */
 void f_st_ea_miss(struct f_state *st, const struct f_attr *a, struct f_val *out);
 
-/* Read attribute a into out (through the run's cache). */
-static inline void
+/* Read attribute a into out (through the run's cache). Forced inline:
+ * a call would pass out through memory, and the test reading it right
+ * after would wait for the stores. */
+static inline __attribute__((always_inline)) void
 f_st_ea_get(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
   for (uint i = 0; i < st->ncached; i++)
@@ -207,15 +209,28 @@ int val_match(const struct f_val *a, const struct f_val *b);
 
 /* --- Fused tests (compile.c: gen_cond), inline in their handlers --- */
 
+/* Does JCMP with flags b jump for u32 value x and constant k of the same
+ * type? */
+static inline int
+jcmp_u32_jumps(uint b, u32 x, u32 k)
+{
+  return !!(b & (x < k ? FJ_BELOW : x == k ? FJ_EQUAL : FJ_ABOVE));
+}
+
+/* Does JMATCH with flags b jump when the match gave m (0 or 1)? */
+static inline int
+jmatch_result_jumps(uint b, int m)
+{
+  return (m == ((b & 0xff) == FI_MATCH)) == !!(b & FJ_WHEN);
+}
+
 /* Does JCMP with flags b jump for value x and constant k? -1: the types
  * do not compare (LT, LE). */
 static inline int
 jcmp_jumps(uint b, const struct f_val *x, const struct f_val *k)
 {
-  if (x->type == k->type && f_type_is_u32(x->type)) {
-    u32 rel = x->val.i < k->val.i ? FJ_BELOW : x->val.i == k->val.i ? FJ_EQUAL : FJ_ABOVE;
-    return !!(b & rel);
-  }
+  if (x->type == k->type && f_type_is_u32(x->type))
+    return jcmp_u32_jumps(b, x->val.i, k->val.i);
   const struct f_val *l = x, *r = k;
   if (b & FJ_SWAP)
     l = k, r = x;
@@ -244,7 +259,7 @@ jmatch_jumps(uint b, const struct f_val *x, const struct f_val *k)
     if (m < 0)
       return -1;
   }
-  return (m == ((b & 0xff) == FI_MATCH)) == !!(b & FJ_WHEN);
+  return jmatch_result_jumps(b, m);
 }
 
 /* The language's NET_* enum value of a net's type (`net.type`). */

@@ -38,7 +38,7 @@ f_tables_walk(const struct filter *f, void (*cb)(void *ctx, struct rtable_config
     case FI_ROA_CHECK: case FI_ROA_CHECK_ROUTE: case FI_ASPA_CHECK:
       cb(ctx, (struct rtable_config *) x->p.p);
       break;
-    case FI_JCMP_RT: case FI_JMATCH_RT: {
+    case FI_JCMP_RT: case FI_JMATCH_RT: case FI_JCMP_PATH: {
       const struct f_jtest *t = x->p.p;
       if (t->method == FI_ROA_CHECK)
         cb(ctx, (struct rtable_config *) t->table);

@@ -258,6 +258,9 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_JMATCH] = &&L_FI_JMATCH,
     [FI_JCMP_RT] = &&L_FI_JCMP_RT,
     [FI_JMATCH_RT] = &&L_FI_JMATCH_RT,
+    [FI_JCMP_NET] = &&L_FI_JCMP_NET,
+    [FI_JMATCH_NET] = &&L_FI_JMATCH_NET,
+    [FI_JCMP_PATH] = &&L_FI_JCMP_PATH,
     [FI_SWITCH] = &&L_FI_SWITCH,
     [FI_FOR_NEXT] = &&L_FI_FOR_NEXT,
     [FI_CALL] = &&L_FI_CALL,
@@ -418,6 +421,35 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       ROUTE_TEST(jcmp_jumps, F_ERR_CMP);
     L_FI_JMATCH_RT: ;
       ROUTE_TEST(jmatch_jumps, F_ERR_MATCH);
+    /* The typed forms: the compiler checked the types (route_test_op()). */
+    L_FI_JCMP_NET: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      u32 v = t->method == FI_LEN ? r->net->pxlen : f_net_type_enum(r->net);
+      JUMP_IF(jcmp_u32_jumps(in->b, v, t->k.val.i), F_ERR_CMP);
+    }
+    L_FI_JMATCH_NET: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      JUMP_IF(jmatch_result_jumps(in->b, f_trie_match(t->k.val.trie, r->net)), F_ERR_MATCH);
+    }
+    L_FI_JCMP_PATH: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      struct f_val p;
+      f_st_ea_get(&st, t->attr, &p);
+      if (unlikely(p.type != T_PATH))
+        goto L_FI_JCMP_RT;           /* stored as something else: its error */
+      u32 v = 0;
+      switch (t->method) {
+      case FI_LEN: v = as_path_length(p.val.ad); break;
+      case FI_FIRST: as_path_first(p.val.ad, &v); break;
+      case FI_LAST: as_path_last(p.val.ad, &v); break;
+      case FI_LAST_NONAGG: as_path_last_nonaggregated(p.val.ad, &v); break;
+      case FI_ROA_CHECK: as_path_last(p.val.ad, &v); v = roa_check(t->table, r->net, v); break;
+      }
+      JUMP_IF(jcmp_u32_jumps(in->b, v, t->k.val.i), F_ERR_CMP);
+    }
     L_FI_SWITCH: ; {
       struct f_val v = POP();
       const struct f_switch *sw = in->p.p;

@@ -31,7 +31,7 @@
 static const u8 empty_bytes[4];
 
 /* As the attributes are now, edits waiting or not. */
-static const struct eattr *
+static inline __attribute__((always_inline)) const struct eattr *
 st_ea_find(struct f_state *st, u16 id, const void **data)
 {
   if (st->eb) {
@@ -48,15 +48,22 @@ st_ea_find(struct f_state *st, u16 id, const void **data)
   return e;
 }
 
-const struct eattr *
-f_st_ea_find(struct f_state *st, u16 id, const void **data)
+/* f_st_ea_find(), inline in the first read of each attribute. */
+static inline __attribute__((always_inline)) const struct eattr *
+st_ea_find_now(struct f_state *st, u16 id, const void **data)
 {
   f_st_edits_apply(st, id);
   return st_ea_find(st, id, data);
 }
 
+const struct eattr *
+f_st_ea_find(struct f_state *st, u16 id, const void **data)
+{
+  return st_ea_find_now(st, id, data);
+}
+
 /* Does a value of attribute a point to an object made of its payload? */
-static int
+static inline int
 ea_needs_obj(const struct f_attr *a, const struct eattr *e)
 {
   switch (e->type) {
@@ -70,7 +77,7 @@ ea_needs_obj(const struct f_attr *a, const struct eattr *e)
 
 /* That object: a copy of a net (in lp), or a view of the payload (in
  * view if given, else in lp). */
-static const void *
+static inline __attribute__((always_inline)) const void *
 ea_make_obj(linpool *lp, struct adata *view, const struct f_attr *a, const struct eattr *e, const void *data)
 {
   if (e->type == EAF_OPAQUE && a->type == T_NET) {
@@ -98,7 +105,7 @@ void __attribute__((noinline))
 f_st_ea_miss(struct f_state *st, const struct f_attr *a, struct f_val *out)
 {
   const void *data = NULL, *obj = NULL;
-  const struct eattr *e = f_st_ea_find(st, a->id, &data);
+  const struct eattr *e = st_ea_find_now(st, a->id, &data);
   if (e && ea_needs_obj(a, e)) {
     struct adata *view = NULL;
     if (!(e->type == EAF_OPAQUE && a->type == T_NET) && st->nviews < F_EA_CACHE)

@@ -34,11 +34,32 @@ patmatch(const char *p, const char *s)
   return !*s;
 }
 
+/* Any ASN of path p in a set of a few ranges: the set loads once. */
+static int
+path_any_in_few32(const struct adata *p, const struct f_set *set)
+{
+  const struct f_few32 v = f_few32_load(set);
+  const u8 *d = p->data, *end = d + p->length;
+  while (d < end) {
+    uint n = d[1];
+    d += 2;
+    for (uint i = 0; i < n; i++, d += 4) {
+      u32 asn;
+      memcpy(&asn, d, 4);
+      if (f_few32_has(&v, asn))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static int
 path_any_in_set(const struct adata *p, const struct f_set *set)
 {
-  const u8 *d = p->data, *end = d + p->length;
   int u32set = set->from32 && set->type == T_INT;
+  if (u32set && set->few32)
+    return path_any_in_few32(p, set);
+  const u8 *d = p->data, *end = d + p->length;
   while (d < end) {
     uint n = d[1];
     d += 2;

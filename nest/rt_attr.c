@@ -340,21 +340,6 @@ ea_unref_many(struct ea_list *l, uint n)
   call_rcu(&l->rcu, ea_free_rcu);
 }
 
-/* A plain binary search: on a cold list its predicted branches let the
- * next probes load early, where a branchless one (tried) waits for each. */
-const struct eattr *
-ea_find(const struct ea_list *l, u16 id)
-{
-  int lo = 0, hi = (int) l->count - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2;
-    if (l->a[mid].id == id)
-      return &l->a[mid];
-    if (l->a[mid].id < id) lo = mid + 1; else hi = mid - 1;
-  }
-  return NULL;
-}
-
 u64
 ea_count(void)
 {
