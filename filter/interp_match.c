@@ -34,11 +34,12 @@ patmatch(const char *p, const char *s)
   return !*s;
 }
 
-/* Any ASN of path p in a set of a few ranges: the set loads once. */
-static int
-path_any_in_few32(const struct adata *p, const struct f_set *set)
+/* Any ASN of path p in the set, tested as `how` says: 2 the ranges in v
+ * (a set of a few u32 ranges, loaded once for the whole path), 1 a u32
+ * set's search, 0 a value look-up. Inlined where `how` is constant. */
+static inline __attribute__((always_inline)) int
+path_any_asn_in(const struct adata *p, const struct f_set *set, int how, const struct f_few32 *v)
 {
-  const struct f_few32 v = f_few32_load(set);
   const u8 *d = p->data, *end = d + p->length;
   while (d < end) {
     uint n = d[1];
@@ -46,7 +47,8 @@ path_any_in_few32(const struct adata *p, const struct f_set *set)
     for (uint i = 0; i < n; i++, d += 4) {
       u32 asn;
       memcpy(&asn, d, 4);
-      if (f_few32_has(&v, asn))
+      struct f_val x = f_int(T_INT, asn);
+      if (how == 2 ? f_few32_has(v, asn) : how == 1 ? f_set_contains_u32(set, asn) : f_set_contains(set, &x))
         return 1;
     }
   }
@@ -57,26 +59,11 @@ static int
 path_any_in_set(const struct adata *p, const struct f_set *set)
 {
   int u32set = set->from32 && set->type == T_INT;
-  if (u32set && set->few32)
-    return path_any_in_few32(p, set);
-  const u8 *d = p->data, *end = d + p->length;
-  while (d < end) {
-    uint n = d[1];
-    d += 2;
-    for (uint i = 0; i < n; i++, d += 4) {
-      u32 asn;
-      memcpy(&asn, d, 4);
-      if (u32set) {
-        if (f_set_contains_u32(set, asn))
-          return 1;
-        continue;
-      }
-      struct f_val x = f_int(T_INT, asn);
-      if (f_set_contains(set, &x))
-        return 1;
-    }
+  if (u32set && set->few32) {
+    const struct f_few32 v = f_few32_load(set);
+    return path_any_asn_in(p, set, 2, &v);
   }
-  return 0;
+  return path_any_asn_in(p, set, u32set, NULL);
 }
 
 int
