@@ -1015,13 +1015,31 @@ rt_block_free_rcu(struct rcu_head *h)
   mem_account(MEM_TABLES, -(s64) RT_JOURNAL_BYTES, 0);
 }
 
+/* A block's retired routes give their ids back, under the writer lock
+ * (the id map is the writers')... */
 static void
-rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used)
+rt_block_retire_ids(struct rtable *t, struct rt_journal_block *b, uint used)
 {
-  b->used = used;
   for (uint i = 0; i < used; i++)
     if (b->items[i].retired)
-      rte_release(t, b->items[i].retired);
+      rt_id_free(t, b->items[i].retired->id);
+}
+
+/* ...then, after the lock, their references, and the block goes after a
+ * grace period. The references are atomic adds on the lists and sources
+ * the writers are adding to right then: under the lock, each waited for
+ * a writer's line while the writers waited for the lock. */
+static void
+rt_block_retire_refs(struct rt_journal_block *b, uint used)
+{
+  b->used = used;
+  for (uint i = 0; i < used; i++) {
+    struct rte *r = b->items[i].retired;
+    if (r) {
+      ea_unref(r->attrs);
+      rt_unlock_source(r->src);
+    }
+  }
   call_rcu(&b->rcu, rt_block_free_rcu);
 }
 
@@ -1056,18 +1074,26 @@ rt_cleanup(void *data)
     }
   }
 
-  struct rt_journal_block *b = t->jfirst;
+  struct rt_journal_block *b = t->jfirst, *gone = b;
   uint freed = 0;
   while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
     struct rt_journal_block *next = b->next;
     rcu_assign_pointer(t->jfirst, next);
     uatomic_set(&t->jfirst_seq, next->first_seq);
-    rt_block_retire(t, b, RT_JOURNAL_BLOCK);
+    rt_block_retire_ids(t, b, RT_JOURNAL_BLOCK);
     freed += RT_JOURNAL_BLOCK;
     b = next;
   }
+  struct rt_journal_block *kept = b;
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
   pthread_mutex_unlock(&t->lock);
+  /* The unlinked blocks' chain stays as it was (a reader may still walk
+   * it), and this read section keeps them from being freed under us. */
+  for (b = gone; b != kept; ) {
+    struct rt_journal_block *next = b->next;
+    rt_block_retire_refs(b, RT_JOURNAL_BLOCK);
+    b = next;
+  }
   rcu_read_unlock();
   if ((debug & D_EVENTS) && laggards)
     log_msg(L_TRACE, "%s: %u readers up to %llu changes behind: they skip them and feed the table again",
@@ -1087,7 +1113,9 @@ rt_table_destroy_data(struct rtable *t)
   ASSERT_DIE(list_empty(&t->readers));
   for (struct rt_journal_block *b = t->jfirst, *next; b; b = next) {
     next = b->next;
-    rt_block_retire(t, b, b == t->jlast ? t->jend - b->first_seq : RT_JOURNAL_BLOCK);
+    uint used = b == t->jlast ? t->jend - b->first_seq : RT_JOURNAL_BLOCK;
+    rt_block_retire_ids(t, b, used);
+    rt_block_retire_refs(b, used);
   }
   t->jfirst = t->jlast = NULL;
   /* Remaining routes (a table is destroyed only when no channel feeds it,
