@@ -248,16 +248,36 @@ edit_of(struct cbuf *c, const struct f_expr *e)
   return ed;
 }
 
+/* `~` of a route operand: JMATCH_NET, JMATCH_PATH or JMATCH_CLIST where
+ * the types are known here and fit, else JMATCH_RT. */
+static uint
+route_match_op(const struct f_jtest *t, int swap)
+{
+  uint kt = t->k.type;
+  if (t->method)
+    return FI_JMATCH_RT;
+  if (!t->attr)
+    return kt == T_PREFIX_SET && !swap ? FI_JMATCH_NET : FI_JMATCH_RT;
+  uint at = t->attr->type;
+  if (at == T_PATH && !swap &&
+      (kt == T_PATH_MASK || (kt == T_SET && t->k.val.set->type == T_INT)))
+    return FI_JMATCH_PATH;
+  if (swap && ((at == T_CLIST && (kt == T_PAIR || kt == T_QUAD)) || (at == T_ECLIST && kt == T_EC) ||
+               (at == T_LCLIST && kt == T_LC)))
+    return FI_JMATCH_CLIST;
+  return FI_JMATCH_RT;
+}
+
 /* The instruction of a route test: one of the typed forms (JCMP_NET,
- * JMATCH_NET, JCMP_PATH) where the operand's type is known here and the
- * constant is of that type, else JCMP_RT or JMATCH_RT, which check the
- * types at run time. */
+ * JCMP_PATH, route_match_op()'s) where the operand's type is known here
+ * and the constant is of a type that fits, else JCMP_RT or JMATCH_RT,
+ * which check the types at run time. */
 static uint
 route_test_op(const struct f_jtest *t, int cmp, int swap)
 {
   uint kt = t->k.type;
   if (!cmp)
-    return !t->attr && !t->method && kt == T_PREFIX_SET && !swap ? FI_JMATCH_NET : FI_JMATCH_RT;
+    return route_match_op(t, swap);
   if (!f_type_is_u32(kt))
     return FI_JCMP_RT;
   if (!t->attr)
@@ -704,7 +724,8 @@ insn_same(const struct f_insn *a, const struct f_insn *b, int depth)
   switch (a->op) {
   case FI_CONST: case FI_JCMP: case FI_JMATCH:
     return a->p.v->type == b->p.v->type && val_same(a->p.v, b->p.v);
-  case FI_JCMP_RT: case FI_JMATCH_RT: case FI_JCMP_NET: case FI_JMATCH_NET: case FI_JCMP_PATH: {
+  case FI_JCMP_RT: case FI_JMATCH_RT: case FI_JCMP_NET: case FI_JMATCH_NET: case FI_JCMP_PATH:
+  case FI_JMATCH_PATH: case FI_JMATCH_CLIST: {
     const struct f_jtest *x = a->p.p, *y = b->p.p;
     if (x->method != y->method || !x->attr != !y->attr)
       return 0;

@@ -1,11 +1,12 @@
 /*
  * Unit tests of the fused tests on route operands (`net.len <= 24`,
- * `net ~ SET`, `bgp_path.first != 3320`, `roa_check(...) = ROA_INVALID`):
- * the compiler emits the typed forms (JCMP_NET, JMATCH_NET, JCMP_PATH)
- * where it knows the operand's type, and every test, typed or checked at
- * run time (JCMP_RT, JMATCH_RT), decides as the same test on a variable
- * does (never fused: the value of a comparison kept in a variable) on random IPv4 and IPv6 routes, with empty, short and
- * long paths, against a ROA table with entries.
+ * `net ~ SET`, `bgp_path.first != 3320`, `roa_check(...) = ROA_INVALID`,
+ * `(64500, 0) ~ bgp_community`): the compiler emits the typed forms
+ * (JCMP_NET, JMATCH_NET, JCMP_PATH, JMATCH_PATH, JMATCH_CLIST) where it
+ * knows the operand's type, and every test, typed or checked at run time
+ * (JCMP_RT, JMATCH_RT), decides as the same test does on a variable (never
+ * fused) on random IPv4 and IPv6 routes, with empty, short and long paths,
+ * against a ROA table with entries.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -37,9 +38,11 @@ static const struct fused_pair pairs[] = {
   { "plen", FI_JCMP_PATH }, { "plen_rev", FI_JCMP_PATH }, { "first", FI_JCMP_PATH },
   { "last", FI_JCMP_PATH }, { "last_le", FI_JCMP_PATH }, { "nonagg", FI_JCMP_PATH },
   { "roa_inv", FI_JCMP_PATH }, { "roa_valid", FI_JCMP_PATH },
+  { "path_in", FI_JMATCH_PATH }, { "path_mask", FI_JMATCH_PATH },
+  { "comm_in", FI_JMATCH_CLIST }, { "comm_not", FI_JMATCH_CLIST },
   /* Not typed: the operand may be unset (a void bgp_med), or the type
    * differs from the constant's. */
-  { "med", FI_JCMP_RT }, { "path_in", FI_JMATCH_RT }, { "comm_len", FI_JCMP_RT },
+  { "med", FI_JCMP_RT }, { "comm_len", FI_JCMP_RT }, { "comm_ip", FI_JMATCH_RT },
 };
 
 static const char *fused_conf =
@@ -84,6 +87,14 @@ static const char *fused_conf =
   "filter p_med { int x = 50; if bgp_med > x then accept; reject; }\n"
   "filter f_path_in { if bgp_path ~ [65002, 65010..65020] then accept; reject; }\n"
   "filter p_path_in { bgppath x = bgp_path; if x ~ [65002, 65010..65020] then accept; reject; }\n"
+  "filter f_path_mask { if bgp_path ~ [= * 65003 ? =] then accept; reject; }\n"
+  "filter p_path_mask { bgppath x = bgp_path; if x ~ [= * 65003 ? =] then accept; reject; }\n"
+  "filter f_comm_in { if (65000, 1) ~ bgp_community then accept; reject; }\n"
+  "filter p_comm_in { clist x = bgp_community; if (65000, 1) ~ x then accept; reject; }\n"
+  "filter f_comm_not { if (65000, 1) !~ bgp_community then accept; reject; }\n"
+  "filter p_comm_not { clist x = bgp_community; if (65000, 1) !~ x then accept; reject; }\n"
+  "filter f_comm_ip { if 253.232.0.1 ~ bgp_community then accept; reject; }\n"
+  "filter p_comm_ip { clist x = bgp_community; if 253.232.0.1 ~ x then accept; reject; }\n"
   "filter f_comm_len { if bgp_community.len = 0 then accept; reject; }\n"
   "filter p_comm_len { int x = bgp_community.len; if x = 0 then accept; reject; }\n";
 

@@ -206,6 +206,8 @@ const char *f_st_sa_set(struct f_state *st, uint sa, const struct f_val *v);
 
 /* a ~ b: 1, 0, or -1 when `~` does not apply to the types */
 int val_match(const struct f_val *a, const struct f_val *b);
+/* Any ASN of path p in the set (`bgp_path ~ [...]`). */
+int f_path_any_in_set(const struct adata *p, const struct f_set *set);
 
 /* --- Fused tests (compile.c: gen_cond), inline in their handlers --- */
 

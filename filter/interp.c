@@ -261,6 +261,8 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     [FI_JCMP_NET] = &&L_FI_JCMP_NET,
     [FI_JMATCH_NET] = &&L_FI_JMATCH_NET,
     [FI_JCMP_PATH] = &&L_FI_JCMP_PATH,
+    [FI_JMATCH_PATH] = &&L_FI_JMATCH_PATH,
+    [FI_JMATCH_CLIST] = &&L_FI_JMATCH_CLIST,
     [FI_SWITCH] = &&L_FI_SWITCH,
     [FI_FOR_NEXT] = &&L_FI_FOR_NEXT,
     [FI_CALL] = &&L_FI_CALL,
@@ -449,6 +451,25 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       case FI_ROA_CHECK: as_path_last(p.val.ad, &v); v = roa_check(t->table, r->net, v); break;
       }
       JUMP_IF(jcmp_u32_jumps(in->b, v, t->k.val.i), F_ERR_CMP);
+    }
+    L_FI_JMATCH_PATH: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      struct f_val p;
+      f_st_ea_get(&st, t->attr, &p);
+      if (unlikely(p.type != T_PATH))
+        goto L_FI_JMATCH_RT;
+      int m = t->k.type == T_PATH_MASK ? as_path_match(p.val.ad, t->k.val.pm) : f_path_any_in_set(p.val.ad, t->k.val.set);
+      JUMP_IF(jmatch_result_jumps(in->b, m), F_ERR_MATCH);
+    }
+    L_FI_JMATCH_CLIST: ; {
+      NEED_ROUTE();
+      const struct f_jtest *t = in->p.p;
+      struct f_val l;
+      f_st_ea_get(&st, t->attr, &l);
+      if (unlikely(l.type != t->attr->type))
+        goto L_FI_JMATCH_RT;
+      JUMP_IF(jmatch_result_jumps(in->b, clist_contains(l.type, l.val.ad, &t->k)), F_ERR_MATCH);
     }
     L_FI_SWITCH: ; {
       struct f_val v = POP();

@@ -55,8 +55,8 @@ path_any_asn_in(const struct adata *p, const struct f_set *set, int how, const s
   return 0;
 }
 
-static int
-path_any_in_set(const struct adata *p, const struct f_set *set)
+int
+f_path_any_in_set(const struct adata *p, const struct f_set *set)
 {
   int u32set = set->from32 && set->type == T_INT;
   if (u32set && set->few32) {
@@ -114,7 +114,7 @@ val_match(const struct f_val *a, const struct f_val *b)
     if (a->type == T_CLIST || a->type == T_ECLIST || a->type == T_LCLIST)
       return clist_match_set(a->type, a->val.ad, b);
     if (a->type == T_PATH)
-      return path_any_in_set(a->val.ad, s);
+      return f_path_any_in_set(a->val.ad, s);
     if (!s->count)
       return 0;
     return -1;
