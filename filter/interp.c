@@ -435,13 +435,14 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       const struct f_jtest *t = in->p.p;
       JUMP_IF(jmatch_result_jumps(in->b, f_trie_match(t->k.val.trie, r->net)), F_ERR_MATCH);
     }
+    /* The list attribute of test t into v; one stored as something else
+     * takes the checked form (and its error). */
+#define ROUTE_LIST(t, v, checked) do { NEED_ROUTE(); f_st_ea_get(&st, (t)->attr, &(v)); \
+      if (unlikely((v).type != (t)->attr->type)) goto checked; } while (0)
     L_FI_JCMP_PATH: ; {
-      NEED_ROUTE();
       const struct f_jtest *t = in->p.p;
       struct f_val p;
-      f_st_ea_get(&st, t->attr, &p);
-      if (unlikely(p.type != T_PATH))
-        goto L_FI_JCMP_RT;           /* stored as something else: its error */
+      ROUTE_LIST(t, p, L_FI_JCMP_RT);
       u32 v = 0;
       switch (t->method) {
       case FI_LEN: v = as_path_length(p.val.ad); break;
@@ -453,22 +454,16 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
       JUMP_IF(jcmp_u32_jumps(in->b, v, t->k.val.i), F_ERR_CMP);
     }
     L_FI_JMATCH_PATH: ; {
-      NEED_ROUTE();
       const struct f_jtest *t = in->p.p;
       struct f_val p;
-      f_st_ea_get(&st, t->attr, &p);
-      if (unlikely(p.type != T_PATH))
-        goto L_FI_JMATCH_RT;
+      ROUTE_LIST(t, p, L_FI_JMATCH_RT);
       int m = t->k.type == T_PATH_MASK ? as_path_match(p.val.ad, t->k.val.pm) : f_path_any_in_set(p.val.ad, t->k.val.set);
       JUMP_IF(jmatch_result_jumps(in->b, m), F_ERR_MATCH);
     }
     L_FI_JMATCH_CLIST: ; {
-      NEED_ROUTE();
       const struct f_jtest *t = in->p.p;
       struct f_val l;
-      f_st_ea_get(&st, t->attr, &l);
-      if (unlikely(l.type != t->attr->type))
-        goto L_FI_JMATCH_RT;
+      ROUTE_LIST(t, l, L_FI_JMATCH_RT);
       JUMP_IF(jmatch_result_jumps(in->b, clist_contains(l.type, l.val.ad, &t->k)), F_ERR_MATCH);
     }
     L_FI_SWITCH: ; {
@@ -926,6 +921,7 @@ fail:
 #undef ROUTE_OPERAND
 #undef JUMP_IF
 #undef ROUTE_TEST
+#undef ROUTE_LIST
 #undef DISPATCH
 #undef STEP
 #undef POP
