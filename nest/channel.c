@@ -43,8 +43,11 @@ channel_new(struct proto *p, struct channel_config *cc)
   c->out_filter = cc->out_filter;
   c->in_keep_filtered = cc->in_keep_filtered;
   c->filter_tmp = lp_new(p->run_pool);
-  if (cc->import_table)
+  if (cc->import_table) {
     c->in_table = rt_aux_table_new("import", c->net_type);
+    c->in_sender_id = rt_sender_add(c->in_table, c);
+  }
+  c->sender_id = rt_sender_add(c->table, c);
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;
@@ -54,6 +57,7 @@ void
 channel_free(struct channel *c)
 {
   list_del(&c->n);
+  rt_sender_remove(c->table, c->sender_id);
   rt_unlock_table(c->table);
   if (c->in_table)
     rt_aux_table_free(c->in_table);
@@ -238,7 +242,7 @@ chan_has_route(struct channel *c, const net_addr *n, struct rte_src *src)
   rcu_read_lock();
   struct net *net = rt_find_net(c->table, n);
   for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
-    if (r->src == src && r->sender == c) {
+    if (r->src == src && chan_sent(c, r)) {
       found = 1;
       break;
     }
@@ -424,15 +428,16 @@ chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const
 
 /* --- Export --- */
 
-/* Did r come in through a channel of c's protocol? Pointers are compared,
- * never followed: a route of an old journal item may name a channel freed
- * since, when its protocol restarted. Proto loop of c. */
+/* Did r (of c's table) come in through a channel of c's protocol?
+ * Sender numbers are compared, never looked up: a route of an old journal
+ * item may carry the number of a channel freed since, when its protocol
+ * restarted (nest/rt_sender.c reuses numbers last). Proto loop of c. */
 static int
 chan_route_is_own(const struct channel *c, const struct rte *r)
 {
   if (r->sender)
     LIST_WALK_ENTRY(o, &c->proto->channels, struct channel, n)
-      if (o == r->sender)
+      if (o->table == c->table && chan_sent(o, r))
         return 1;
   return 0;
 }

@@ -70,7 +70,7 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
   char tm[TM_DATETIME_BUFFER_SIZE], info[128] = "", from[64] = "";
   if (first)
     bsnprintf(netbuf, sizeof(netbuf), "%N", &n->n);
-  tm_format_time(tm, sizeof(tm), &config_running()->tf_route, r->lastmod);
+  tm_format_time(tm, sizeof(tm), &config_running()->tf_route, rte_lastmod(r));
   const struct proto_class *pc = r->src->proto->class;
   if (pc->rte_from) {
     ip_addr f = pc->rte_from(r);
@@ -199,7 +199,8 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
           continue;
         /* what P's own rules refuse (its own routes, BGP's rules) is
          * neither exported nor "noexported": BIRD skips it */
-        if ((r->sender && r->sender->proto == s->exp_proto) ||
+        struct channel *sc = rt_sender_of(s->tables[s->cur], r->sender);
+        if ((sc && sc->proto == s->exp_proto) ||
             (ec && s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0))
           continue;
         pass = 1;

@@ -129,6 +129,8 @@ struct channel {
    * channel's life; its routes are written in the proto loop, read by the
    * CLI through RCU */
   struct rtable *in_table;
+  u16 sender_id, in_sender_id;  /* the numbers of this channel in table and
+                                   in_table (rt_sender_add), fixed for its life */
   struct channel_stats stats;
   /* Export side, owner: proto loop. */
   struct rt_reader reader;
@@ -437,6 +439,18 @@ void chan_refresh_stop(struct channel *c);
 static inline int chan_rte_stale(struct channel *c, const struct rte *r)
 {
   return rte_gen_older(r, uatomic_read(&c->refresh.gen));
+}
+
+/* The number routes of c carry in t (their `sender`); 0 for no channel. */
+static inline u16 chan_sender_id(const struct channel *c, const struct rtable *t)
+{
+  return !c ? 0 : t == c->in_table ? c->in_sender_id : c->sender_id;
+}
+
+/* Did route r of c's table come in through c? */
+static inline int chan_sent(const struct channel *c, const struct rte *r)
+{
+  return r->sender && r->sender == c->sender_id;
 }
 
 /* Export map (nest/channel_export_map.c): bit per route id, exported or

@@ -79,20 +79,37 @@ struct rte_src {
   struct rcu_head rcu;
 };
 
+/* 40 bytes: a full route server holds tens of millions (every path of
+ * every peer), so the sender is the table's number for it (rt_sender_of())
+ * and the import time is kept in milliseconds (rte_lastmod()). */
 struct rte {
   struct rte *next;           /* RCU; next route of the same net, worse */
   struct ea_list *attrs;      /* interned; one reference held */
   struct rte_src *src;
-  struct channel *sender;
-  btime lastmod;              /* real time of import */
   u32 id;                     /* per-table, for export maps */
+  u16 sender;                 /* the table's sender number (nest/rt_sender.c), 0: none */
+  u16 refresh_gen;            /* atomic: the sender's refresh generation when
+                                 last announced; written under the writer lock */
+  u32 lastmod_lo;             /* real time of import, ms since the epoch: */
+  u16 lastmod_hi;             /*   48 bits (rte_lastmod) */
   u8 flags;
   u8 suppressed;              /* not its group's best (proto_class.rte_group);
                                  set before the route is published: a route
                                  changing state is replaced by a copy */
-  u16 refresh_gen;            /* atomic: the sender's refresh generation when
-                                 last announced; written under the writer lock */
 };
+_Static_assert(sizeof(struct rte) == 40, "struct rte grew");
+
+static inline btime rte_lastmod(const struct rte *r)
+{
+  return (btime) (((u64) r->lastmod_hi << 32) | r->lastmod_lo) * 1000;
+}
+
+static inline void rte_set_lastmod(struct rte *r, btime real)
+{
+  u64 ms = (u64) (real / 1000);
+  r->lastmod_lo = (u32) ms;
+  r->lastmod_hi = (u16) (ms >> 32);
+}
 #define REF_FILTERED 1        /* kept but rejected by the import filter */
 
 struct net {
@@ -151,6 +168,13 @@ struct rt_reader {
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
 
+struct rt_senders {
+  struct rt_senders *older;   /* replaced arrays, freed with the table */
+  u32 size;
+  u32 next;                   /* where the search for a free number starts */
+  struct channel *ch[];       /* RCU: read by anyone, written by the main loop */
+};
+
 struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
   const char *name;
@@ -200,6 +224,10 @@ struct rtable {
   u32 *id_map;                /* bitmap, under lock */
   u32 id_map_size;            /* in bits */
   u32 id_hint;
+
+  /* The channels that write here, by the number their routes carry
+   * (nest/rt_sender.c): RCU, changed by the main loop. */
+  struct rt_senders *senders;
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
@@ -213,6 +241,21 @@ void rt_commit(struct config *new, struct config *old);
 struct rtable *rt_find_table(const char *name);
 /* All live tables in config order (main loop). */
 struct lnode *rt_tables(void);
+/* nest/rt_sender.c: numbers for the channels writing into t (main loop;
+ * a channel that never writes may skip it), and the channel of a number
+ * (anyone, in an RCU read section; NULL for 0). */
+u16 rt_sender_add(struct rtable *t, struct channel *c);
+void rt_sender_remove(struct rtable *t, u16 id);
+void rt_senders_free(struct rtable *t);       /* the table goes */
+
+static inline struct channel *rt_sender_of(const struct rtable *t, u16 id)
+{
+  if (!id)
+    return NULL;
+  const struct rt_senders *s = rcu_dereference(t->senders);
+  return __atomic_load_n(&s->ch[id], __ATOMIC_ACQUIRE);
+}
+
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */
 /* Shutdown: retire every table; rt_all_gone() once all are freed. */
 void rt_shutdown(void);

@@ -106,6 +106,7 @@ rt_table_free_done(void *data)
   if (uatomic_read(&t->debug) & D_STATES)
     log_msg(L_TRACE, "%s: Down", t->name);
   rt_hostcache_release(t);
+  rt_senders_free(t);
   rfree(t->pool);
   tables_dying--;
   config_shutdown_check();

@@ -423,7 +423,7 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 
 /* refs: the caller took the route's references on attrs and src already. */
 static struct rte *
-rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs)
+rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 gen, int refs)
 {
   if (!refs) {
     ea_ref(attrs);
@@ -434,10 +434,9 @@ rte_new(struct rte_src *src, struct channel *sender, struct ea_list *attrs, u16 
   r->attrs = attrs;
   r->src = src;
   r->sender = sender;
-  r->lastmod = loop_now_real();
+  rte_set_lastmod(r, loop_now_real());
   r->flags = flags;
-  /* The sender's loop is the one importing: its generation is stable here. */
-  r->refresh_gen = gen >= 0 ? gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
+  r->refresh_gen = gen;
   return r;
 }
 
@@ -486,12 +485,12 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
   if (!t->aux) {
     if (new_best != old_best) {
       if (new_best && new_best->sender)
-        uatomic_inc(&new_best->sender->stats.pref_routes);
+        uatomic_inc(&rt_sender_of(t, new_best->sender)->stats.pref_routes);
       if (old_best && old_best->sender && old_best != old)
-        uatomic_dec(&old_best->sender->stats.pref_routes);
+        uatomic_dec(&rt_sender_of(t, old_best->sender)->stats.pref_routes);
     }
     if (old && old == old_best && old->sender)
-      uatomic_dec(&old->sender->stats.pref_routes);
+      uatomic_dec(&rt_sender_of(t, old->sender)->stats.pref_routes);
   }
 
   struct rt_journal_item *item = rt_journal_push(t, died);
@@ -499,7 +498,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
     .net = net, .new_best = new_best, .old_best = old_best,
     .new_rte = rte_usable(new), .retired = old,
   };
-  t->last_change = new ? new->lastmod : loop_now_real();
+  t->last_change = new ? rte_lastmod(new) : loop_now_real();
   return res;
 }
 
@@ -559,7 +558,8 @@ static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
   struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0);
-  copy->lastmod = r->lastmod;
+  copy->lastmod_lo = r->lastmod_lo;
+  copy->lastmod_hi = r->lastmod_hi;
   copy->suppressed = !r->suppressed;
   rt_change(t, net, r, copy);
   t->last_change = loop_now_real();   /* not the route's own, older time */
@@ -628,13 +628,15 @@ struct rt_upd {
 };
 
 static void
-rt_upd_prepare(struct rt_upd *u, const net_addr *n, struct rte_src *src,
+rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte_src *src,
                struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs)
 {
   *u = (struct rt_upd){ .n = n, .src = src, .hash = rt_net_hash(n) };
   if (!attrs)
     return;
-  u->new = rte_new(src, sender, attrs, flags, gen, refs);
+  /* The sender's loop is the one importing: its generation is stable here. */
+  u16 g = gen >= 0 ? (u16) gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
+  u->new = rte_new(src, chan_sender_id(sender, t), attrs, flags, g, refs);
   u->fresh = net_alloc(n);
   memset(u->fresh, 0, offsetof(struct net, n));
   net_copy(&u->fresh->n, n);
@@ -720,7 +722,7 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
 {
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rt_upd u;
-  rt_upd_prepare(&u, n, src, sender, attrs, flags, gen, 0);
+  rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0);
   rcu_read_lock();
   rcu_hash_prefetch(&t->nets, u.hash);
   pthread_mutex_lock(&t->lock);
@@ -778,7 +780,7 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
     struct rt_import *b = im + s;
     rt_batch_refs(b, k);
     for (uint i = 0; i < k; i++) {
-      rt_upd_prepare(&u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1);
+      rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1);
       rcu_hash_prefetch(&t->nets, u[i].hash);
     }
     for (uint i = 0; i < k; i++)
@@ -800,6 +802,7 @@ uint
 rt_flush_channel(struct rtable *t, struct channel *c)
 {
   uint count = 0;
+  u16 sid = chan_sender_id(c, t);
   struct rcu_hash_iter it;
   rcu_read_lock();
   /* rt_update takes the lock and re-finds the route by source. With
@@ -809,7 +812,7 @@ rt_flush_channel(struct rtable *t, struct channel *c)
   for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
     struct rte *r = rcu_dereference(n->routes);
     while (r)
-      if (r->sender == c && rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE) {
+      if (r->sender == sid && rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE) {
         count++;
         r = rcu_dereference(n->routes);
       } else
@@ -821,9 +824,9 @@ rt_flush_channel(struct rtable *t, struct channel *c)
 
 /* What the op does to route r of its channel: 0 nothing, 1 withdraw, 2 modify. */
 static int
-rt_stale_action(const struct rt_stale_op *op, const struct rte *r)
+rt_stale_action(const struct rt_stale_op *op, u16 sid, const struct rte *r)
 {
-  if (r->sender != op->c)
+  if (r->sender != sid)
     return 0;
   if (op->flush && rte_gen_older(r, op->flush_gen))
     return 1;
@@ -840,15 +843,16 @@ rt_stale_net(struct rtable *t, struct net *n, const struct rt_stale_op *op, uint
 {
   struct rt_stale_change { struct rte_src *src; struct ea_list *attrs; u16 gen, flags; } buf[8], *ch = buf;
   uint cnt = 0;
+  u16 sid = chan_sender_id(op->c, t);
   for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-    cnt += !!rt_stale_action(op, r);
+    cnt += !!rt_stale_action(op, sid, r);
   if (!cnt)
     return;
   if (cnt > ARRAY_SIZE(buf) && !(ch = malloc(cnt * sizeof(*ch))))
     die("Out of memory");
   uint k = 0;
   for (struct rte *r = rcu_dereference(n->routes); r && k < cnt; r = rcu_dereference(r->next)) {
-    int act = rt_stale_action(op, r);
+    int act = rt_stale_action(op, sid, r);
     if (act)
       ch[k++] = (struct rt_stale_change){ r->src, act == 2 ? op->modify(op->c, r) : NULL,
                                           uatomic_read(&r->refresh_gen), r->flags };

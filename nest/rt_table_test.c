@@ -326,12 +326,14 @@ fake_channel(struct rtable *t, const char *name)
   c->proto = fake_proto(name);
   c->table = t;
   c->name = "ipv4";
+  c->sender_id = rt_sender_add(t, c);
   return c;
 }
 
 static void
 fake_channel_free(struct channel *c)
 {
+  rt_sender_remove(c->table, c->sender_id);
   rcu_barrier();
   free(c->proto);
   free(c);
@@ -348,7 +350,7 @@ chan_count(struct rtable *t, struct channel *c, u32 base, u32 count, u32 *routes
     net4(&n, base + k);
     struct net *net = rt_find_net(t, &n);
     for (struct rte *r = net ? net_best(net) : NULL; r; r = rcu_dereference(r->next))
-      if (r->sender == c) {
+      if (chan_sent(c, r)) {
         (*routes)++;
         *stale += chan_rte_stale(c, r);
       }

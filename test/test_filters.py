@@ -374,6 +374,12 @@ def _member_view(d, net):
     return sorted("\n".join(b) for b in blocks)
 
 
+def _bgp_established(d):
+    """Every BGP session of the daemon is Established."""
+    rows = [l for l in strip_codes(d.raw("show protocols")) if re.search(r"\sBGP\s", l)]
+    return bool(rows) and all("Established" in l for l in rows)
+
+
 def _routes(d):
     m = re.search(r"(\d+) of \d+ routes", "\n".join(strip_codes(d.raw("show route count"))))
     return int(m.group(1)) if m else -1
@@ -418,6 +424,9 @@ def test_arouteserver_behaves_like_bird2(ours, tmp_path, conf):
         # BIRD 2's world settles first: what each member ends up with there is the target.
         want = {}
         own = {name: statics.count("route ") for name, _, _, statics in MEMBERS}
+        # every member session of the reference up, else a late one looks stable
+        poll(lambda: _bgp_established(ref[0]) and all(_bgp_established(m) for m in ref[1].values()),
+             timeout=30)
         for name in ref[1]:
             poll(lambda: _routes(ref[1][name]) > own[name], timeout=20)
         for name in ref[1]:

@@ -358,8 +358,8 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   /* RFC 5004 (`prefer older`): between external routes of different
    * neighbors the one we had first stays */
   if ((cfx->prefer_older || cfy->prefer_older) && !ix->ibgp && !iy->ibgp && ix != iy &&
-      a->lastmod != b->lastmod)
-    return a->lastmod < b->lastmod;
+      rte_lastmod(a) != rte_lastmod(b))
+    return rte_lastmod(a) < rte_lastmod(b);
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
   if (rx != ry)
     return rx < ry;

@@ -119,7 +119,7 @@ pipe_collides(struct channel *dst, const net_addr *n, struct rte_src *src)
   rcu_read_lock();
   struct net *net = rt_find_net(dst->table, n);
   for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
-    if (r->src == src && r->sender != dst) {
+    if (r->src == src && !chan_sent(dst, r)) {
       hit = 1;
       break;
     }

@@ -1,0 +1,91 @@
+/*
+ * DOC: A table's senders: the channels that write routes into it, by number.
+ *
+ * Every route names the channel it came in through (flushes, limits, the
+ * `preferred` counters, split horizon on export). As a pointer that cost 8
+ * bytes of every route, a full route server's largest structure; a table
+ * has a few hundred writers at most, so a route keeps a 16-bit number and
+ * the table maps it to the channel.
+ *
+ * Numbers go round the table's array and a freed one is reused last: a
+ * route of an old journal item may still carry the number of a channel
+ * gone since (its protocol restarted), and readers compare numbers there
+ * (chan_route_is_own), so the next channel must not get it soon.
+ *
+ * The main loop adds and removes senders (channel_new, channel_free);
+ * anyone reads the array under RCU. A grown array replaces the old one,
+ * which stays allocated until the table goes: growth is by doubling, so
+ * the old ones together are smaller than the current one.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "nest/rt.h"
+#include "lib/log.h"
+
+#define RT_SENDERS_FIRST 8
+#define RT_SENDERS_MAX 65536        /* u16 numbers, 0 is none */
+
+
+static pthread_mutex_t rt_senders_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct rt_senders *
+rt_senders_alloc(u32 size)
+{
+  struct rt_senders *s = calloc(1, sizeof(*s) + size * sizeof(s->ch[0]));
+  if (!s)
+    die("Out of memory");
+  s->size = size;
+  s->next = 1;
+  return s;
+}
+
+u16
+rt_sender_add(struct rtable *t, struct channel *c)
+{
+  pthread_mutex_lock(&rt_senders_lock);
+  struct rt_senders *s = t->senders;
+  if (!s)
+    rcu_assign_pointer(t->senders, s = rt_senders_alloc(RT_SENDERS_FIRST));
+  u32 id = 0;
+  for (u32 i = 0; i < s->size - 1 && !id; i++) {
+    u32 k = 1 + (s->next - 1 + i) % (s->size - 1);
+    if (!s->ch[k])
+      id = k;
+  }
+  if (!id) {
+    if (s->size >= RT_SENDERS_MAX)
+      die("Table %s: more than %u channels write into it", t->name, RT_SENDERS_MAX - 1);
+    struct rt_senders *g = rt_senders_alloc(s->size * 2);
+    memcpy(g->ch, s->ch, s->size * sizeof(s->ch[0]));
+    g->older = s;
+    id = s->size;
+    rcu_assign_pointer(t->senders, s = g);
+  }
+  /* Before any route with this number is published (the publish orders it) */
+  __atomic_store_n(&s->ch[id], c, __ATOMIC_RELEASE);
+  s->next = id + 1 < s->size ? id + 1 : 1;
+  pthread_mutex_unlock(&rt_senders_lock);
+  return (u16) id;
+}
+
+void
+rt_sender_remove(struct rtable *t, u16 id)
+{
+  if (!id)
+    return;
+  pthread_mutex_lock(&rt_senders_lock);
+  struct rt_senders *s = t->senders;
+  ASSERT_DIE(s && id < s->size);
+  __atomic_store_n(&s->ch[id], NULL, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&rt_senders_lock);
+}
+
+void
+rt_senders_free(struct rtable *t)
+{
+  for (struct rt_senders *s = t->senders, *o; s; s = o) {
+    o = s->older;
+    free(s);
+  }
+  t->senders = NULL;
+}
