@@ -59,13 +59,18 @@ page_pool_block_size(const struct page_pool *p)
 #ifdef BIRD_SANITIZED
 
 void *
-page_pool_alloc(struct page_pool *p)
+page_pool_alloc_dirty(struct page_pool *p)
 {
   void *b = aligned_alloc(p->align, p->size);
   if (!b)
     die("Unable to allocate %zu bytes of memory", p->size);
-  memset(b, 0, p->size);
   return b;
+}
+
+void *
+page_pool_alloc(struct page_pool *p)
+{
+  return memset(page_pool_alloc_dirty(p), 0, p->size);
 }
 
 void
@@ -95,8 +100,8 @@ page_pool_carve(struct page_pool *p)
   return b;
 }
 
-void *
-page_pool_alloc(struct page_pool *p)
+static void *
+page_pool_get(struct page_pool *p, int zero)
 {
   pthread_mutex_lock(&p->lock);
   void *b = p->hot;
@@ -110,11 +115,15 @@ page_pool_alloc(struct page_pool *p)
     b = page_pool_carve(p);
   pthread_mutex_unlock(&p->lock);
   if (resident) {
-    memset(b, 0, p->size);
+    if (zero)
+      memset(b, 0, p->size);
     mem_account(MEM_STANDBY, 0, -(s64) p->size);
   }
   return b;
 }
+
+void *page_pool_alloc(struct page_pool *p) { return page_pool_get(p, 1); }
+void *page_pool_alloc_dirty(struct page_pool *p) { return page_pool_get(p, 0); }
 
 void
 page_pool_free(struct page_pool *p, void *block)

@@ -31,6 +31,9 @@ struct page_pool;
  * reserve bytes stay resident. */
 struct page_pool *page_pool_new(size_t size, size_t reserve);
 void *page_pool_alloc(struct page_pool *p);        /* zeroed */
+/* Contents undefined (a recycled block keeps what was written in it):
+ * for owners that write what they read, as slab pages. */
+void *page_pool_alloc_dirty(struct page_pool *p);
 void page_pool_free(struct page_pool *p, void *block);
 size_t page_pool_block_size(const struct page_pool *p);
 

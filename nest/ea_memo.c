@@ -52,7 +52,7 @@ struct em_kind {
 /* 256 buckets (64 kB for filters, 128 kB for exports) up to 4,096 (16,384
  * entries: 1 MB, 2 MB). */
 static const struct em_kind em_kinds[EA_MEMO_KINDS] = {
-  [EA_MEMO_BGP_EXPORT] = { 256, 4096, EA_MEMO_KEY_MAX, MEM_PROTOCOLS },
+  [EA_MEMO_BGP_EXPORT] = { 256, 4096, EA_MEMO_BGP_EXPORT_KEY, MEM_PROTOCOLS },
   [EA_MEMO_FILTER] = { 256, 4096, 40, MEM_ATTRS },
 };
 

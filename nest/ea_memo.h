@@ -30,8 +30,10 @@ enum ea_memo_kind {
   EA_MEMO_KINDS,
 };
 
-/* Bytes of key besides the source list: at most 40 for EA_MEMO_FILTER. */
-#define EA_MEMO_KEY_MAX 80
+/* Bytes of key besides the source list, per kind: an entry of 24 bytes
+ * and a key of up to 40 is one cache line. */
+#define EA_MEMO_KEY_MAX 40
+#define EA_MEMO_BGP_EXPORT_KEY 24
 
 struct ea_memo_key {
   const struct ea_list *src;

@@ -197,12 +197,22 @@ struct bgp_export_profile {
   u8 af, local_role, ibgp, interior, rs_client, next_hop_mode, ext_next_hop_v4, aigp, aigp_originate;
 };
 
+/* An export profile interned (bgp_export_profile_get): sessions with
+ * equal profiles hold the same one, and its number is never reused. */
+struct bgp_xprof {
+  struct hash_node hn;
+  u32 refs;                     /* under the registry's lock */
+  u64 id;
+  struct bgp_export_profile prof;
+};
+
+/* 24 bytes after src, so that a memo entry is one cache line */
 struct bgp_export_key {
   const struct ea_list *src;    /* the route's attributes (after the export filter) */
   u64 gen;                      /* bgp_peer_info.gen of the source session, 0: not BGP */
-  int med_fresh;                /* the export filter set the MED (bgp_med_fresh) */
-  u32 prof_hash;                /* hash_bytes() of prof */
-  struct bgp_export_profile prof;
+  u64 prof_id;                  /* bgp_xprof.id of the receiving session's profile */
+  u32 med_fresh;                /* the export filter set the MED (bgp_med_fresh) */
+  u32 pad;                      /* 0: the memo compares bytes */
 };
 
 /* Graceful restart of the neighbor, per family (RFC 4724, RFC 9494). */
@@ -217,7 +227,7 @@ struct bgp_channel {
   enum bgp_af af;
   struct bgp_channel_config *cf;
   struct bgp_export_profile xprof;  /* proto loop: the last one exported with, */
-  u32 xprof_hash;                   /* and its hash (0: none yet) */
+  struct bgp_xprof *xprof_ref;      /* and it interned (NULL: none yet) */
   struct hash_table prefixes;   /* pending struct bgp_prefix by net */
   struct hash_table buckets;    /* struct bgp_bucket by attrs */
   struct bgp_bucket *last_bucket;  /* proto loop: the one bgp_bucket_get() returned last, or NULL */
@@ -348,6 +358,9 @@ void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 /* bgp_export_cache.c: the thread's cached make(ctx) for key k (made and
  * kept on a miss); borrowed, valid until the thread's next call. */
 struct ea_list *bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx);
+/* The interned profile equal to prof, with a reference; any loop. */
+struct bgp_xprof *bgp_export_profile_get(const struct bgp_export_profile *prof);
+void bgp_export_profile_put(struct bgp_xprof *x);     /* NULL: nothing */
 
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);

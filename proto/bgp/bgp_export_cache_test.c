@@ -3,7 +3,8 @@
  * source session, MED flag, profile); equal profiles share it, any field
  * of the key that differs misses; a full cache empties and keeps
  * answering right; references are held while cached and dropped when a
- * thread's cache goes with it.
+ * thread's cache goes with it. Equal export profiles intern to one
+ * number, others to others, and a number is never given out again.
  */
 #include <pthread.h>
 #include "proto/bgp/bgp_test.h"
@@ -50,9 +51,7 @@ key(const struct ea_list *src, u32 local_as)
   memset(&k, 0, sizeof(k));
   k.src = src;
   k.gen = 7;
-  k.prof.local_as = local_as;
-  k.prof.rs_client = 1;
-  k.prof_hash = hash_bytes(&k.prof, sizeof(k.prof));
+  k.prof_id = local_as;         /* the cache does not look into profiles */
   return k;
 }
 
@@ -144,6 +143,32 @@ test_thread_exit_drops_refs(void **state UNUSED)
   ea_unref(s);
 }
 
+static void
+test_profiles(void **state UNUSED)
+{
+  struct bgp_export_profile a, b;
+  memset(&a, 0, sizeof(a));
+  memset(&b, 0, sizeof(b));
+  a.local_as = b.local_as = 65000;
+  a.rs_client = b.rs_client = 1;
+  struct bgp_xprof *xa = bgp_export_profile_get(&a), *xb = bgp_export_profile_get(&b);
+  assert_ptr_equal(xa, xb);
+  b.ibgp = 1;
+  struct bgp_xprof *xc = bgp_export_profile_get(&b);
+  assert_true(xc->id != xa->id);
+  u64 old = xc->id;
+  bgp_export_profile_put(xc);
+  /* the last reference gone, the same value comes back under a new number */
+  xc = bgp_export_profile_get(&b);
+  assert_true(xc->id != old && xc->id != xa->id);
+  bgp_export_profile_put(xc);
+  bgp_export_profile_put(xb);
+  /* still held once */
+  assert_int_equal(bgp_export_profile_get(&a)->id, xa->id);
+  bgp_export_profile_put(xa);
+  bgp_export_profile_put(xa);
+}
+
 int
 main(void)
 {
@@ -153,6 +178,7 @@ main(void)
     cmocka_unit_test(test_null_cached),
     cmocka_unit_test(test_overflow),
     cmocka_unit_test(test_thread_exit_drops_refs),
+    cmocka_unit_test(test_profiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,9 +80,13 @@ bgp_tx_init(struct bgp_proto *p)
 void
 bgp_tx_cleanup(struct bgp_proto *p)
 {
-  for (int af = 0; af < BGP_AF_MAX; af++)
-    if (p->ch[af].c)
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct bgp_channel *bc = &p->ch[af];
+    bgp_export_profile_put(bc->xprof_ref);
+    bc->xprof_ref = NULL;
+    if (bc->c)
       uatomic_dec(&bgp_tx_channels);
+  }
 }
 
 static void
@@ -281,7 +285,7 @@ static void
 bgp_export_profile_refresh(const struct bgp_proto *p, struct bgp_channel *bc)
 {
   struct bgp_export_profile *x = &bc->xprof;
-  int ch = !bc->xprof_hash;
+  int ch = !bc->xprof_ref;
   XPROF_SET(x, ch, local_addr, p->conn->local_addr);
   XPROF_SET(x, ch, next_hop_addr, bc->cf->next_hop_addr);
   XPROF_SET(x, ch, local_as, p->peer.local_as);
@@ -298,8 +302,10 @@ bgp_export_profile_refresh(const struct bgp_proto *p, struct bgp_channel *bc)
   XPROF_SET(x, ch, ext_next_hop_v4, (u8) !!p->tx.ext_next_hop[BGP_AF_IPV4]);
   XPROF_SET(x, ch, aigp, (u8) !!bc->cf->aigp);
   XPROF_SET(x, ch, aigp_originate, (u8) !!bc->cf->aigp_originate);
-  if (ch)
-    bc->xprof_hash = hash_bytes(x, sizeof(*x)) | 1;
+  if (ch) {
+    bgp_export_profile_put(bc->xprof_ref);
+    bc->xprof_ref = bgp_export_profile_get(x);
+  }
 }
 
 struct bgp_export_make {
@@ -322,9 +328,8 @@ bgp_export_cached(struct bgp_proto *p, struct bgp_channel *bc, const struct rte 
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
   bgp_export_profile_refresh(p, bc);
-  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .med_fresh = med_fresh,
-                              .prof_hash = bc->xprof_hash };
-  memcpy(&k.prof, &bc->xprof, sizeof(k.prof));   /* padding too: the memo compares bytes */
+  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .prof_id = bc->xprof_ref->id,
+                              .med_fresh = (u32) med_fresh };
   struct bgp_export_make m = { p, bc, r, med_fresh };
   return bgp_export_cache_get(&k, bgp_export_make, &m);
 }
