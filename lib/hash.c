@@ -14,7 +14,7 @@
  * struct hash_table: power-of-two buckets of singly linked chains, nodes
  * embedded in the caller's objects. It grows (doubles) when the load passes
  * 2 and shrinks (halves) below 1/4, never under the order it was created
- * with. One owning loop, no locking. Bucket arrays come from the table's
+ * with; a sparse table grows past 1/2 and never shrinks. One owning loop, no locking. Bucket arrays come from the table's
  * pool (mb_alloc) or from malloc when the pool is NULL.
  */
 #include <errno.h>
@@ -163,7 +163,15 @@ hash_init(struct hash_table *t, pool *p, uint order)
   t->min_order = order;
   t->count = 0;
   t->walking = 0;
+  t->sparse = 0;
   t->buckets = hash_buckets_alloc(t, order);
+}
+
+void
+hash_init_sparse(struct hash_table *t, pool *p, uint order)
+{
+  hash_init(t, p, order);
+  t->sparse = 1;
 }
 
 void
@@ -184,7 +192,7 @@ hash_insert(struct hash_table *t, struct hash_node *n, u32 hash)
   n->next = *b;
   *b = n;
 
-  if (++t->count > (2U << t->order) && t->order < HASH_MAX_ORDER)
+  if (++t->count > ((2U << t->order) >> (t->sparse ? 2 : 0)) && t->order < HASH_MAX_ORDER)
     hash_resize(t, t->order + 1);
 }
 
@@ -201,6 +209,8 @@ static void
 hash_may_shrink(struct hash_table *t)
 {
   uint order = t->order;
+  if (t->sparse)
+    return;
   while (order > t->min_order && t->count < ((1U << order) >> 2))
     order--;
   if (order != t->order)

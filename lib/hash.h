@@ -42,11 +42,17 @@ struct hash_table {
   u32 count;
   u32 min_order;
   u32 walking;   /* HASH_WALK_DELSAFE in progress: shrinking is deferred */
+  u32 sparse;    /* hash_init_sparse() */
 };
 
 typedef int (*hash_eq_fn)(const struct hash_node *n, const void *key);
 
 void hash_init(struct hash_table *t, pool *p, uint order);
+/* A table kept at most half full, which never shrinks: a lookup that
+ * misses loads the bucket and rarely a node. For tables that fill and
+ * empty over and over and whose nodes are cold (a BGP session's pending
+ * prefixes): buckets for twice the peak count. */
+void hash_init_sparse(struct hash_table *t, pool *p, uint order);
 void hash_free(struct hash_table *t);
 void hash_insert(struct hash_table *t, struct hash_node *n, u32 hash);
 /* First node with this hash for which eq(n, key) holds, or NULL. */

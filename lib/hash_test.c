@@ -185,6 +185,36 @@ test_walk_delsafe(void **state)
   free(items);
 }
 
+/* Sparse: at most half full while it grows, and it keeps its size when
+ * emptied (it fills again the same way). */
+static void
+test_sparse(void **state)
+{
+  (void) state;
+  enum { M = 5000 };
+  struct hash_table t;
+  hash_init_sparse(&t, NULL, 4);
+  struct item *items = calloc(M, sizeof(*items));
+  for (int round = 0; round < 2; round++) {
+    for (u32 i = 0; i < M; i++) {
+      items[i].key = i * 2654435761U;
+      hash_insert(&t, &items[i].hn, key_hash(items[i].key));
+      assert_true(t.count <= (1U << t.order) / 2);
+    }
+    uint full = t.order;
+    assert_int_equal(full, 14);       /* 5000 nodes: 16384 buckets */
+    for (u32 i = 0; i < M; i++)
+      assert_ptr_equal(find(&t, items[i].key), &items[i]);
+    for (u32 i = 0; i < M; i++)
+      hash_remove(&t, &items[i].hn);
+    assert_int_equal(t.count, 0);
+    assert_int_equal(t.order, full);
+    assert_null(find(&t, items[0].key));
+  }
+  hash_free(&t);
+  free(items);
+}
+
 static void
 test_seeded_hash(void **state)
 {
@@ -277,6 +307,7 @@ main(void)
     cmocka_unit_test(test_table_malloc),
     cmocka_unit_test(test_table_pool),
     cmocka_unit_test(test_walk_delsafe),
+    cmocka_unit_test(test_sparse),
     cmocka_unit_test(test_seeded_hash),
     cmocka_unit_test(test_distribution),
     cmocka_unit_test(test_u32_mix),

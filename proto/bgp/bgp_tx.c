@@ -65,7 +65,7 @@ bgp_tx_init(struct bgp_proto *p)
     struct bgp_channel *bc = &p->ch[af];
     if (!bc->c)
       continue;
-    hash_init(&bc->prefixes, p->p.run_pool, 10);
+    hash_init_sparse(&bc->prefixes, p->p.run_pool, 10);
     hash_init(&bc->buckets, p->p.run_pool, 6);
     memset(&bc->withdraw, 0, sizeof(bc->withdraw));
     bc->last_bucket = NULL;
