@@ -202,7 +202,6 @@ ea_flatten_into(struct ea_list *l, const struct ea_builder *b, const uint *order
   l->iface = b->iface;
   l->igp_metric = b->igp_metric;
   l->count = b->count;
-  l->pad = 0;
   l->data_len = data_len;
 
   u8 *data = (u8 *) &l->a[l->count];

@@ -63,20 +63,25 @@ struct ea_list {
   struct rcu_head rcu;
   u32 uc;                       /* atomic use count */
   u32 hash;
+  /* Atomic: a value derived from the key by whoever needs it often,
+   * cached here the first time (0: not yet). Only BGP uses it: its
+   * exports ask for the well-known communities of every route for every
+   * session (proto/bgp/bgp_rules.c, bgp_wk_communities). */
+  u16 derived;
   /* --- key: everything from here to the end is hashed and compared --- */
+  u16 count;                    /* eattrs */
   u8 source;                    /* enum rte_source */
   u8 dest;                      /* enum rte_dest */
   u8 scope;
   u8 flags;                     /* EAL_* */
   u32 preference;
   ip_addr gw;                   /* RTD_UNICAST with a gateway */
-  struct iface *iface;          /* RTD_UNICAST: outgoing interface (never freed) */
   u32 igp_metric;
-  u16 count;                    /* eattrs */
-  u16 pad;
+  struct iface *iface;          /* RTD_UNICAST: outgoing interface (never freed) */
   u32 data_len;
   struct eattr a[];             /* sorted by id, then data_len bytes of payload */
 };
+_Static_assert(sizeof(struct ea_list) == 88, "struct ea_list grew");
 
 /* The destination fields come from a recursive next hop (BIRD's
  * hostentry): such a route does not resolve others (nest/rt_hostcache.h). */
@@ -86,7 +91,7 @@ struct ea_list {
  * (what a recursive next hop gets from a route without one). */
 #define IGP_METRIC_UNKNOWN 0x80000000U
 
-#define EA_KEY_START offsetof(struct ea_list, source)
+#define EA_KEY_START offsetof(struct ea_list, count)
 
 /* Scratch builder (not shared). */
 #define EA_BUILDER_MAX 64

@@ -98,8 +98,12 @@ bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b)
 
 /* --- Export --- */
 
-uint
-bgp_wk_communities(const struct ea_list *a)
+/* Cached in the list (ea_list.derived) with this bit: every export to
+ * every session asks, a list has hundreds of communities at an IXP. */
+#define BGP_WK_KNOWN 0x8000
+
+static uint
+bgp_wk_scan(const struct ea_list *a)
 {
   const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
   if (!e)
@@ -116,6 +120,19 @@ bgp_wk_communities(const struct ea_list *a)
           v == BGP_COMM_LLGR_STALE ? BGP_WK_LLGR_STALE : 0;
   }
   return wk;
+}
+
+uint
+bgp_wk_communities(const struct ea_list *a)
+{
+  /* Threads that race here store the same value. */
+  u16 *memo = (u16 *) &a->derived;
+  uint d = __atomic_load_n(memo, __ATOMIC_RELAXED);
+  if (!(d & BGP_WK_KNOWN)) {
+    d = BGP_WK_KNOWN | bgp_wk_scan(a);
+    __atomic_store_n(memo, (u16) d, __ATOMIC_RELAXED);
+  }
+  return d & ~BGP_WK_KNOWN;
 }
 
 /* Both ends iBGP in the same AS: route reflection territory. */
@@ -214,8 +231,10 @@ rules_export_reflect(const struct bgp_peer_info *p, const struct bgp_peer_info *
 int
 bgp_med_fresh(const struct ea_list *a, const struct ea_list *src)
 {
+  if (!src || a == src)
+    return 0;               /* the filter changed nothing: most exports */
   const struct eattr *m = ea_find(a, BGP_EA(BA_MULTI_EXIT_DISC));
-  if (!m || !src || a == src)
+  if (!m)
     return 0;
   const struct eattr *o = ea_find(src, BGP_EA(BA_MULTI_EXIT_DISC));
   return !o || o->val != m->val;

@@ -241,6 +241,27 @@ route(u32 otc, u32 community)
   return ea_intern(&b);
 }
 
+/* The well-known communities are cached in the list: the same answer
+ * each time, for lists with and without them, and equal lists still
+ * intern to one (the cache is not part of the key). */
+static void
+test_wk_cached(void **state)
+{
+  (void) state;
+  struct ea_list *a = route(0, BGP_COMM_NO_EXPORT), *none = route(0, 0), *other = route(0, 65000 << 16 | 1);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(bgp_wk_communities(a), BGP_WK_NO_EXPORT);
+    assert_int_equal(bgp_wk_communities(none), 0);
+    assert_int_equal(bgp_wk_communities(other), 0);
+  }
+  struct ea_list *again = route(0, BGP_COMM_NO_EXPORT);
+  assert_ptr_equal(again, a);
+  ea_unref(again);
+  ea_unref(a);
+  ea_unref(none);
+  ea_unref(other);
+}
+
 static void
 test_export_ok(void **state)
 {
@@ -501,6 +522,7 @@ main(void)
     cmocka_unit_test(test_import_first_as),
     cmocka_unit_test(test_import_reflection_loops),
     cmocka_unit_test(test_import_otc),
+    cmocka_unit_test(test_wk_cached),
     cmocka_unit_test(test_export_ok),
     cmocka_unit_test(test_wk_communities),
     cmocka_unit_test(test_export_reflection),
