@@ -97,11 +97,6 @@ net_fill_aspa(net_addr *a, u32 customer_asn)
   memcpy(a, &n, sizeof(n));
 }
 
-int
-net_equal(const net_addr *a, const net_addr *b)
-{
-  return a->length == b->length && !memcmp(a, b, a->length);
-}
 
 static inline int
 cmp_uint(uint a, uint b)

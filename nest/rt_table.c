@@ -423,7 +423,7 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 
 /* refs: the caller took the route's references on attrs and src already. */
 static struct rte *
-rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 gen, int refs)
+rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 gen, int refs, btime now)
 {
   if (!refs) {
     ea_ref(attrs);
@@ -434,7 +434,7 @@ rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 g
   r->attrs = attrs;
   r->src = src;
   r->sender = sender;
-  rte_set_lastmod(r, loop_now_real());
+  rte_set_lastmod(r, now);
   r->flags = flags;
   r->refresh_gen = gen;
   return r;
@@ -557,7 +557,7 @@ rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g,
 static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
-  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0);
+  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0, 0);
   copy->lastmod_lo = r->lastmod_lo;
   copy->lastmod_hi = r->lastmod_hi;
   copy->suppressed = !r->suppressed;
@@ -629,14 +629,14 @@ struct rt_upd {
 
 static void
 rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte_src *src,
-               struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs)
+               struct channel *sender, struct ea_list *attrs, u16 flags, int gen, int refs, btime now)
 {
   *u = (struct rt_upd){ .n = n, .src = src, .hash = rt_net_hash(n) };
   if (!attrs)
     return;
   /* The sender's loop is the one importing: its generation is stable here. */
   u16 g = gen >= 0 ? (u16) gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
-  u->new = rte_new(src, chan_sender_id(sender, t), attrs, flags, g, refs);
+  u->new = rte_new(src, chan_sender_id(sender, t), attrs, flags, g, refs, now);
   u->fresh = net_alloc(n);
   memset(u->fresh, 0, offsetof(struct net, n));
   net_copy(&u->fresh->n, n);
@@ -722,7 +722,7 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
 {
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rt_upd u;
-  rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0);
+  rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0, loop_now_real());
   rcu_read_lock();
   rcu_hash_prefetch(&t->nets, u.hash);
   pthread_mutex_lock(&t->lock);
@@ -774,13 +774,14 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
   pthread_once(&rt_slabs_once, rt_slabs_init);
   struct rt_upd u[RT_BATCH_STEP];
   u32 debug = uatomic_read(&t->debug);
+  btime now = loop_now_real();    /* one UPDATE's routes: one import time */
   rcu_read_lock();
   for (uint s = 0; s < n; s += RT_BATCH_STEP) {
     uint k = MIN(n - s, RT_BATCH_STEP);
     struct rt_import *b = im + s;
     rt_batch_refs(b, k);
     for (uint i = 0; i < k; i++) {
-      rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1);
+      rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1, now);
       rcu_hash_prefetch(&t->nets, u[i].hash);
     }
     for (uint i = 0; i < k; i++)
