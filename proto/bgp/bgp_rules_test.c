@@ -248,7 +248,7 @@ static void
 test_wk_cached(void **state)
 {
   (void) state;
-  struct ea_list *a = route(0, BGP_COMM_NO_EXPORT), *none = route(0, 0), *other = route(0, 65000 << 16 | 1);
+  struct ea_list *a = route(0, BGP_COMM_NO_EXPORT), *none = route(0, 0), *other = route(0, 65000U << 16 | 1);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(bgp_wk_communities(a), BGP_WK_NO_EXPORT);
     assert_int_equal(bgp_wk_communities(none), 0);
