@@ -9,7 +9,9 @@
  * Every pool is tagged with a memory class (inherited from the parent
  * unless set). Allocation and free update per-class atomic counters of
  * effective bytes (asked for) and overhead (headers, slack, free slab
- * slots), which `show memory` reads from any thread.
+ * slots), which `show memory` reads from any thread. A slab tells them
+ * a few kB at a time how its pages split between the two (their sum
+ * always at once).
  *
  * Objects shared between loops (routes, attribute sets) are not allocated
  * from pools; they use mem_alloc_shared() with an explicit class and are
