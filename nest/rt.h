@@ -168,11 +168,13 @@ struct rt_reader {
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
 
+/* Published through rtable.senders (RCU); older, size and next are
+ * nest/rt_sender.c's, under its lock (main loop). */
 struct rt_senders {
   struct rt_senders *older;   /* replaced arrays, freed with the table */
-  u32 size;
+  u32 size;                   /* fixed for the array's life */
   u32 next;                   /* where the search for a free number starts */
-  struct channel *ch[];       /* RCU: read by anyone, written by the main loop */
+  struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
 struct rtable {

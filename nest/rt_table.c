@@ -421,6 +421,15 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 }
 
 
+/* The `preferred` counter of r's sender, if r and its sender are there. */
+static inline void
+rt_pref_count(struct rtable *t, const struct rte *r, int d)
+{
+  struct channel *c = r ? rt_sender_of(t, r->sender) : NULL;
+  if (c)
+    uatomic_add(&c->stats.pref_routes, d);
+}
+
 /* refs: the caller took the route's references on attrs and src already. */
 static struct rte *
 rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 gen, int refs, btime now)
@@ -484,13 +493,12 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
    * import or export table mirrors a channel and counts nothing */
   if (!t->aux) {
     if (new_best != old_best) {
-      if (new_best && new_best->sender)
-        uatomic_inc(&rt_sender_of(t, new_best->sender)->stats.pref_routes);
-      if (old_best && old_best->sender && old_best != old)
-        uatomic_dec(&rt_sender_of(t, old_best->sender)->stats.pref_routes);
+      rt_pref_count(t, new_best, 1);
+      if (old_best != old)
+        rt_pref_count(t, old_best, -1);
     }
-    if (old && old == old_best && old->sender)
-      uatomic_dec(&rt_sender_of(t, old->sender)->stats.pref_routes);
+    if (old && old == old_best)
+      rt_pref_count(t, old, -1);
   }
 
   struct rt_journal_item *item = rt_journal_push(t, died);
@@ -557,9 +565,8 @@ rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g,
 static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
-  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0, 0);
-  copy->lastmod_lo = r->lastmod_lo;
-  copy->lastmod_hi = r->lastmod_hi;
+  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0,
+                             rte_lastmod(r));
   copy->suppressed = !r->suppressed;
   rt_change(t, net, r, copy);
   t->last_change = loop_now_real();   /* not the route's own, older time */

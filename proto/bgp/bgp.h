@@ -200,10 +200,10 @@ struct bgp_export_profile {
 /* An export profile interned (bgp_export_profile_get): sessions with
  * equal profiles hold the same one, and its number is never reused. */
 struct bgp_xprof {
-  struct hash_node hn;
+  struct hash_node hn;          /* in the registry, under its lock */
   u32 refs;                     /* under the registry's lock */
-  u64 id;
-  struct bgp_export_profile prof;
+  u64 id;                       /* immutable once interned, read by any loop */
+  struct bgp_export_profile prof;   /* immutable once interned */
 };
 
 /* 24 bytes after src, so that a memo entry is one cache line */
