@@ -347,7 +347,6 @@ void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
 void bgp_tx_settle_hook(struct timer *t);
-int bgp_preexport(struct channel *c, const struct rte *r);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                    const struct ea_list *new_src);
 int bgp_export_busy(struct proto *pp, struct channel *c);
@@ -361,6 +360,17 @@ struct ea_list *bgp_export_cache_get(const struct bgp_export_key *k, struct ea_l
 /* The interned profile equal to prof, with a reference; any loop. */
 struct bgp_xprof *bgp_export_profile_get(const struct bgp_export_profile *prof);
 void bgp_export_profile_put(struct bgp_xprof *x);     /* NULL: nothing */
+
+/* bgp_export.c: the export rules and attributes */
+int bgp_preexport(struct channel *c, const struct rte *r);
+/* The session a route came from, NULL when not from BGP. */
+const struct bgp_peer_info *bgp_src_peer(const struct rte *r);
+/* Channel bc's export profile as the session is now, interned (the
+ * channel holds the reference). Proto loop. */
+const struct bgp_xprof *bgp_export_profile_of(const struct bgp_proto *p, struct bgp_channel *bc);
+/* What a session of profile x sends for route r (NULL: nothing), through
+ * the thread's memo; the result is borrowed for the loop run. */
+struct ea_list *bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh);
 
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);
