@@ -72,7 +72,16 @@ static void chan_refeed_now(struct channel *c);
 static int
 chan_exports(struct channel *c)
 {
-  return c->out_filter != FILTER_REJECT && c->proto->class->rt_notify;
+  return c->out_filter != FILTER_REJECT && c->proto->class->rt_notify && !c->export_elsewhere;
+}
+
+/* Read the journal, from a full feed. */
+static void
+chan_export_start(struct channel *c)
+{
+  ev_init(&c->export_ev, chan_export_run, c);
+  rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
+  chan_refeed(c);
 }
 
 /* From down, start (paused) or flushing: a flush under way goes on, it
@@ -84,9 +93,7 @@ channel_up(struct channel *c)
     return;
   uatomic_set(&c->state, CS_UP);
   if (chan_exports(c)) {
-    ev_init(&c->export_ev, chan_export_run, c);
-    rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
-    chan_refeed(c);
+    chan_export_start(c);
   }
   chan_roa_subscribe(c);
 }
@@ -215,9 +222,7 @@ channel_reconfigure(struct channel *c, struct channel_config *cc)
     chan_refeed_now(c);
     rt_reader_detach(&c->reader);
   } else if (!was && chan_exports(c)) {
-    ev_init(&c->export_ev, chan_export_run, c);
-    rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
-    chan_refeed(c);
+    chan_export_start(c);
   } else
     chan_refeed(c);
   return reimport;
@@ -442,21 +447,16 @@ chan_route_is_own(const struct channel *c, const struct rte *r)
   return 0;
 }
 
-/* Would this channel export route r now? 0: no (rejected by the protocol
- * rule or the policy), 1: yes as it is, 2: yes with the attributes the
- * export filter made, in *out (one reference, the caller drops it).
- * Counts the update as rejected or filtered. */
+/* chan_export_policy() telling why: 0 accepted, else the counter. */
 static int
-chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out)
+chan_policy_run(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out, u64 **why)
 {
   struct channel_stats *st = &c->stats;
   *out = NULL;
-  if (!r)
-    return 0;
   /* Never send a route back to the protocol that announced it. */
   if (chan_route_is_own(c, r) ||
       (c->proto->class->preexport && c->proto->class->preexport(c, r) < 0)) {
-    chan_stat_add(&st->exp_updates_rejected, 1);
+    *why = &st->exp_updates_rejected;
     return 0;
   }
   if (c->out_filter == FILTER_ACCEPT)
@@ -467,7 +467,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   if (res != F_ACCEPT) {
     if (fr.out)
       ea_unref(fr.out);
-    chan_stat_add(&st->exp_updates_filtered, 1);
+    *why = &st->exp_updates_filtered;
     return 0;
   }
   if (fr.out && fr.out == r->attrs) {
@@ -476,6 +476,30 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   }
   *out = fr.out;
   return fr.out ? 2 : 1;
+}
+
+int
+chan_export_policy(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out)
+{
+  u64 *why;
+  return chan_policy_run(c, n, r, out, &why);
+}
+
+/* Would this channel export route r now? 0: no (rejected by the protocol
+ * rule or the policy), 1: yes as it is, 2: yes with the attributes the
+ * export filter made, in *out (one reference, the caller drops it).
+ * Counts the update as rejected or filtered. */
+static int
+chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out)
+{
+  *out = NULL;
+  if (!r)
+    return 0;
+  u64 *why = NULL;
+  int acc = chan_policy_run(c, n, r, out, &why);
+  if (!acc)
+    chan_stat_add(why, 1);
+  return acc;
 }
 
 static void
@@ -684,6 +708,42 @@ chan_export_reset(struct channel *c)
   uatomic_set(&c->stats.exp_routes, 0);
   if (c->reader.table)
     chan_refeed(c);
+}
+
+void
+chan_export_own(struct channel *c, int own)
+{
+  if (!own == !!c->export_elsewhere)
+    return;
+  if (!own) {
+    if (c->reader.table)
+      chan_export_stop(c);
+    c->export_elsewhere = 1;
+    return;
+  }
+  c->export_elsewhere = 0;
+  if (uatomic_read(&c->state) == CS_UP && chan_exports(c))
+    chan_export_start(c);
+}
+
+void
+chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map)
+{
+  c->export_elsewhere = 0;
+  uatomic_set(&c->stats.exp_routes, chan_exp_adopt(c, map));
+  if (uatomic_read(&c->state) == CS_UP && c->proto->class->rt_notify) {
+    ev_init(&c->export_ev, chan_export_run, c);
+    rt_reader_attach_at(c->table, &c->reader, c->proto->loop, &c->export_ev, pin);
+    if (chan_exports(c))
+      chan_refeed(c);
+    else {
+      /* `export none` now: withdraw everything, read no further */
+      chan_refeed_now(c);
+      chan_export_stop(c);
+    }
+  } else
+    chan_exp_clear(c);
+  rt_reader_detach(pin);
 }
 
 /* Export the current best route of every net again (initial feed,

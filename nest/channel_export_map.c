@@ -80,6 +80,35 @@ chan_exp_free(struct channel *c)
   c->export_map = NULL;
 }
 
+struct chan_export_map *
+chan_exp_copy(const struct channel *c)
+{
+  const struct chan_export_map *m = c->export_map;
+  u32 size = m ? m->size : 0;
+  struct chan_export_map *n = mem_alloc_shared(MEM_PROTOCOLS, map_bytes(size));
+  n->size = size;
+  for (u32 i = 0; i < size / 32; i++)
+    n->bits[i] = __atomic_load_n(&m->bits[i], __ATOMIC_RELAXED);
+  return n;
+}
+
+u32
+chan_exp_adopt(struct channel *c, struct chan_export_map *m)
+{
+  chan_exp_free(c);
+  u32 count = 0;
+  for (u32 i = 0; i < m->size / 32; i++)
+    count += __builtin_popcount(m->bits[i]);
+  rcu_assign_pointer(c->export_map, m);
+  return count;
+}
+
+void
+chan_exp_discard(struct chan_export_map *m)
+{
+  mem_free_shared(MEM_PROTOCOLS, m, map_bytes(m->size));
+}
+
 int
 chan_route_exported(struct channel *c, const struct rte *r)
 {

@@ -74,8 +74,6 @@ proto_set_info(struct proto *p, const char *fmt, ...)
     call_rcu(&old->rcu, proto_status_free_rcu);
 }
 
-void channel_up(struct channel *c);
-void channel_pause(struct channel *c);
 void channel_down(struct channel *c);
 
 void
@@ -178,8 +176,6 @@ proto_set_state_main(struct proto *p, enum proto_state s)
     log_msg(L_TRACE, "%s: State changed to %s", p->name, proto_state_names[s]);
 }
 
-struct channel *channel_new(struct proto *p, struct channel_config *cc);
-void channel_free(struct channel *c);
 
 static void
 proto_start(struct proto *p)

@@ -138,6 +138,9 @@ struct channel {
   int export_all_paths;       /* every route, not only the best (ADD-PATH
                                  tx); set by the protocol, then
                                  chan_export_reset() */
+  int export_elsewhere;       /* the protocol exports the table by other
+                                 means (a BGP update group): the channel
+                                 reads no journal (chan_export_own) */
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
   net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
@@ -273,6 +276,9 @@ struct proto_class {
    * for the pass only; a catch-up's withdrawn copy goes right after its
    * rt_notify, so the pass ends there too). Protocol loop. NULL: none. */
   void (*export_flush)(struct proto *, struct channel *);
+  /* `reload out` of a channel that exports by other means
+   * (export_elsewhere: a BGP update group). Protocol loop. */
+  void (*refeed_elsewhere)(struct channel *c);
   /* A feed of the channel (its first, or a refeed) has handed every route
    * to rt_notify; c->feeding is CHAN_FEED_NONE again. Protocol loop; BGP
    * sends End-of-RIB or EoRR only then. NULL: nothing to do. */
@@ -463,6 +469,13 @@ void chan_exp_clear(struct channel *c);
 void chan_exp_free(struct channel *c);
 /* Did the channel export route r (of its table)? */
 int chan_route_exported(struct channel *c, const struct rte *r);
+/* A copy of c's map, for another channel to adopt (any loop: the copy is
+ * what c's loop had stored before, bits set since may be missing);
+ * adopt replaces c's map by it (c's loop) and returns its bits set;
+ * discard frees a copy nobody adopted. */
+struct chan_export_map *chan_exp_copy(const struct channel *c);
+u32 chan_exp_adopt(struct channel *c, struct chan_export_map *m);
+void chan_exp_discard(struct chan_export_map *m);
 
 /* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,
  * not only the best. */
@@ -500,6 +513,31 @@ void chan_nets_clear(net_addr **set, uint *have);
 void chan_feed_all(struct channel *c);
 /* Forget the export state and feed everything again. */
 void chan_export_reset(struct channel *c);
+/* A BGP update group hands a member's export back to the member's
+ * channel (bgp_group.c): the group's loop pins the journal where its own
+ * reader is and copies its export map, so that c exports from exactly
+ * the state the group's exports were in; then c's loop takes both over
+ * here and feeds everything again through c's own policy, which
+ * withdraws what that policy now rejects. */
+void chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map);
+/* own 0: the channel stops exporting (its protocol's peer gets the table
+ * by other means, a BGP update group) and forgets what it exported; 1:
+ * it exports again, from a full feed when up. Before channel_up() too.
+ * Proto loop. */
+void chan_export_own(struct channel *c, int own);
+/* The export policy (the class's preexport, the export filter) on route r
+ * of c's table, counting nothing: 0 rejected, 1 accepted as it is, 2
+ * accepted with the attributes in *out (a reference for the caller).
+ * Proto loop. */
+int chan_export_policy(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out);
+
+/* A protocol that is no configured instance (a BGP update group) drives
+ * its channel itself: new and free in the main loop, up (attach the
+ * export reader, feed) and pause (stop exporting) in its own loop. */
+struct channel *channel_new(struct proto *p, struct channel_config *cc);
+void channel_free(struct channel *c);
+void channel_up(struct channel *c);
+void channel_pause(struct channel *c);
 
 /* RCU status read for the CLI (inside rcu_read_lock()). */
 const struct proto_status *proto_status(struct proto *p);

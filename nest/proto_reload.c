@@ -22,6 +22,8 @@ proto_reload_hook(void *data)
       chan_reload_in(c);      /* from the import table if kept, else the protocol resends */
     if ((dir & PROTO_RELOAD_OUT) && c->reader.table)
       chan_refeed(c);
+    else if ((dir & PROTO_RELOAD_OUT) && c->export_elsewhere && p->class->refeed_elsewhere)
+      p->class->refeed_elsewhere(c);
   }
 }
 

@@ -23,6 +23,7 @@
 static struct config *running;
 static const char *cfg_path;
 static int shutting_down;
+static uint shutdown_holds;     /* main loop: config_shutdown_hold() */
 static btime boot_time, reconf_time;
 
 struct tg_entry {
@@ -151,13 +152,22 @@ config_start_shutdown(void)
   config_shutdown_check();
 }
 
+void config_shutdown_hold(void) { shutdown_holds++; }
+
+void
+config_shutdown_release(void)
+{
+  shutdown_holds--;
+  config_shutdown_check();
+}
+
 /* Protocols first, then tables (their loops must be gone before the
  * worker threads are joined), then the main loop may end. */
 void
 config_shutdown_check(void)
 {
   static int tables_retired;
-  if (!shutting_down || !protos_all_down())
+  if (!shutting_down || !protos_all_down() || shutdown_holds)
     return;
   if (!tables_retired) {
     tables_retired = 1;

@@ -67,6 +67,10 @@ btime config_boot_time(void);
 btime config_reconf_time(void);
 /* Graceful end of the process once all protocols are down. */
 void config_shutdown_check(void);
+/* Main loop: something that is no protocol but has a channel on a table
+ * (a BGP update group) exists; tables wait for it at shutdown. */
+void config_shutdown_hold(void);
+void config_shutdown_release(void);
 /* After the main loop ended: join the worker threads. */
 void threads_shutdown(void);
 

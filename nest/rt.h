@@ -359,6 +359,9 @@ static inline struct net *rt_feed_next(struct net *n) { return rcu_dereference(n
 /* notify == NULL: a pin that only keeps journal items (and the routes and
  * nets they retire) from being freed, e.g. while the CLI streams a table. */
 void rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify);
+/* The same where reader at (attached to t) is now, not at the end. */
+void rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify,
+                         const struct rt_reader *at);
 void rt_reader_detach(struct rt_reader *r);
 
 /* Items between the reader and the journal's end. Reader's loop. */

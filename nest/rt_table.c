@@ -906,6 +906,13 @@ rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max
 void
 rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify)
 {
+  rt_reader_attach_at(t, r, l, notify, NULL);
+}
+
+void
+rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify,
+                    const struct rt_reader *at)
+{
   r->table = t;
   r->loop = l;
   r->notify = notify;
@@ -915,7 +922,8 @@ rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct e
   r->seen_seq = 0;
   r->seen_at = 0;
   pthread_mutex_lock(&t->lock);
-  uatomic_set(&r->seq, t->jend);
+  /* at is attached, so its items are there until we are too */
+  uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   list_add_tail(&t->readers, &r->n);
   pthread_mutex_unlock(&t->lock);
 }

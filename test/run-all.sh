@@ -28,19 +28,20 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 echo "=== build (TSan) and threaded-core tests"
 "$top/tools/build.sh" "$top/build-tsan" --enable-sanitizers=thread
-make -C "$top/build-tsan" -j"$(nproc)" lib/loop_test nest/rt_table_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test filter/f_edit_test >/dev/null
-for t in lib/loop_test nest/rt_table_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test filter/f_edit_test; do
+make -C "$top/build-tsan" -j"$(nproc)" lib/loop_test nest/rt_table_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test >/dev/null
+for t in lib/loop_test nest/rt_table_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test; do
   TSAN_OPTIONS="halt_on_error=1 suppressions=$top/lib/tsan.supp" "$top/build-tsan/$t"
 done
 # The daemon itself under TSan where its loops meet most: pipes and the
 # layouts (tables written and read by many loops), laggard readers, BGP
-# sessions and the pipe's CLI block read from the main loop. A
+# sessions, update groups (a group's loop, its log read by the members'
+# loops) and the pipe's CLI block read from the main loop. A
 # report makes the daemon exit non-zero and the test fail (conftest).
 echo "=== [tsan] functional tests of the threaded core"
 TSAN_OPTIONS="halt_on_error=0 suppressions=$top/lib/tsan.supp" \
   BIRD_BIN="$top/build-tsan/bird" BIRDC_BIN="$top/build/birdc" BIRDCL_BIN="$top/build/birdcl" \
   $PY -m pytest -q -p no:cacheprovider test/test_pipe.py test/test_layouts.py test/test_laggard.py \
-  test/test_imex.py test/test_bgp.py
+  test/test_imex.py test/test_bgp.py test/test_bgp_groups.py
 echo "=== fuzz (libFuzzer, ASan+UBSan): BGP codec ${FUZZ_SECONDS:-60} s, filters ${FILTER_FUZZ_SECONDS:-30} s a target"
 "$top/tools/fuzz.sh" bgp "${FUZZ_SECONDS:-60}"
 "$top/tools/fuzz.sh" filter-conf "${FILTER_FUZZ_SECONDS:-30}"     # config parser + filter compiler

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
 #include "nest/reconf.h"
 #include "lib/log.h"
 #include "lib/printf.h"
@@ -391,6 +392,12 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
       return 0;
     refeed[af] = nb->next_hop_mode != ob->next_hop_mode || !ipa_equal(nb->next_hop_addr, ob->next_hop_addr) ||
                  nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate;
+    /* A member of an update group whose export would now differ from
+     * the group's leaves it (bgp_refeed) */
+    if (bgp_group_member(&p->ch[af]) &&
+        (!filter_same(cc->out_filter, ob->c.out_filter) || cc->secondary != ob->c.secondary ||
+         cc->out_limit.max != ob->c.out_limit.max))
+      refeed[af] = 1;
     reload[af] = nb->aigp != ob->aigp && p->conn && p->caps.af[af];
     /* AIGP is taken or dropped at parsing, so even an import table cannot
      * reload it; without route refresh BIRD 2 restarts. */
@@ -488,6 +495,7 @@ const struct proto_class proto_bgp = {
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
   .feed_end = bgp_feed_end,
+  .refeed_elsewhere = bgp_group_reload_out,
   .reload_routes = bgp_reload_routes,
   .reload_asks_peer = 1,
   .can_reload_in = bgp_can_reload_in,

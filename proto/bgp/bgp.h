@@ -218,6 +218,8 @@ struct bgp_export_key {
 /* Graceful restart of the neighbor, per family (RFC 4724, RFC 9494). */
 enum bgp_gr_state { BGP_GRS_NONE = 0, BGP_GRS_ACTIVE, BGP_GRS_LLGR };
 
+struct bgp_gmember;
+
 struct bgp_channel {
   struct channel *c;
   enum bgp_gr_state gr_state;   /* the neighbor's routes are kept stale */
@@ -237,6 +239,8 @@ struct bgp_channel {
   slab *prefix_slab;
   uint pending;                 /* prefixes waiting in buckets */
   int export_paused;            /* export_busy said so; resume when drained */
+  struct bgp_gmember *gm;       /* the update group it exports through
+                                   (bgp_group.h), NULL: alone */
   /* Recursive next hops (bgp_nexthop.c) */
   struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
   struct event nh_changed_ev;   /* from the IGP tables' host caches */
@@ -343,6 +347,9 @@ void bgp_nh_stop(struct bgp_proto *p);        /* instance loop, shutdown */
 void bgp_nh_cleanup(struct bgp_proto *p);     /* main loop, the loop is gone */
 
 /* bgp_tx.c: export */
+/* A session stops packing UPDATEs while this much waits in its socket's
+ * queue (bgp_group.c too). */
+#define BGP_TX_HIGH (128 * 1024)
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */

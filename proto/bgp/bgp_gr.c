@@ -27,6 +27,7 @@
  */
 #include <string.h>
 #include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
 #include "nest/cli.h"
 #include "lib/log.h"
 
@@ -428,10 +429,12 @@ bgp_gr_rx_route_refresh(struct bgp_proto *p, enum bgp_af af, u8 subtype)
   case BGP_RR_NORMAL:
     /* RFC 7313 4: the whole table between BoRR and EoRR, which the tx
      * hook sends once the refeed has left. */
-    if (p->caps.enhanced_refresh) {
+    if (p->caps.enhanced_refresh)
       bgp_send_rr(p, af, BGP_RR_BEGIN);
-      bc->eorr_pending = 1;
-    }
+    /* in a group, the group resends and closes with EoRR in the log */
+    if (bgp_group_refeed(p, bc, p->caps.enhanced_refresh))
+      break;
+    bc->eorr_pending = p->caps.enhanced_refresh;
     bgp_refeed(p, af);
     break;
   case BGP_RR_BEGIN:

@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
 #include "nest/ea_bgp.h"
 #include "nest/iface.h"
 #include "lib/log.h"
@@ -251,6 +252,8 @@ bgp_session_established(struct bgp_proto *p)
     if (p->ch[af].c) {
       p->ch[af].c->disabled = !p->caps.af[af];
       p->ch[af].c->export_all_paths = p->tx.add_path[af];
+      if (p->caps.af[af])
+        bgp_group_join(p, &p->ch[af]);
     }
   proto_notify_state(&p->p, PS_UP);
   ev_schedule(&p->tx_ev);

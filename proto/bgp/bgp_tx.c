@@ -13,6 +13,7 @@
  */
 #include <string.h>
 #include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
 #include "lib/log.h"
 
 #define BGP_TX_BATCH 1024
@@ -33,7 +34,6 @@ bgp_pending_high(void)
   u32 n = uatomic_read(&bgp_tx_channels);
   return MIN(BGP_PENDING_MAX, MAX(BGP_PENDING_MIN, BGP_PENDING_BUDGET / MAX(n, 1)));
 }
-#define BGP_TX_HIGH (128 * 1024)
 #define BGP_TX_SETTLE (MS_ 1)
 #define BGP_TX_SETTLE_PREFIXES 512
 
@@ -82,6 +82,7 @@ bgp_tx_cleanup(struct bgp_proto *p)
 {
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
+    bgp_group_leave(p, bc);
     bgp_export_profile_put(bc->xprof_ref);
     bc->xprof_ref = NULL;
     if (bc->c)
@@ -120,6 +121,7 @@ bgp_tx_reset(struct bgp_proto *p)
     struct bgp_channel *bc = &p->ch[af];
     if (!bc->c)
       continue;
+    bgp_group_leave(p, bc);
     HASH_WALK_DELSAFE(&bc->prefixes, n)
       bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
     HASH_WALK_DELSAFE(&bc->buckets, n)
@@ -332,6 +334,12 @@ bgp_tx_fill(struct bgp_proto *p)
       struct bgp_channel *bc = &p->ch[af];
       if (!bc->c || !p->caps.af[af])
         continue;
+      if (bgp_group_member(bc)) {
+        /* the group sends End-of-RIB and EoRR in the log */
+        if (bgp_group_tx(p, bc) < 0)
+          return;
+        continue;
+      }
       struct lnode *first = list_first(&bc->ready);
       if (first) {
         any = 1;
@@ -371,6 +379,13 @@ bgp_refeed(struct bgp_proto *p, enum bgp_af af)
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c)
     return;
+  /* What made the member's exports the group's may have changed (the
+   * export filter, the next hop): from now on it exports alone. */
+  if (bgp_group_member(bc)) {
+    bgp_group_solo(p, bc);
+    ev_schedule(&p->tx_ev);
+    return;
+  }
   bc->c->export_all_paths = p->tx.add_path[af];
   chan_export_reset(bc->c);
   ev_schedule(&p->tx_ev);

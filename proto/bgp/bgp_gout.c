@@ -1,0 +1,309 @@
+/*
+ * Update group output: changes and feed items until the flush, then
+ * UPDATEs into the log (bgp_gout.h says what goes to whom).
+ *
+ * Nothing is bucketed while changes come in: a change is one hash lookup
+ * and, the first time, one slab node. The flush sorts what it sends by
+ * (audience, attributes), so every run of equal keys packs into full
+ * UPDATEs, and a net can give two messages (the announcement to the
+ * others, the withdrawal to the member it came from) without living in
+ * two buckets.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "proto/bgp/bgp_gout.h"
+#include "lib/hash.h"
+#include "lib/log.h"
+#include "nest/rt_attr.h"
+
+/* A net changed since the last flush. */
+struct gout_change {
+  struct hash_node hn;
+  struct lnode n;               /* in changes, in the order of first change */
+  struct ea_list *now;          /* what the members get now; NULL: nothing */
+  u32 now_src;                  /* member it came from, 0: none */
+  u32 was_src;                  /* at the first change: member the old route came from */
+  bool had;                     /* at the first change: the members had a route */
+  net_addr net;
+};
+
+/* A feed item (attrs set) or a raw message (msg set) for one member. */
+struct gout_item {
+  struct lnode n;
+  u32 member;
+  struct ea_list *attrs;
+  u8 *msg;
+  uint len;
+  net_addr net;
+};
+
+struct bgp_gout {
+  pool *pool;
+  struct bgp_tx_ctx tx;
+  enum bgp_af af;
+  struct bgp_txlog *log;
+  struct hash_table changes_by_net;
+  struct lnode changes;         /* struct gout_change */
+  struct lnode items;           /* struct gout_item, in order */
+  uint n_changes, n_items;
+  slab *change_slab, *item_slab;
+  net_addr *nets;               /* the flush's scratch: a run's nets in a row */
+  uint nets_size;
+  struct log_rate rl;
+};
+
+/* One message's worth of the flush: nets with one audience and one set
+ * of attributes (NULL: withdraw). Sorted by the key, so equal keys meet. */
+struct gout_out {
+  const struct ea_list *attrs;
+  u32 aud, member;
+  const net_addr *net;
+};
+
+struct bgp_gout *
+bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_txlog *log)
+{
+  struct bgp_gout *g = mb_allocz(p, sizeof(*g));
+  g->pool = p;
+  g->tx = *tx;
+  g->af = af;
+  g->log = log;
+  hash_init_sparse(&g->changes_by_net, p, 10);
+  list_init(&g->changes);
+  list_init(&g->items);
+  g->change_slab = sl_new(p, sizeof(struct gout_change));
+  g->item_slab = sl_new(p, sizeof(struct gout_item));
+  return g;
+}
+
+static int
+gout_change_eq(const struct hash_node *n, const void *key)
+{
+  return net_equal(&container_of(n, struct gout_change, hn)->net, key);
+}
+
+static struct gout_change *
+gout_change_find(const struct bgp_gout *g, const net_addr *n, u32 h)
+{
+  struct hash_node *hn = hash_find(&g->changes_by_net, h, gout_change_eq, n);
+  return hn ? container_of(hn, struct gout_change, hn) : NULL;
+}
+
+static void
+gout_change_free(struct bgp_gout *g, struct gout_change *c)
+{
+  if (c->now)
+    ea_unref(c->now);
+  list_del(&c->n);
+  hash_remove(&g->changes_by_net, &c->hn);
+  sl_free(g->change_slab, c);
+  g->n_changes--;
+}
+
+static void
+gout_item_free(struct bgp_gout *g, struct gout_item *it)
+{
+  if (it->attrs)
+    ea_unref(it->attrs);
+  if (it->msg)
+    mb_free(it->msg);
+  list_del(&it->n);
+  sl_free(g->item_slab, it);
+  g->n_items--;
+}
+
+void
+bgp_gout_free(struct bgp_gout *g)
+{
+  while (!list_empty(&g->changes))
+    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n));
+  while (!list_empty(&g->items))
+    gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
+  hash_free(&g->changes_by_net);
+  rfree(g->change_slab);
+  rfree(g->item_slab);
+  if (g->nets)
+    mb_free(g->nets);
+  mb_free(g);
+}
+
+void
+bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had, u32 was_src)
+{
+  u32 h = net_hash(n);
+  struct gout_change *c = gout_change_find(g, n, h);
+  if (!c) {
+    c = sl_alloc(g->change_slab);
+    memset(c, 0, sizeof(*c));
+    net_copy(&c->net, n);
+    c->had = had;
+    c->was_src = had ? was_src : 0;
+    hash_insert(&g->changes_by_net, &c->hn, h);
+    list_add_tail(&g->changes, &c->n);
+    g->n_changes++;
+  } else if (c->now)
+    ea_unref(c->now);
+  c->now = now ? ea_ref(now) : NULL;
+  c->now_src = now ? now_src : 0;
+}
+
+bool
+bgp_gout_changed(const struct bgp_gout *g, const net_addr *n)
+{
+  return g->n_changes && gout_change_find(g, n, net_hash(n));
+}
+
+static struct gout_item *
+gout_item_new(struct bgp_gout *g, u32 member)
+{
+  struct gout_item *it = sl_alloc(g->item_slab);
+  memset(it, 0, sizeof(*it));
+  it->member = member;
+  list_add_tail(&g->items, &it->n);
+  g->n_items++;
+  return it;
+}
+
+void
+bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member)
+{
+  struct gout_item *it = gout_item_new(g, member);
+  it->attrs = ea_ref(attrs);
+  net_copy(&it->net, n);
+}
+
+void
+bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len)
+{
+  struct gout_item *it = gout_item_new(g, member);
+  it->msg = mb_alloc(g->pool, len);
+  memcpy(it->msg, msg, len);
+  it->len = len;
+}
+
+uint
+bgp_gout_pending(const struct bgp_gout *g)
+{
+  return g->n_changes + g->n_items;
+}
+
+static int
+gout_out_cmp(const void *a, const void *b)
+{
+  const struct gout_out *x = a, *y = b;
+  /* withdrawals (NULL attributes) first, as a session alone sends them */
+  if (x->attrs != y->attrs)
+    return (uintptr_t) x->attrs < (uintptr_t) y->attrs ? -1 : 1;
+  if (x->aud != y->aud)
+    return x->aud < y->aud ? -1 : 1;
+  return x->member < y->member ? -1 : x->member > y->member;
+}
+
+/* Encode a run of nets of one key, as many UPDATEs as it takes: all
+ * full but the last. */
+static uint
+gout_encode_run(struct bgp_gout *g, const struct gout_out *o, uint n)
+{
+  static __thread u8 buf[BGP_TXLOG_MAX_MSG];
+  if (n > g->nets_size) {
+    if (g->nets)
+      mb_free(g->nets);
+    g->nets_size = MAX(n, 2 * g->nets_size);
+    g->nets = mb_alloc(g->pool, g->nets_size * sizeof(net_addr));
+  }
+  net_addr *nets = g->nets;
+  for (uint i = 0; i < n; i++)
+    net_copy(&nets[i], o[i].net);
+  uint msgs = 0;
+  for (uint sent = 0; sent < n;) {
+    uint done = 0;
+    uint len = o->attrs
+      ? bgp_update_encode_reach(&g->tx, o->attrs, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
+      : bgp_update_encode_withdraw(&g->tx, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done);
+    if (!len || !done) {
+      /* Unencodable (a next hop of the wrong family): drop, loudly. */
+      log_rl(&g->rl, L_ERR, "Update group: cannot encode UPDATE for %N", &nets[sent]);
+      done = 1;
+    } else {
+      bgp_txlog_append(g->log, o->aud, o->member, buf, len);
+      msgs++;
+    }
+    sent += done;
+  }
+  return msgs;
+}
+
+/* Sort the outputs by key and encode each run. */
+static uint
+gout_encode(struct bgp_gout *g, struct gout_out *o, uint n)
+{
+  qsort(o, n, sizeof(*o), gout_out_cmp);
+  uint msgs = 0;
+  for (uint i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && !gout_out_cmp(&o[i], &o[j]); j++)
+      ;
+    msgs += gout_encode_run(g, o + i, j - i);
+  }
+  return msgs;
+}
+
+static void
+gout_put(struct gout_out *o, uint *n, const struct ea_list *attrs, u32 aud, u32 member, const net_addr *net)
+{
+  o[(*n)++] = (struct gout_out) { attrs, aud, member, net };
+}
+
+/* Feed items and raw messages, in their order: a raw message closes the
+ * feed items before it. */
+static uint
+gout_flush_items(struct bgp_gout *g, struct gout_out *o)
+{
+  uint n = 0, msgs = 0;
+  LIST_WALK(x, &g->items) {
+    struct gout_item *it = container_of(x, struct gout_item, n);
+    if (it->attrs) {
+      gout_put(o, &n, it->attrs, BGP_TXLOG_ONLY, it->member, &it->net);
+      continue;
+    }
+    msgs += gout_encode(g, o, n);
+    n = 0;
+    bgp_txlog_append(g->log, BGP_TXLOG_ONLY, it->member, it->msg, it->len);
+    msgs++;
+  }
+  return msgs + gout_encode(g, o, n);
+}
+
+/* The split horizon of bgp_gout.h. */
+static uint
+gout_flush_changes(struct bgp_gout *g, struct gout_out *o)
+{
+  uint n = 0;
+  LIST_WALK(x, &g->changes) {
+    struct gout_change *c = container_of(x, struct gout_change, n);
+    if (c->now) {
+      gout_put(o, &n, c->now, c->now_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->now_src, &c->net);
+      /* the member the route came from had the old one, unless that was its own too */
+      if (c->now_src && c->had && c->was_src != c->now_src)
+        gout_put(o, &n, NULL, BGP_TXLOG_ONLY, c->now_src, &c->net);
+    } else if (c->had)
+      gout_put(o, &n, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, &c->net);
+  }
+  return gout_encode(g, o, n);
+}
+
+uint
+bgp_gout_flush(struct bgp_gout *g)
+{
+  if (!g->n_changes && !g->n_items)
+    return 0;
+  /* at most two outputs per change, one per item */
+  struct gout_out *o = mb_alloc(g->pool, sizeof(*o) * (2 * g->n_changes + g->n_items + 1));
+  uint msgs = gout_flush_items(g, o);
+  msgs += gout_flush_changes(g, o);
+  mb_free(o);
+  while (!list_empty(&g->items))
+    gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
+  while (!list_empty(&g->changes))
+    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n));
+  return msgs;
+}

@@ -1,0 +1,65 @@
+/*
+ * DOC: What an update group sends: its pending changes, packed into
+ * UPDATEs once for all members (doc/update-groups.md).
+ *
+ * The group's loop reports each change of what the group exports for a
+ * net, and who was excluded from it: a route never goes back to the
+ * member it was learned from (split horizon). Members are numbered from
+ * 1; 0 is "no member" (a route of another protocol or of a session out
+ * of the group). A flush turns the changes into messages for the shared
+ * log (bgp_txlog.h), each with its audience:
+ *
+ *  - a new route goes to everyone but the member it came from, and that
+ *    member gets a withdrawal if it had the previous route;
+ *  - a net that lost its route is withdrawn from everyone but the member
+ *    the old route came from.
+ *
+ * Only the first change of a net since the last flush records what the
+ * members had; later ones only replace what they get now. So the group
+ * keeps no Adj-RIB-Out, only the nets changed since the last flush.
+ *
+ * A member that joins late gets the group's current exports on its own
+ * (feed items, audience: that member only) interleaved with raw messages
+ * for it alone (Begin/End of Route Refresh, End-of-RIB) in their order.
+ * A flush writes all of those first: each reflects a state no newer than
+ * the changes pending beside it, which therefore have to follow.
+ *
+ * Owner: the group's loop; nothing here is shared.
+ */
+#ifndef PROTO_BGP_BGP_GOUT_H
+#define PROTO_BGP_BGP_GOUT_H
+
+#include "proto/bgp/bgp_wire.h"
+#include "proto/bgp/bgp_txlog.h"
+#include "lib/resource.h"
+
+struct bgp_gout;
+
+/* tx: the members' common encoding; af: the group's family. */
+struct bgp_gout *bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_txlog *log);
+/* Drops what is pending (references included). */
+void bgp_gout_free(struct bgp_gout *g);
+
+/* What the group exports for n changed: now (NULL: nothing; the group
+ * takes a reference) learned from member now_src. Before this change the
+ * members had a route (had) learned from member was_src. */
+void bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had,
+                     u32 was_src);
+/* Is a change of n waiting for the flush? (A late member's feed leaves
+ * such nets to it.) */
+bool bgp_gout_changed(const struct bgp_gout *g, const net_addr *n);
+
+/* Announce n with attrs to member only (a late member's feed). A net
+ * goes at most once to a member between flushes: the items of a flush are
+ * packed by attributes, so a second one could overtake the first. */
+void bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member);
+/* A message for member only, after its feed items so far. */
+void bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len);
+
+/* Changes, feed items and raw messages waiting. */
+uint bgp_gout_pending(const struct bgp_gout *g);
+/* Encode everything waiting into the log (not published). Returns the
+ * number of messages appended. */
+uint bgp_gout_flush(struct bgp_gout *g);
+
+#endif

@@ -1,0 +1,808 @@
+/*
+ * BGP update groups: the registry, the group's loop, and the members'
+ * side (bgp_group.h has the picture, doc/update-groups.md the reasons).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
+#include "proto/bgp/bgp_gout.h"
+#include "proto/bgp/bgp_txlog.h"
+#include "nest/reconf.h"
+#include "conf/conf.h"
+#include "lib/printf.h"
+
+/* The group stops reading the journal while its fastest member has more
+ * than this much to send; a member that falls this far behind the log's
+ * end leaves and exports alone, so that it neither holds the others back
+ * nor the log's memory up. */
+#define GROUP_LAG_PAUSE (1024 * 1024)
+#define GROUP_LAG_RESUME (256 * 1024)
+#define GROUP_LAG_EVICT (64 * 1024 * 1024)
+/* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
+#define GROUP_SETTLE (MS_ 1)
+#define GROUP_SETTLE_PREFIXES 512
+#define GROUP_PENDING_MAX 8192
+
+/* What makes exports equal: the group's key. */
+struct bgp_group_key {
+  struct rtable *table;
+  const struct filter *filter;  /* equal by filter_same() */
+  u64 prof_id;                  /* interned export profile */
+  uint max_len;                 /* negotiated message size */
+  u8 af, as4, ext_next_hop, rr_client, interpret_communities, llgr_peer;
+};
+
+/* PENDING -> JOINED (group) -> HANDOVER (group) -> left; any but
+ * HANDOVER -> LEAVING (member). Only a member that saw JOINED touches the
+ * cursor, only one that saw HANDOVER the h_ fields. */
+enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING };
+#define GM_REQ_JOIN 1
+#define GM_REQ_LEAVE 2
+#define GM_REQ_REFEED 4
+#define GM_REQ_EORR 8
+#define GM_REQ_SOLO 16
+
+struct bgp_group;
+
+struct bgp_gmember {
+  /* Set by bgp_group_join(), immutable after. */
+  struct bgp_group_key key;
+  const void *proto;            /* the member session: identity only, never read by the group */
+  struct config *config;        /* the config key.filter lives in (the member's) */
+  const struct channel_config *cc;
+  struct bgp_xprof *xprof;      /* a reference of our own */
+  struct bgp_peer_info peer;    /* the member's, for the group's export rules */
+  struct loop *loop;            /* the member's */
+  struct event *wake;           /* its tx event */
+  char name[48];                /* for logs */
+
+  u32 refs;                     /* atomic: the member's and the group side's */
+  int state;                    /* atomic: GM_* */
+  u32 req;                      /* atomic: GM_REQ_* for the group's loop */
+  struct bgp_group *group;      /* main loop sets it before the join goes to the group */
+  struct event main_ev;         /* to the main loop: find or make the group */
+  struct event ev;              /* to the group's loop: req */
+  struct bgp_txlog_cursor cur;  /* joined by the group's loop, then the member's */
+  u32 own_routes;               /* atomic, group's loop writes: its exports learned from this member */
+  /* The hand-over to the member's own channel: the group's loop fills
+   * them, then the member's (state HANDOVER) takes them. */
+  u64 h_end;                    /* the log up to here is the member's still */
+  struct rt_reader h_pin;       /* the journal where the group's reader was */
+  struct chan_export_map *h_map;   /* the group's export map then */
+  int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
+  int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
+
+  /* Group's loop. */
+  int listed;                   /* in members and by_proto */
+  struct lnode n;               /* in group->members */
+  struct hash_node hn;          /* group->by_proto */
+  u32 id;
+  struct rt_reader pin;         /* keeps feed_cursor alive */
+  struct net *feed_cursor;
+  int feeding;                  /* 0, FEED_START, FEED_RUNNING */
+  int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR */
+};
+#define FEED_START 1
+#define FEED_RUNNING 2
+
+struct bgp_group {
+  struct proto p;               /* hidden protocol: loop, pools, channel list */
+  char name[32];
+  /* Main loop. */
+  struct lnode n;               /* in the registry */
+  struct config *config;        /* held: key.filter lives there */
+  struct channel_config cc;     /* the channel's: the first member's, trimmed */
+  struct event close_ev, done_ev;
+  /* Immutable once made. */
+  struct bgp_group_key key;
+  struct bgp_xprof *xprof;      /* held */
+  struct bgp_peer_info peer;    /* the members as the export rules see them */
+  struct bgp_txlog *log;
+  /* Cross-loop. */
+  u32 refs;                     /* atomic: members joined or joining; only main adds */
+  int paused;                   /* atomic: export_busy said so; members wake resume_ev */
+  /* Group's loop. */
+  struct channel *c;
+  struct bgp_gout *out;
+  struct lnode members;         /* struct bgp_gmember */
+  struct hash_table by_proto;   /* struct bgp_gmember by proto */
+  u32 next_id;
+  struct timer settle;
+  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
+};
+
+static struct lnode bgp_groups = { &bgp_groups, &bgp_groups };   /* main loop */
+static uint bgp_group_seq;                                        /* main loop */
+static const struct proto_class bgp_group_class;
+
+/* --- Members, any loop --- */
+
+static void
+gm_unref(struct bgp_gmember *gm)
+{
+  if (uatomic_sub_return(&gm->refs, 1))
+    return;
+  bgp_export_profile_put(gm->xprof);
+  free(gm);
+}
+
+/* Ask the group's loop (gm->group set) for something. */
+static void
+gm_request(struct bgp_gmember *gm, u32 req)
+{
+  __atomic_fetch_or(&gm->req, req, __ATOMIC_SEQ_CST);
+  ev_send(gm->group->p.loop, &gm->ev);
+}
+
+/* --- The group's loop: who a route came from --- */
+
+static int
+gm_proto_eq(const struct hash_node *n, const void *key)
+{
+  return container_of(n, struct bgp_gmember, hn)->proto == key;
+}
+
+/* The member route r was learned from, 0 when none. */
+static u32
+group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp)
+{
+  const void *sp = r->src->proto;
+  struct hash_node *n = hash_find(&g->by_proto, hash_ptr(sp), gm_proto_eq, sp);
+  if (!n)
+    return 0;
+  *gmp = container_of(n, struct bgp_gmember, hn);
+  return (*gmp)->id;
+}
+
+/* --- The group's loop: flushing and flow --- */
+
+static void
+group_flush(struct bgp_group *g)
+{
+  tm_stop(&g->settle);
+  if (bgp_gout_flush(g->out))
+    bgp_txlog_publish(g->log);
+  bgp_txlog_trim(g->log);
+}
+
+static void
+group_flush_hook(void *data)
+{
+  group_flush(data);
+}
+
+static void
+group_settle_hook(struct timer *t)
+{
+  group_flush(t->data);
+}
+
+/* Pack now when enough waits, else soon. */
+static void
+group_settle(struct bgp_group *g)
+{
+  uint n = bgp_gout_pending(g->out);
+  if (n >= GROUP_SETTLE_PREFIXES)
+    group_flush(g);
+  else if (n && !tm_active(&g->settle))
+    tm_start(&g->settle, GROUP_SETTLE);
+}
+
+/* Everyone has plenty to send: read no further for now. */
+static int
+group_busy(struct bgp_group *g)
+{
+  if (bgp_gout_pending(g->out) >= GROUP_PENDING_MAX)
+    group_flush(g);
+  if (bgp_txlog_min_lag(g->log) <= GROUP_LAG_PAUSE)
+    return 0;
+  uatomic_set(&g->paused, 1);
+  /* a member may have drained between the test and the flag */
+  if (bgp_txlog_min_lag(g->log) <= GROUP_LAG_RESUME)
+    ev_schedule(&g->resume_ev);
+  return 1;
+}
+
+static int
+group_export_busy(struct proto *pp, struct channel *c UNUSED)
+{
+  return group_busy((struct bgp_group *) pp);
+}
+
+static void
+group_resume_hook(void *data)
+{
+  struct bgp_group *g = data;
+  if (!uatomic_read(&g->paused) || bgp_txlog_min_lag(g->log) > GROUP_LAG_RESUME)
+    return;
+  uatomic_set(&g->paused, 0);
+  ev_schedule(&g->c->export_ev);
+  ev_schedule(&g->feed_ev);
+}
+
+/* --- The group's loop: export --- */
+
+static int
+group_preexport(struct channel *c, const struct rte *r)
+{
+  struct bgp_group *g = (struct bgp_group *) c->proto;
+  uint wk = bgp_wk_communities(r->attrs);
+  if (!g->key.llgr_peer && (wk & BGP_WK_LLGR_STALE))
+    return -1;
+  return bgp_rules_export_ok(&g->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
+}
+
+static void
+group_rt_notify(struct proto *pp, struct channel *c UNUSED, const net_addr *n, struct rte *new, struct rte *old,
+                const struct ea_list *new_src)
+{
+  struct bgp_group *g = (struct bgp_group *) pp;
+  /* Once `graceful restart` was ordered nothing goes out (bgp_rt_notify). */
+  if (gr_shutdown_requested())
+    return;
+  struct bgp_gmember *now_gm = NULL, *was_gm = NULL;
+  u32 now_src = new ? group_src_member(g, new, &now_gm) : 0;
+  u32 was_src = old ? group_src_member(g, old, &was_gm) : 0;
+  if (now_gm)
+    uatomic_set(&now_gm->own_routes, uatomic_read(&now_gm->own_routes) + 1);
+  if (was_gm)
+    uatomic_set(&was_gm->own_routes, uatomic_read(&was_gm->own_routes) - 1);
+  struct ea_list *a = new ? bgp_export_attrs_get(g->xprof, new, bgp_med_fresh(new->attrs, new_src)) : NULL;
+  if (!a && !old)
+    return;
+  bgp_gout_change(g->out, n, a, now_src, old != NULL, was_src);
+}
+
+static void
+group_export_flush(struct proto *pp, struct channel *c UNUSED)
+{
+  group_settle((struct bgp_group *) pp);
+}
+
+static void group_eor_check(struct bgp_group *g, struct bgp_gmember *gm);
+
+/* The group's own feed ended: members waiting for it get their End-of-RIB. */
+static void
+group_feed_end(struct channel *c)
+{
+  struct bgp_group *g = (struct bgp_group *) c->proto;
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+    group_eor_check(g, gm);
+  group_flush(g);
+}
+
+/* --- The group's loop: a late member's feed --- */
+
+/* End-of-RIB or EoRR, once the member's feed and the group's are done. */
+static void
+group_eor_check(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  if (!gm->eor_due || gm->feeding || g->c->feeding)
+    return;
+  u8 buf[64];
+  uint len;
+  if (gm->eor_due == 2) {
+    struct bgp_route_refresh rr = { .afi = bgp_af_afi(g->key.af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
+    len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
+  } else
+    len = bgp_update_encode_eor(g->key.af, buf, sizeof(buf));
+  if (len)
+    bgp_gout_raw(g->out, gm->id, buf, len);
+  gm->eor_due = 0;
+}
+
+/* What the group exports for net n, to gm only: the route the export map
+ * says went out (so what gm gets is what the others got, as of the
+ * group's place in the journal), unless a change of n waits for the
+ * flush, which sends the net to gm with everyone. */
+static void
+group_feed_net(struct bgp_group *g, struct bgp_gmember *gm, struct net *n)
+{
+  struct rte *exp = NULL;
+  for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
+    if (chan_exp_bit(g->c, r->id)) {
+      exp = r;
+      break;
+    }
+  struct bgp_gmember *src_gm = NULL;
+  if (!exp || group_src_member(g, exp, &src_gm) == gm->id || bgp_gout_changed(g->out, &n->n))
+    return;
+  /* The policy is a function of the route: it accepts it again. */
+  struct ea_list *mod = NULL;
+  if (!chan_export_policy(g->c, &n->n, exp, &mod))
+    return;
+  struct rte tmp = *exp;
+  if (mod)
+    tmp.attrs = mod;
+  struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, exp->attrs));
+  if (a)
+    bgp_gout_feed(g->out, &n->n, a, gm->id);
+  if (mod)
+    ea_unref(mod);
+}
+
+static void
+group_feed_stop(struct bgp_gmember *gm)
+{
+  if (gm->pin.table)
+    rt_reader_detach(&gm->pin);
+  gm->feeding = 0;
+  gm->feed_cursor = NULL;
+}
+
+static void
+group_feed_start(struct bgp_group *g, struct bgp_gmember *gm, int eor)
+{
+  /* a feed over again visits nets the last one may have left pending
+   * for gm (bgp_gout_feed: once per flush) */
+  if (gm->feeding)
+    group_flush(g);
+  group_feed_stop(gm);
+  rt_reader_attach(g->c->table, &gm->pin, g->p.loop, NULL);
+  gm->feeding = FEED_START;
+  if (eor)
+    gm->eor_due = eor;
+  ev_schedule(&g->feed_ev);
+}
+
+/* Feed steps for every member that needs one, within the loop's budget. */
+static void
+group_feed_hook(void *data)
+{
+  struct bgp_group *g = data;
+  rcu_read_lock();
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n) {
+    if (!gm->feeding)
+      continue;
+    struct net *n = gm->feeding == FEED_START ? rt_feed_first(g->c->table) : gm->feed_cursor;
+    gm->feeding = FEED_RUNNING;
+    for (uint k = 0; n; k++) {
+      if (!(k & 63) && (loop_budget_left() <= 0 || group_busy(g))) {
+        gm->feed_cursor = n;
+        rcu_read_unlock();
+        group_settle(g);
+        if (!uatomic_read(&g->paused)) {
+          loop_yield();
+          ev_schedule(&g->feed_ev);
+        }
+        return;
+      }
+      group_feed_net(g, gm, n);
+      n = rt_feed_next(n);
+    }
+    group_feed_stop(gm);
+    group_eor_check(g, gm);
+  }
+  rcu_read_unlock();
+  group_flush(g);
+}
+
+/* --- The group's loop: members come and go --- */
+
+static void
+group_unref(struct bgp_group *g)
+{
+  if (!uatomic_sub_return(&g->refs, 1))
+    ev_send(main_loop(), &g->close_ev);
+}
+
+static void
+group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  u32 id = ++g->next_id;
+  bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
+  if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_JOINED) != GM_PENDING) {
+    /* it gave up before: it never saw the cursor */
+    bgp_txlog_leave(g->log, &gm->cur);
+    gm_unref(gm);
+    group_unref(g);
+    return;
+  }
+  gm->id = id;
+  gm->listed = 1;
+  log_msg(L_TRACE, "%s: Exports through update group %s (%s)", gm->name, g->name, gm->cc->name);
+  list_add_tail(&g->members, &gm->n);
+  hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
+  /* Its End-of-RIB, at least, goes into the log: publishing it wakes
+   * the member (never woken directly: it may be gone by now). */
+  group_feed_start(g, gm, 1);
+}
+
+static void
+group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  if (!gm->listed)
+    return;
+  gm->listed = 0;
+  group_feed_stop(gm);
+  list_del(&gm->n);
+  hash_remove(&g->by_proto, &gm->hn);
+}
+
+/* It left the log already (bgp_group_leave). */
+static void
+group_member_leave(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  group_member_delist(g, gm);
+  gm_unref(gm);
+  group_unref(g);
+}
+
+/* The member exports alone from now on: it gets the log up to here and
+ * the group's state here; the group forgets it (its leave follows once
+ * it has read that far). */
+static void
+group_member_handover(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  group_flush(g);
+  gm->h_end = bgp_txlog_end(g->log);
+  gm->h_map = chan_exp_copy(g->c);
+  rt_reader_attach_at(g->c->table, &gm->h_pin, gm->loop, NULL, &g->c->reader);
+  gm->h_eor_sent = gm->eor_due != 1;
+  gm->h_eorr = gm->eor_due == 2;
+  if (uatomic_cmpxchg(&gm->state, GM_JOINED, GM_HANDOVER) != GM_JOINED) {
+    /* it left first: its leave is on the way */
+    rt_reader_detach(&gm->h_pin);
+    chan_exp_discard(gm->h_map);
+    gm->h_map = NULL;
+    return;
+  }
+  group_member_delist(g, gm);
+  log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", gm->name, g->name, gm->cc->name);
+  bgp_txlog_wake(g->log, &gm->cur);
+}
+
+static void
+group_member_hook(void *data)
+{
+  struct bgp_gmember *gm = data;
+  struct bgp_group *g = gm->group;
+  u32 req = uatomic_xchg(&gm->req, 0);
+  if (req & GM_REQ_JOIN)
+    group_member_join(g, gm);       /* may drop gm: then nothing else was asked */
+  else if (req & GM_REQ_LEAVE)
+    group_member_leave(g, gm);
+  else if (req & GM_REQ_SOLO)
+    group_member_handover(g, gm);
+  else if ((req & GM_REQ_REFEED) && gm->listed)
+    group_feed_start(g, gm, (req & GM_REQ_EORR) ? 2 : 0);
+}
+
+static void
+group_start_hook(void *data)
+{
+  struct bgp_group *g = data;
+  hash_init(&g->by_proto, g->p.run_pool, 4);
+  list_init(&g->members);
+  struct bgp_tx_ctx tx = { .as4 = g->key.as4, .max_len = g->key.max_len };
+  tx.ext_next_hop[g->key.af] = g->key.ext_next_hop;
+  g->out = bgp_gout_new(g->p.run_pool, &tx, g->key.af, g->log);
+  channel_up(g->c);
+}
+
+static void
+group_stop_hook(void *data)
+{
+  struct bgp_group *g = data;
+  channel_pause(g->c);
+  tm_stop(&g->settle);
+  bgp_gout_free(g->out);
+  g->out = NULL;
+  loop_stop(g->p.loop, &g->done_ev);
+}
+
+/* --- Main loop: the registry --- */
+
+static int
+group_key_equal(const struct bgp_group_key *a, const struct bgp_group_key *b)
+{
+  return a->table == b->table && a->prof_id == b->prof_id && a->max_len == b->max_len && a->af == b->af &&
+         a->as4 == b->as4 && a->ext_next_hop == b->ext_next_hop && a->rr_client == b->rr_client &&
+         a->interpret_communities == b->interpret_communities && a->llgr_peer == b->llgr_peer &&
+         filter_same(a->filter, b->filter);
+}
+
+static void
+group_done_hook(void *data)
+{
+  struct bgp_group *g = data;
+  channel_free(g->c);
+  bgp_txlog_free(g->log);
+  bgp_export_profile_put(g->xprof);
+  config_unref(g->config);
+  rfree(g->p.pool);
+  config_shutdown_release();
+}
+
+/* No member any more: unless one joined since, take the group apart. */
+static void
+group_close_hook(void *data)
+{
+  struct bgp_group *g = data;
+  if (uatomic_read(&g->refs))
+    return;
+  list_del(&g->n);
+  ev_send(g->p.loop, &g->stop_ev);
+}
+
+static struct bgp_group *
+group_new(struct bgp_gmember *gm)
+{
+  pool *pl = rp_new(root_pool(), MEM_PROTOCOLS, "BGP update group");
+  struct bgp_group *g = mb_allocz(pl, sizeof(*g));
+  bsnprintf(g->name, sizeof(g->name), "bgp_group%u", ++bgp_group_seq);
+  g->p.class = &bgp_group_class;
+  g->p.name = g->name;
+  g->p.pool = pl;
+  g->p.run_pool = rp_new_child(pl, "run");
+  list_init(&g->p.channels);
+  g->p.loop = loop_new(thread_group_sched(NULL), g->name);
+  g->key = gm->key;
+  config_ref(gm->config);
+  g->config = gm->config;
+  /* The members' channel, exporting only: no import table or filter,
+   * nothing kept, no limits (those keep a session out of groups). */
+  g->cc = *gm->cc;
+  g->cc.in_filter = FILTER_REJECT;
+  g->cc.import_table = g->cc.export_table = 0;
+  g->cc.in_keep_filtered = 0;
+  /* BIRD 2 refeeds a BGP channel after ROA changes only with an export
+   * table, which keeps a session out of groups */
+  g->cc.rpki_reload = 0;
+  g->c = channel_new(&g->p, &g->cc);
+  g->xprof = bgp_export_profile_get(&gm->xprof->prof);
+  /* The export rules read the receiving side's profile and these */
+  g->peer = gm->peer;
+  g->peer.gen = 0;
+  g->peer.remote_id = 0;
+  g->peer.remote_ip = IPA_NONE;
+  g->peer.remote_as = 0;
+  g->log = bgp_txlog_new();
+  tm_init(&g->settle, g->p.loop, group_settle_hook, g);
+  ev_init(&g->start_ev, group_start_hook, g);
+  ev_init(&g->stop_ev, group_stop_hook, g);
+  ev_init(&g->flush_ev, group_flush_hook, g);
+  ev_init(&g->resume_ev, group_resume_hook, g);
+  ev_init(&g->feed_ev, group_feed_hook, g);
+  ev_init(&g->close_ev, group_close_hook, g);
+  ev_init(&g->done_ev, group_done_hook, g);
+  list_add_tail(&bgp_groups, &g->n);
+  config_shutdown_hold();
+  ev_send(g->p.loop, &g->start_ev);
+  return g;
+}
+
+/* A member asks to join: find its group or make one. */
+static void
+group_join_main(void *data)
+{
+  struct bgp_gmember *gm = data;
+  if (uatomic_read(&gm->state) == GM_LEAVING) {
+    gm_unref(gm);
+    return;
+  }
+  struct bgp_group *g = NULL;
+  LIST_WALK_ENTRY(x, &bgp_groups, struct bgp_group, n)
+    if (group_key_equal(&x->key, &gm->key)) {
+      g = x;
+      break;
+    }
+  if (!g)
+    g = group_new(gm);
+  uatomic_inc(&g->refs);
+  gm->group = g;
+  ev_init(&gm->ev, group_member_hook, gm);
+  gm_request(gm, GM_REQ_JOIN);
+}
+
+/* --- Members' side --- */
+
+int
+bgp_group_member(const struct bgp_channel *bc)
+{
+  return bc->gm != NULL;
+}
+
+/* Can bc's exports be a group's? */
+static int
+gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
+{
+  const struct channel *c = bc->c;
+  const struct channel_config *cc = c->cf;
+  return c->out_filter != FILTER_REJECT && !cc->export_table && !cc->secondary && !cc->out_limit.max &&
+         !p->tx.add_path[bc->af] && !p->gr_deferred && !gr_shutdown_requested();
+}
+
+int
+bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  bgp_group_leave(p, bc);
+  if (!bc->c)
+    return 0;
+  if (!gm_eligible(p, bc)) {
+    chan_export_own(bc->c, 1);
+    return 0;
+  }
+  struct bgp_gmember *gm = calloc(1, sizeof(*gm));
+  if (!gm)
+    die("Out of memory");
+  const struct bgp_xprof *x = bgp_export_profile_of(p, bc);
+  gm->key = (struct bgp_group_key) {
+    .table = bc->c->table,
+    .filter = bc->c->out_filter,
+    .prof_id = x->id,
+    .max_len = p->tx.max_len,
+    .af = bc->af,
+    .as4 = p->tx.as4,
+    .ext_next_hop = p->tx.ext_next_hop[bc->af],
+    .rr_client = p->peer.rr_client,
+    .interpret_communities = p->peer.interpret_communities,
+    .llgr_peer = !!p->caps.llgr_peer,
+  };
+  gm->proto = &p->p;
+  gm->config = p->p.pcf->global;
+  gm->cc = bc->c->cf;
+  gm->xprof = bgp_export_profile_get(&x->prof);
+  gm->peer = p->peer;
+  gm->loop = p->p.loop;
+  gm->wake = &p->tx_ev;
+  bsnprintf(gm->name, sizeof(gm->name), "%s", p->p.name);
+  gm->refs = 2;
+  gm->state = GM_PENDING;
+  ev_init(&gm->main_ev, group_join_main, gm);
+  bc->gm = gm;
+  /* The group sends End-of-RIB */
+  bc->eor_sent = 1;
+  chan_export_own(bc->c, 0);
+  ev_send(main_loop(), &gm->main_ev);
+  return 1;
+}
+
+void
+bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
+{
+  struct bgp_gmember *gm = bc->gm;
+  if (!gm)
+    return;
+  bc->gm = NULL;
+  if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
+    /* The main loop or the group drops it when the join comes by. */
+    gm_unref(gm);
+    return;
+  }
+  if (uatomic_cmpxchg(&gm->state, GM_JOINED, GM_LEAVING) != GM_JOINED) {
+    /* HANDOVER: what the group handed over is ours to drop */
+    rt_reader_detach(&gm->h_pin);
+    chan_exp_discard(gm->h_map);
+  }
+  /* Off the log first, so that nothing wakes us any more */
+  bgp_txlog_leave(gm->group->log, &gm->cur);
+  /* the group's reference keeps gm until the group has seen it */
+  gm_request(gm, GM_REQ_LEAVE);
+  gm_unref(gm);
+}
+
+/* The log has given us everything up to the hand-over: our channel
+ * exports from the state the group was in then. */
+static void
+gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
+{
+  bc->eor_sent = gm->h_eor_sent;
+  bc->eorr_pending |= gm->h_eorr;
+  chan_export_takeover(bc->c, &gm->h_pin, gm->h_map);   /* detaches the pin */
+  uatomic_set(&gm->state, GM_LEAVING);
+  bgp_txlog_leave(gm->group->log, &gm->cur);
+  bc->gm = NULL;
+  gm_request(gm, GM_REQ_LEAVE);
+  gm_unref(gm);
+  ev_schedule(&p->tx_ev);
+}
+
+void
+bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  struct bgp_gmember *gm = bc->gm;
+  if (!bc->c)
+    return;
+  if (!gm) {
+    chan_export_own(bc->c, 1);
+    return;
+  }
+  if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
+    /* Nothing came from the group yet: a plain start */
+    bc->gm = NULL;
+    gm_unref(gm);
+    bc->eor_sent = 0;
+    chan_export_own(bc->c, 1);
+    return;
+  }
+  /* Joined: the group hands over where it is (bgp_group_tx finishes) */
+  if (!gm->solo_asked) {
+    gm->solo_asked = 1;
+    gm_request(gm, GM_REQ_SOLO);
+  }
+}
+
+int
+bgp_group_refeed(struct bgp_proto *p UNUSED, struct bgp_channel *bc, int eorr)
+{
+  struct bgp_gmember *gm = bc->gm;
+  if (!gm)
+    return 0;
+  /* Still joining: the join's feed covers it, and sends End-of-RIB; an
+   * EoRR is due all the same. */
+  if (uatomic_read(&gm->state) == GM_PENDING)
+    return 1;
+  /* Going solo: the member's own feed follows */
+  if (gm->solo_asked)
+    return 0;
+  gm_request(gm, GM_REQ_REFEED | (eorr ? GM_REQ_EORR : 0));
+  return 1;
+}
+
+void
+bgp_group_reload_out(struct channel *c)
+{
+  struct bgp_proto *p = (struct bgp_proto *) c->proto;
+  bgp_group_refeed(p, &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6], 0);
+}
+
+/* The channel's export counters are the group's, but for the routes it
+ * never sends back to this member. */
+static void
+gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
+{
+  const struct channel_stats *gs = &gm->group->c->stats;
+  struct channel_stats *st = &bc->c->stats;
+  u64 *to[] = { &st->exp_updates_received, &st->exp_updates_rejected, &st->exp_updates_filtered,
+                &st->exp_updates_accepted, &st->exp_withdraws_received, &st->exp_withdraws_accepted };
+  const u64 *from[] = { &gs->exp_updates_received, &gs->exp_updates_rejected, &gs->exp_updates_filtered,
+                        &gs->exp_updates_accepted, &gs->exp_withdraws_received, &gs->exp_withdraws_accepted };
+  for (uint i = 0; i < ARRAY_SIZE(to); i++)
+    uatomic_set(to[i], uatomic_read(from[i]));
+  u32 routes = uatomic_read(&gs->exp_routes), own = uatomic_read(&gm->own_routes);
+  uatomic_set(&st->exp_routes, routes > own ? routes - own : 0);
+}
+
+int
+bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  struct bgp_gmember *gm = bc->gm;
+  int state = gm ? uatomic_read(&gm->state) : GM_PENDING;
+  if (state != GM_JOINED && state != GM_HANDOVER)
+    return 0;
+  struct bgp_group *g = gm->group;
+  if (state == GM_JOINED && !gm->solo_asked && bgp_txlog_lag(g->log, &gm->cur) > GROUP_LAG_EVICT) {
+    log_msg(L_WARN, "%s: Too slow for its update group, exports alone", p->p.name);
+    bgp_group_solo(p, bc);
+  }
+  const struct bgp_txlog_entry *e;
+  while (txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
+    e = bgp_txlog_peek(g->log, &gm->cur);
+    if (state == GM_HANDOVER && gm->cur.pos >= gm->h_end) {
+      gm_takeover(p, bc, gm);
+      return 0;
+    }
+    if (!e)
+      break;
+    bgp_send(p->conn, bgp_txlog_msg(e), e->len);
+    bgp_txlog_consume(g->log, &gm->cur);
+    if (!p->conn)
+      return -1;
+  }
+  gm_stats(bc, gm);
+  if (uatomic_read(&g->paused) && bgp_txlog_lag(g->log, &gm->cur) <= GROUP_LAG_RESUME)
+    ev_send(g->p.loop, &g->resume_ev);
+  return 0;
+}
+
+static const struct proto_class bgp_group_class = {
+  .name = "BGP group",
+  .class_id = 5,
+  .preexport = group_preexport,
+  .rt_notify = group_rt_notify,
+  .export_busy = group_export_busy,
+  .export_flush = group_export_flush,
+  .feed_end = group_feed_end,
+};

@@ -1,0 +1,51 @@
+/*
+ * DOC: BGP update groups (doc/update-groups.md).
+ *
+ * Sessions whose exports are equal by construction (the same table and
+ * export filter, the same export profile and encoding, no ADD-PATH, no
+ * export table or limit, no `secondary`) share one export: a group reads
+ * the table's journal once, runs the export filter and the BGP export
+ * rules once, packs UPDATEs once (bgp_gout.h) into a log every member
+ * reads from its own loop (bgp_txlog.h).
+ *
+ * Who owns what:
+ *  - the main loop keeps the registry, makes a group (its loop, its
+ *    hidden channel on the table, a reference on the config its filter
+ *    lives in) and takes it apart when its last member has left;
+ *  - the group's loop does the export, joins and feeds members, and
+ *    packs UPDATEs;
+ *  - a member's loop writes the log's messages for it to its socket and
+ *    leaves on its own: session down, a reconfigure or route refresh that
+ *    would make its export differ, or falling too far behind the others
+ *    (it then exports alone, as a session out of any group does).
+ *
+ * A member's state machine (struct bgp_gmember.state): PENDING from
+ * bgp_group_join() until the group took it in (JOINED) or the member gave
+ * up first (LEAVING); a member only touches its log cursor once JOINED.
+ */
+#ifndef PROTO_BGP_BGP_GROUP_H
+#define PROTO_BGP_BGP_GROUP_H
+
+struct bgp_proto;
+struct bgp_channel;
+
+/* Session up, before the channel comes up: export bc through a group
+ * (1) or alone (0, nothing changes). Member loop. */
+int bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc);
+/* Session down or protocol stop: leave the group, if in one; the channel
+ * stays out of the journal until the next session decides. */
+void bgp_group_leave(struct bgp_proto *p, struct bgp_channel *bc);
+/* Leave the group, if in one, and export alone from a full feed. */
+void bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc);
+/* The peer asked for everything again (route refresh): in a group, 1 and
+ * the group resends it, followed by EoRR when eorr; 0 when not grouped. */
+int bgp_group_refeed(struct bgp_proto *p, struct bgp_channel *bc, int eorr);
+/* `reload out` of a member's channel: the group resends it all. */
+void bgp_group_reload_out(struct channel *c);
+/* Write what the log holds for bc until the socket's queue is full.
+ * -1: the connection went away. Member loop, from the tx hook. */
+int bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc);
+/* Is bc exporting through a group (joined or joining)? */
+int bgp_group_member(const struct bgp_channel *bc);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * DOC: Transmit log: UPDATEs encoded once, read by every member of a group.
+ *
+ * The first block of BGP update groups. A group loop encodes each UPDATE
+ * once and appends it to the log; every member session reads the log from
+ * its own loop with its own cursor and copies the bytes to its socket.
+ * Entries carry an audience, so split horizon (a route never goes back to
+ * the session it came from) costs a few bytes instead of a second encoding.
+ *
+ * One writer (the group loop; the thread may change, never two at once)
+ * appends and publishes; readers never lock, they follow an acquire load
+ * of the published end. Chunks are freed by the writer once every cursor
+ * has left them. See bgp_txlog.c for the memory ordering.
+ */
+#ifndef PROTO_BGP_BGP_TXLOG_H
+#define PROTO_BGP_BGP_TXLOG_H
+
+#include "lib/birdlib.h"
+#include "lib/lists.h"
+
+struct loop;
+struct event;
+struct bgp_txlog;                       /* opaque; shared by the group and its members */
+struct bgp_txlog_chunk;                 /* opaque */
+
+/* The largest message: BGP extended messages (RFC 8654). */
+#define BGP_TXLOG_MAX_MSG 65535
+
+enum bgp_txlog_audience {
+  BGP_TXLOG_ALL = 0,                    /* every member */
+  BGP_TXLOG_ALL_BUT,                    /* every member but entry.member */
+  BGP_TXLOG_ONLY,                       /* entry.member alone */
+};
+
+/* An entry as it lies in the log, the message right after it. Written by
+ * the writer before publication, read-only afterwards. */
+struct bgp_txlog_entry {
+  u32 len;                              /* bytes of the message */
+  u16 audience;                         /* enum bgp_txlog_audience */
+  u16 pad;
+  u32 member;                           /* the member of ALL_BUT and ONLY */
+};
+
+static inline const u8 *bgp_txlog_msg(const struct bgp_txlog_entry *e) { return (const u8 *) (e + 1); }
+
+/* Is the entry addressed to member m? */
+static inline bool
+bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m)
+{
+  switch (e->audience) {
+  case BGP_TXLOG_ALL_BUT: return e->member != m;
+  case BGP_TXLOG_ONLY: return e->member == m;
+  default: return true;
+  }
+}
+
+/*
+ * A member's read position. Owner: the member's loop (one thread at a
+ * time); the writer reads the two published fields. Embedded by the member,
+ * which must bgp_txlog_leave() before freeing it.
+ */
+struct bgp_txlog_cursor {
+  struct lnode n;                       /* in the log's cursor list: under its lock */
+  struct bgp_txlog_chunk *chunk;        /* owner: cursor; the chunk it reads; stored with
+                                         * release: bgp_txlog_trim() frees only older ones */
+  u64 pos;                              /* owner: cursor; absolute offset of the next entry to
+                                         * look at; stored with release for bgp_txlog_lag() */
+  u32 member;                           /* set by join: the member the cursor reads for */
+  struct loop *loop;                    /* set by join: where wake runs; NULL: nobody to wake */
+  struct event *wake;                   /* set by join: sent on every publication */
+};
+
+struct bgp_txlog *bgp_txlog_new(void);
+/* Every cursor must have left. */
+void bgp_txlog_free(struct bgp_txlog *log);
+
+/* Writer side: one thread at a time. */
+void bgp_txlog_append(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 member, const void *msg, uint len);
+/* Make what was appended visible to readers at once, then wake them. */
+void bgp_txlog_publish(struct bgp_txlog *log);
+/* Free the chunks every cursor has left. */
+void bgp_txlog_trim(struct bgp_txlog *log);
+/* Bytes in chunks not freed yet. */
+u64 bgp_txlog_held(const struct bgp_txlog *log);
+
+/* Reader side: any thread, each cursor in one thread at a time. A cursor
+ * starts at the published end: it sees what is published after it joined. */
+void bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, struct loop *loop,
+                    struct event *wake);
+void bgp_txlog_leave(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
+/* The next published entry for cur->member (others are skipped), or NULL
+ * when caught up. Valid until consume. */
+const struct bgp_txlog_entry *bgp_txlog_peek(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
+/* Step past the entry peek returned. */
+void bgp_txlog_consume(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
+/* Published bytes the cursor has not passed (any thread: evict slow members). */
+u64 bgp_txlog_lag(const struct bgp_txlog *log, const struct bgp_txlog_cursor *cur);
+/* The least lag of all cursors, 0 without any (writer: is everyone behind?). */
+u64 bgp_txlog_min_lag(struct bgp_txlog *log);
+/* Writer: send cur's wake event, unless it left meanwhile (its loop may
+ * be gone then). */
+void bgp_txlog_wake(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
+/* Writer: the published end, an offset to compare cursor positions with. */
+u64 bgp_txlog_end(const struct bgp_txlog *log);
+
+#endif

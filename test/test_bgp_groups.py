@@ -1,0 +1,228 @@
+"""Update groups: route-server clients with equal export settings share one
+export (doc/update-groups.md), and each still gets exactly what it would get
+alone.
+
+Raw peers (bgp_raw.py) read every UPDATE we send, so split horizon is checked
+message by message: a route never goes back to the client it came from, and
+that client gets a withdrawal when the best route moves to it. BIRD 2 peers
+check the same end state with a real implementation. Also: a client that
+comes late gets the table and End-of-RIB, a route refresh resends it, and a
+client whose export filter changes leaves its group and gets what its new
+filter allows. The log lines that show who joined a group are ours only.
+
+Addresses 127.106.x.y.
+"""
+
+import socket
+import struct
+
+from bgp_peers import established, peers, ports  # noqa: F401 (fixtures)
+from test_bgp import peer_conf
+from bgp_raw import RawPeer, as_path, attr, msg, nlri, update
+from conftest import free_ports, poll
+
+OURS = "127.106.0.1"
+CLIENTS = {"a": ("127.106.0.2", 65002), "b": ("127.106.0.3", 65003), "c": ("127.106.0.4", 65004),
+           "d": ("127.106.0.5", 65005)}
+
+
+def conf(port, export_c="all"):
+    out = ["router id 10.106.0.1;", "protocol device {}"]
+    for name, (addr, asn) in sorted(CLIENTS.items()):
+        exp = export_c if name == "c" else "all"
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exp))
+    return "\n".join(out) + "\n"
+
+
+def attrs_of(path, nh):
+    return attr(0x40, 1, b"\x00") + attr(0x40, 2, as_path(*path)) + attr(0x40, 3, socket.inet_aton(nh))
+
+
+def prefixes(field):
+    out, i = [], 0
+    while i < len(field):
+        plen = field[i]
+        n = (plen + 7) // 8
+        out.append("%s/%d" % (socket.inet_ntoa(field[i + 1:i + 1 + n] + b"\x00" * (4 - n)), plen))
+        i += 1 + n
+    return out
+
+
+def first_as(attrs):
+    """The first ASN of AS_PATH (4-byte ASNs), None without one."""
+    i = 0
+    while i < len(attrs):
+        flags, code = attrs[i], attrs[i + 1]
+        if flags & 0x10:
+            ln, i = struct.unpack("!H", attrs[i + 2:i + 4])[0], i + 4
+        else:
+            ln, i = attrs[i + 2], i + 3
+        if code == 2 and ln >= 6:
+            return struct.unpack("!I", attrs[i + 2:i + 6])[0]
+        i += ln
+    return None
+
+
+class Client(RawPeer):
+    """A raw client that keeps what we sent it: prefix -> first AS of the path."""
+
+    def __init__(self, name, port):
+        addr, asn = CLIENTS[name]
+        super().__init__(addr, OURS, port, asn, 65001)
+        self.rib, self.events, self.eor = {}, [], 0
+
+    def drain(self, timeout=0.3):
+        while True:
+            try:
+                t, body = self.recv(timeout=timeout)
+            except socket.timeout:
+                return
+            if t is None:
+                raise AssertionError("session closed")
+            if t != 2:
+                continue
+            wl = struct.unpack("!H", body[:2])[0]
+            al = struct.unpack("!H", body[2 + wl:4 + wl])[0]
+            a = body[4 + wl:4 + wl + al]
+            gone, new = prefixes(body[2:2 + wl]), prefixes(body[4 + wl + al:])
+            if not gone and not new and not al:
+                self.eor += 1
+            for p in gone:
+                self.events.append(("withdraw", p))
+                self.rib.pop(p, None)
+            for p in new:
+                self.events.append(("announce", p, first_as(a)))
+                self.rib[p] = first_as(a)
+
+    def wait(self, cond, timeout=10):
+        def check():
+            self.drain(timeout=0.1)
+            return cond(self)
+        assert poll(check, timeout=timeout), (self.rib, self.events[-10:])
+
+
+def announce(c, prefix, path):
+    c.send(update(attrs=attrs_of(path, CLIENTS_NH), nlris=nlri(prefix)))
+
+
+def withdraw(c, prefix):
+    c.send(update(withdrawn=nlri(prefix)))
+
+
+CLIENTS_NH = "192.0.2.9"
+
+
+def start(start_daemon, export_c="all"):
+    port = free_ports(1)[0]
+    d = start_daemon(conf(port, export_c))
+    return d, port
+
+
+def test_split_horizon_message_by_message(start_daemon, ours_only):
+    d, port = start(start_daemon)
+    a, b, c = (Client(n, port) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.106.1.0/24", [65002, 65100])
+    announce(b, "10.106.2.0/24", [65003])
+    c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.2.0/24": 65003})
+    a.wait(lambda x: x.rib == {"10.106.2.0/24": 65003})
+    b.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
+    # each counts what it got: the group's exports but its own
+    for n, exported in (("a", 1), ("b", 1), ("c", 2)):
+        assert poll(lambda: "1 imported, %d exported" % exported in d.raw("show protocols all %s" % n).decode()
+                    or (n == "c" and "0 imported, 2 exported" in d.raw("show protocols all c").decode()),
+                    timeout=5), d.raw("show protocols all %s" % n)
+
+    # b's route for a's prefix is better (shorter path): the net's route
+    # moves to b, which gets a withdrawal of a's, and a gets b's
+    announce(b, "10.106.1.0/24", [65003])
+    a.wait(lambda x: x.rib.get("10.106.1.0/24") == 65003)
+    b.wait(lambda x: "10.106.1.0/24" not in x.rib and ("withdraw", "10.106.1.0/24") in x.events)
+    c.wait(lambda x: x.rib.get("10.106.1.0/24") == 65003)
+
+    # a withdraws its own: the best does not change, nothing is sent
+    before = [len(x.events) for x in (a, b, c)]
+    withdraw(a, "10.106.1.0/24")
+    withdraw(b, "10.106.1.0/24")
+    a.wait(lambda x: "10.106.1.0/24" not in x.rib)
+    c.wait(lambda x: "10.106.1.0/24" not in x.rib)
+    b.drain(timeout=0.5)
+    # b gets nothing about the net it alone had last
+    assert [e for e in b.events[before[1]:] if e[1] == "10.106.1.0/24"] == [], b.events[before[1]:]
+    # no route ever went back to where it came from
+    for x, own in ((a, [65002]), (b, [65003])):
+        assert not [e for e in x.events if e[0] == "announce" and e[2] in own], x.events
+    log = d.log()
+    for n in "abc":
+        assert "%s: Exports through update group" % n in log, log
+
+
+def test_late_client_and_route_refresh(start_daemon):
+    d, port = start(start_daemon)
+    a, b = Client("a", port), Client("b", port)
+    for x in (a, b):
+        x.wait(lambda x: x.eor == 1)
+    for i in range(200):
+        announce(a if i % 2 else b, "10.108.%d.0/24" % i, [65002 if i % 2 else 65003])
+    for i in range(50):
+        announce(a, "10.107.%d.0/24" % i, [65002])
+    b.wait(lambda x: len(x.rib) == 150)
+    late = Client("d", port)
+    late.wait(lambda x: x.eor == 1 and len(x.rib) == 250)
+    # End-of-RIB came after the table
+    assert late.eor == 1
+    # ROUTE-REFRESH (RFC 2918) from the late client: the table again
+    n = len(late.events)
+    late.send(msg(5, struct.pack("!HBB", 1, 0, 1)))
+    late.wait(lambda x: len({e[1] for e in x.events[n:] if e[0] == "announce"}) == 250)
+    assert len(late.rib) == 250
+    # `reload out` on our side: the same
+    n = len(late.events)
+    assert d.raw("reload out d") == b"0015-d: reloading\n0000 \n"
+    late.wait(lambda x: len({e[1] for e in x.events[n:] if e[0] == "announce"}) == 250)
+    assert len(late.rib) == 250 and late.eor == 1
+
+
+def test_filter_change_leaves_the_group(start_daemon, ours_only):
+    d, port = start(start_daemon)
+    a, b, c = (Client(n, port) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.106.1.0/24", [65002])
+    announce(a, "10.106.9.0/24", [65002])
+    c.wait(lambda x: len(x.rib) == 2)
+    b.wait(lambda x: len(x.rib) == 2)
+    d.reconfigure_file(conf(port, export_c="where net != 10.106.9.0/24"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
+    # the others keep both, and go on getting changes through the group
+    announce(a, "10.106.3.0/24", [65002])
+    b.wait(lambda x: len(x.rib) == 3)
+    c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.3.0/24": 65002})
+    assert "c: Exports alone" in d.log(), d.log()
+
+
+def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
+    """Three BIRD 2 route-server clients, one group: each ends up with the
+    others' routes and none of its own from us."""
+    port = ports[0]
+    names = {"b1": ("127.106.1.2", 65011), "b2": ("127.106.1.3", 65012), "b3": ("127.106.1.4", 65013)}
+    d = start_daemon("router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+        "protocol bgp %s { local 127.106.1.1 port %d as 65001; neighbor %s port %d as %d; rs client;"
+        " passive; multihop; ipv4 { import all; export all; }; }\n" % (n, port, a, ports[i + 1], asn)
+        for i, (n, (a, asn)) in enumerate(sorted(names.items()))))
+    ps = {}
+    for i, (n, (a, asn)) in enumerate(sorted(names.items())):
+        routes = "".join("route 10.%d.%d.0/24 blackhole;" % (110 + i, k) for k in range(20))
+        ps[n] = peers(n, peer_conf(a, ports[i + 1], asn, port, routes, ours="127.106.1.1"))
+    for n in names:
+        assert poll(established(d, n), timeout=30), d.raw("show protocols")
+
+    def got(p):
+        return p.raw("show route protocol dut count").decode()
+    for i, n in enumerate(sorted(names)):
+        assert poll(lambda: "1007-40 of 60 routes" in got(ps[n]), timeout=30), (n, got(ps[n]))
+        own = ps[n].raw("show route protocol dut").decode()
+        assert "10.%d." % (110 + i) not in own, own
