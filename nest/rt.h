@@ -354,6 +354,9 @@ struct net *rt_next_net(struct rtable *t, struct rcu_hash_iter *it);
  */
 static inline struct net *rt_feed_first(struct rtable *t) { return rcu_dereference(t->feed_head); }
 static inline struct net *rt_feed_next(struct net *n) { return rcu_dereference(n->feed_next); }
+/* The newest net now (NULL: none). A reader attached before keeps it
+ * from being freed; a walk may miss it if it dies and leaves the list. */
+struct net *rt_feed_last(struct rtable *t);
 
 /* Readers. */
 /* notify == NULL: a pin that only keeps journal items (and the routes and

@@ -942,6 +942,15 @@ rt_reader_detach(struct rt_reader *r)
   ev_send(t->loop, &t->cleanup_ev);
 }
 
+struct net *
+rt_feed_last(struct rtable *t)
+{
+  pthread_mutex_lock(&t->lock);
+  struct net *n = t->feed_tail;
+  pthread_mutex_unlock(&t->lock);
+  return n;
+}
+
 u64
 rt_reader_lag(const struct rt_reader *r)
 {

@@ -78,8 +78,10 @@ struct bgp_gmember {
   struct lnode n;               /* in group->members */
   struct hash_node hn;          /* group->by_proto */
   u32 id;
-  struct rt_reader pin;         /* keeps feed_cursor alive */
+  struct rt_reader pin;         /* keeps feed_cursor and feed_last alive */
   struct net *feed_cursor;
+  struct net *feed_last;        /* the newest net when the feed began: a net
+                                   made later was never sent before gm joined */
   int feeding;                  /* 0, FEED_START, FEED_RUNNING */
   int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR */
 };
@@ -195,7 +197,8 @@ group_busy(struct bgp_group *g)
 {
   if (bgp_gout_pending(g->out) >= GROUP_PENDING_MAX)
     group_flush(g);
-  if (bgp_txlog_min_lag(g->log) <= GROUP_LAG_PAUSE)
+  /* no one lags more than the log holds: most often no walk of members */
+  if (bgp_txlog_held(g->log) <= GROUP_LAG_PAUSE || bgp_txlog_min_lag(g->log) <= GROUP_LAG_PAUSE)
     return 0;
   uatomic_set(&g->paused, 1);
   /* a member may have drained between the test and the flag */
@@ -340,6 +343,7 @@ group_feed_start(struct bgp_group *g, struct bgp_gmember *gm, int eor)
     group_flush(g);
   group_feed_stop(gm);
   rt_reader_attach(g->c->table, &gm->pin, g->p.loop, NULL);
+  gm->feed_last = rt_feed_last(g->c->table);
   gm->feeding = FEED_START;
   if (eor)
     gm->eor_due = eor;
@@ -356,6 +360,8 @@ group_feed_hook(void *data)
     if (!gm->feeding)
       continue;
     struct net *n = gm->feeding == FEED_START ? rt_feed_first(g->c->table) : gm->feed_cursor;
+    if (!gm->feed_last)
+      n = NULL;
     gm->feeding = FEED_RUNNING;
     for (uint k = 0; n; k++) {
       if (!(k & 63) && (loop_budget_left() <= 0 || group_busy(g))) {
@@ -369,7 +375,7 @@ group_feed_hook(void *data)
         return;
       }
       group_feed_net(g, gm, n);
-      n = rt_feed_next(n);
+      n = n == gm->feed_last ? NULL : rt_feed_next(n);
     }
     group_feed_stop(gm);
     group_eor_check(g, gm);
