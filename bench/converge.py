@@ -68,7 +68,7 @@ RS_FILTER = """filter rs_in_%s {
 }"""
 
 
-def gen_config(layout, peers, port, threads, rs_filter=False):
+def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1):
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
@@ -90,8 +90,10 @@ def gen_config(layout, peers, port, threads, rs_filter=False):
         out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
                    " hold time 240; ipv4 { %s%s%s export all; }; }"
                    % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp))
-    out.append("protocol bgp mon1 { local %s port %d as 64500; neighbor %s as 64901; passive; rs client; multihop;"
-               " hold time 240; ipv4 { %simport none; export all; }; }" % (DUT, port, peer_addr(2, 0), imex))
+    for j in range(monitors):
+        out.append("protocol bgp mon%d { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
+                   " hold time 240; ipv4 { %simport none; export all; }; }"
+                   % (j + 1, DUT, port, peer_addr(2, j), 64901 + j, imex))
     return "\n".join(out) + "\n"
 
 
@@ -143,7 +145,7 @@ def one_run(args, binary, version, threads):
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
     conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
     with open(conf, "w") as f:
-        f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter))
+        f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors))
     total = args.peers * args.routes
     log = open(os.path.join(d, "daemon.log"), "wb")
     t0 = time.time()
@@ -164,7 +166,7 @@ def one_run(args, binary, version, threads):
         blast_out = open(os.path.join(d, "bgpblast.out"), "w")
         # line-buffered: its events are read while it runs
         blast = subprocess.Popen(["stdbuf", "-oL", BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
-                                  "--routes", str(args.routes), "--monitors", "1", "--quiet", "--linger", "-1",
+                                  "--routes", str(args.routes), "--monitors", str(args.monitors), "--quiet", "--linger", "-1",
                                   "--timeout", str(args.timeout), "--seed", str(args.seed)],
                                  stdout=blast_out, stderr=subprocess.STDOUT)
         while time.time() - t0 < args.timeout:
@@ -175,8 +177,8 @@ def one_run(args, binary, version, threads):
                     table_done, nets = time.time() - t0, c[1]
             if monitor_done is None:
                 with open(blast_out.name) as f:
-                    m = re.search(r"^t=([\d.]+) event=monitor_full", f.read(), re.M)
-                if m:
+                    full = re.findall(r"^t=([\d.]+) event=monitor_full", f.read(), re.M)
+                if len(full) >= args.monitors:
                     monitor_done = time.time() - t0    # bgpblast's clock starts later; use ours
             if table_done is not None and monitor_done is not None:
                 break
@@ -187,6 +189,17 @@ def one_run(args, binary, version, threads):
         if args.cpu:
             u, sy = proc_cpu(dut.pid)
             sys.stderr.write("%s: DUT CPU at convergence: %.2f s (user %.2f, system %.2f)\n" % (version, u + sy, u, sy))
+            # The other sessions may still be receiving: the work of
+            # delivering everything to everyone is the CPU once it idles.
+            last, idle_at = u + sy, time.time()
+            while time.time() - idle_at < 60:
+                time.sleep(1)
+                u, sy = proc_cpu(dut.pid)
+                if u + sy - last < 0.05:
+                    break
+                last = u + sy
+            sys.stderr.write("%s: DUT CPU once idle: %.2f s (%.1f s after convergence)\n"
+                             % (version, u + sy, time.time() - t0 - max(table_done or 0, monitor_done or 0)))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
             if args.settle:
@@ -226,6 +239,8 @@ def main():
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rs-filter", action="store_true", help="an IXP-style import filter per peer (not `import all`)")
+    ap.add_argument("--monitors", type=int, default=1,
+                    help="receive-only sessions; convergence waits for all of them to hold every prefix (1)")
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
     ap.add_argument("--cpu", action="store_true",
                     help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "

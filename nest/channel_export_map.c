@@ -93,14 +93,26 @@ chan_exp_copy(const struct channel *c)
 }
 
 u32
-chan_exp_adopt(struct channel *c, struct chan_export_map *m)
+chan_exp_count(const struct chan_export_map *m)
 {
-  chan_exp_free(c);
   u32 count = 0;
   for (u32 i = 0; i < m->size / 32; i++)
     count += __builtin_popcount(m->bits[i]);
-  rcu_assign_pointer(c->export_map, m);
   return count;
+}
+
+int
+chan_exp_map_bit(const struct chan_export_map *m, u32 id)
+{
+  return map_bit(m, id);
+}
+
+u32
+chan_exp_adopt(struct channel *c, struct chan_export_map *m)
+{
+  chan_exp_free(c);
+  rcu_assign_pointer(c->export_map, m);
+  return chan_exp_count(m);
 }
 
 void

@@ -171,8 +171,9 @@ def test_late_client_and_route_refresh(start_daemon):
     b.wait(lambda x: len(x.rib) == 150)
     late = Client("d", port)
     late.wait(lambda x: x.eor == 1 and len(x.rib) == 250)
-    # End-of-RIB came after the table
+    # End-of-RIB came after the table, every prefix once
     assert late.eor == 1
+    assert len([e for e in late.events if e[0] == "announce"]) == 250, late.events
     # ROUTE-REFRESH (RFC 2918) from the late client: the table again
     n = len(late.events)
     late.send(msg(5, struct.pack("!HBB", 1, 0, 1)))

@@ -31,7 +31,7 @@ struct gout_change {
 /* A feed item (attrs set) or a raw message (msg set) for one member. */
 struct gout_item {
   struct lnode n;
-  u32 member;
+  u32 aud, cohort, member;      /* the audience (bgp_txlog.h) */
   struct ea_list *attrs;
   u8 *msg;
   uint len;
@@ -60,7 +60,7 @@ struct bgp_gout {
  * of attributes (NULL: withdraw). Sorted by the key, so equal keys meet. */
 struct gout_out {
   const struct ea_list *attrs;
-  u32 aud, member;
+  u32 aud, member, cohort;
   const net_addr *net;
 };
 
@@ -163,31 +163,57 @@ bgp_gout_changed(const struct bgp_gout *g, const net_addr *n)
 }
 
 static struct gout_item *
-gout_item_new(struct bgp_gout *g, u32 member)
+gout_item_new(struct bgp_gout *g, u32 aud, u32 cohort, u32 member)
 {
   struct gout_item *it = sl_alloc(g->item_slab);
   memset(it, 0, sizeof(*it));
+  it->aud = aud;
+  it->cohort = cohort;
   it->member = member;
   list_add_tail(&g->items, &it->n);
   g->n_items++;
   return it;
 }
 
+static void
+gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 aud, u32 cohort, u32 member)
+{
+  struct gout_item *it = gout_item_new(g, aud, cohort, member);
+  it->attrs = ea_ref(attrs);
+  net_copy(&it->net, n);
+}
+
+static void
+gout_raw(struct bgp_gout *g, u32 aud, u32 cohort, u32 member, const void *msg, uint len)
+{
+  struct gout_item *it = gout_item_new(g, aud, cohort, member);
+  it->msg = mb_alloc(g->pool, len);
+  memcpy(it->msg, msg, len);
+  it->len = len;
+}
+
 void
 bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member)
 {
-  struct gout_item *it = gout_item_new(g, member);
-  it->attrs = ea_ref(attrs);
-  net_copy(&it->net, n);
+  gout_feed(g, n, attrs, BGP_TXLOG_ONLY, 0, member);
+}
+
+void
+bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but)
+{
+  gout_feed(g, n, attrs, but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but);
 }
 
 void
 bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len)
 {
-  struct gout_item *it = gout_item_new(g, member);
-  it->msg = mb_alloc(g->pool, len);
-  memcpy(it->msg, msg, len);
-  it->len = len;
+  gout_raw(g, BGP_TXLOG_ONLY, 0, member, msg, len);
+}
+
+void
+bgp_gout_define(struct bgp_gout *g, u32 cohort, const u32 *members, uint count)
+{
+  gout_raw(g, BGP_TXLOG_DEFINE, cohort, 0, members, count * sizeof(u32));
 }
 
 uint
@@ -200,7 +226,7 @@ bgp_gout_pending(const struct bgp_gout *g)
  * withdraw). */
 struct gout_run {
   const struct ea_list *attrs;
-  u32 aud, member;
+  u32 aud, member, cohort;
   u32 count, start;
 };
 
@@ -248,7 +274,7 @@ gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_
       log_rl(&g->rl, L_ERR, "Update group: cannot encode UPDATE for %N", &nets[sent]);
       done = 1;
     } else {
-      bgp_txlog_append(g->log, r->aud, r->member, buf, len);
+      bgp_txlog_append_cohort(g->log, r->aud, r->cohort, r->member, buf, len);
       msgs++;
     }
     sent += done;
@@ -269,15 +295,15 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
   u32 *slots = g->slots, mask = g->slots_size - 1, nruns = 0;
   memset(slots, 0, g->slots_size * sizeof(u32));
   for (uint i = 0; i < n; i++) {
-    u32 h = hash_mix(hash_ptr(o[i].attrs), (o[i].aud << 24) ^ o[i].member) & mask;
+    u32 h = hash_mix(hash_ptr(o[i].attrs), (o[i].aud << 24) ^ o[i].member ^ (o[i].cohort * 0x9e3779b9U)) & mask;
     for (;; h = (h + 1) & mask) {
       if (!slots[h]) {
-        runs[nruns] = (struct gout_run) { o[i].attrs, o[i].aud, o[i].member, 0, 0 };
+        runs[nruns] = (struct gout_run) { o[i].attrs, o[i].aud, o[i].member, o[i].cohort, 0, 0 };
         slots[h] = ++nruns;
         break;
       }
       const struct gout_run *r = &runs[slots[h] - 1];
-      if (r->attrs == o[i].attrs && r->aud == o[i].aud && r->member == o[i].member)
+      if (r->attrs == o[i].attrs && r->aud == o[i].aud && r->member == o[i].member && r->cohort == o[i].cohort)
         break;
     }
     g->run_of[i] = slots[h] - 1;
@@ -304,9 +330,10 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
 }
 
 static void
-gout_put(struct gout_out *o, uint *n, const struct ea_list *attrs, u32 aud, u32 member, const net_addr *net)
+gout_put(struct gout_out *o, uint *n, const struct ea_list *attrs, u32 aud, u32 member, u32 cohort,
+         const net_addr *net)
 {
-  o[(*n)++] = (struct gout_out) { attrs, aud, member, net };
+  o[(*n)++] = (struct gout_out) { attrs, aud, member, cohort, net };
 }
 
 /* Feed items and raw messages, in their order: a raw message closes the
@@ -318,12 +345,12 @@ gout_flush_items(struct bgp_gout *g, struct gout_out *o)
   LIST_WALK(x, &g->items) {
     struct gout_item *it = container_of(x, struct gout_item, n);
     if (it->attrs) {
-      gout_put(o, &n, it->attrs, BGP_TXLOG_ONLY, it->member, &it->net);
+      gout_put(o, &n, it->attrs, it->aud, it->member, it->cohort, &it->net);
       continue;
     }
     msgs += gout_encode(g, o, n);
     n = 0;
-    bgp_txlog_append(g->log, BGP_TXLOG_ONLY, it->member, it->msg, it->len);
+    bgp_txlog_append_cohort(g->log, it->aud, it->cohort, it->member, it->msg, it->len);
     msgs++;
   }
   return msgs + gout_encode(g, o, n);
@@ -337,12 +364,12 @@ gout_flush_changes(struct bgp_gout *g, struct gout_out *o)
   LIST_WALK(x, &g->changes) {
     struct gout_change *c = container_of(x, struct gout_change, n);
     if (c->now) {
-      gout_put(o, &n, c->now, c->now_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->now_src, &c->net);
+      gout_put(o, &n, c->now, c->now_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->now_src, 0, &c->net);
       /* the member the route came from had the old one, unless that was its own too */
       if (c->now_src && c->had && c->was_src != c->now_src)
-        gout_put(o, &n, NULL, BGP_TXLOG_ONLY, c->now_src, &c->net);
+        gout_put(o, &n, NULL, BGP_TXLOG_ONLY, c->now_src, 0, &c->net);
     } else if (c->had)
-      gout_put(o, &n, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, &c->net);
+      gout_put(o, &n, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, 0, &c->net);
   }
   return gout_encode(g, o, n);
 }

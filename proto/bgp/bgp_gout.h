@@ -19,8 +19,10 @@
  * keeps no Adj-RIB-Out, only the nets changed since the last flush.
  *
  * A member that joins late gets the group's current exports on its own
- * (feed items, audience: that member only) interleaved with raw messages
- * for it alone (Begin/End of Route Refresh, End-of-RIB) in their order.
+ * or with the others that joined meanwhile (feed items, audience: that
+ * member only, or a cohort) interleaved with raw messages for it alone
+ * (Begin/End of Route Refresh, End-of-RIB) and cohort definitions, in
+ * their order.
  * A flush writes all of those first: each reflects a state no newer than
  * the changes pending beside it, which therefore have to follow.
  *
@@ -53,8 +55,13 @@ bool bgp_gout_changed(const struct bgp_gout *g, const net_addr *n);
  * goes at most once to a member between flushes: the items of a flush are
  * packed by attributes, so a second one could overtake the first. */
 void bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member);
+/* The same to the members of a cohort (bgp_txlog.h) but member but (0:
+ * none), which its bgp_gout_define() names first. */
+void bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but);
 /* A message for member only, after its feed items so far. */
 void bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len);
+/* Who is in a cohort, in order with the feed items. */
+void bgp_gout_define(struct bgp_gout *g, u32 cohort, const u32 *members, uint count);
 
 /* Changes, feed items and raw messages waiting. */
 uint bgp_gout_pending(const struct bgp_gout *g);

@@ -11,6 +11,8 @@
  *    few full UPDATEs, split per audience, withdrawals first;
  *  - order: feed items and raw messages of a member keep their order and
  *    come before the changes of the same flush;
+ *  - cohorts: a feed to the members a definition names, one of them left
+ *    out where the route came from it, packed as one audience;
  *  - bookkeeping: bgp_gout_changed(), bgp_gout_pending(), an empty flush;
  *  - an unencodable net is dropped without taking its neighbours along;
  *  - references: held while pending, dropped by the flush and by the free.
@@ -212,7 +214,7 @@ drain(u32 id)
     uint len;
     u8 type;
     struct bgp_error err;
-    assert_true(bgp_txlog_for(e, id));
+    assert_true(bgp_txlog_for(e, id, m->cur.cohort));
     assert_int_equal(bgp_header_check(msg, BGP_MAX_EXT_MSG_LEN, &len, &type, &err), 0);
     assert_int_equal(len, e->len);
     assert_true(len <= 4096);
@@ -495,6 +497,53 @@ test_feed_and_raw_order(void **state UNUSED)
 }
 
 static void
+test_cohort_feed(void **state UNUSED)
+{
+  net_addr n1 = net_n(1), n2 = net_n(2), n3 = net_n(3);
+  u8 eor[64];
+  uint eor_len = bgp_update_encode_eor(BGP_AF_IPV4, eor, sizeof(eor));
+  bgp_gout_define(gout, 5, (u32[]){ 2, 3 }, 2);
+  bgp_gout_feed_cohort(gout, &n1, la, 5, 0);
+  bgp_gout_feed_cohort(gout, &n3, la, 5, 0);
+  bgp_gout_feed_cohort(gout, &n2, lb, 5, 3);    /* learned from member 3 */
+  bgp_gout_raw(gout, 2, eor, eor_len);
+  bgp_gout_raw(gout, 3, eor, eor_len);
+  /* a change beside them: after the feed for the cohort */
+  bgp_gout_change(gout, &n1, lb, 0, true, 0);
+  uint msgs = bgp_gout_flush(gout);
+  bgp_txlog_publish(tlog);
+  for (u32 id = 1; id < MEMBERS; id++)
+    drain(id);
+  /* N1 and N3 share their attributes and audience: one UPDATE; N2 one,
+   * two End-of-RIBs, the definition and the change */
+  assert_int_equal(msgs, 6);
+  assert_int_equal(mem[1].nev, 1);
+  expect(1, 1, ANN_B);
+  struct member *m2 = &mem[2], *m3 = &mem[3];
+  assert_int_equal(m2->nev, 5);
+  assert_int_equal(m2->rib[1], MED_B);
+  assert_int_equal(m2->rib[2], MED_B);
+  assert_int_equal(m2->rib[3], MED_A);
+  assert_int_equal(m2->ev[3].kind, EV_EOR);
+  assert_int_equal(m2->ev[4].kind, EV_ANN);
+  assert_int_equal(m2->ev[4].net, 1);
+  /* member 3 never gets its own N2 */
+  assert_int_equal(m3->nev, 4);
+  assert_int_equal(m3->rib[2], 0);
+  assert_int_equal(m3->rib[3], MED_A);
+  assert_int_equal(m3->ev[2].kind, EV_EOR);
+  assert_int_equal(m3->rib[1], MED_B);
+  /* members stay in their cohort: a later feed to 5 reaches 2 and 3 */
+  for (u32 id = 1; id < MEMBERS; id++)
+    mem[id].nev = mem[id].msgs = 0;
+  bgp_gout_feed_cohort(gout, &n3, lb, 5, 0);
+  flush_and_drain();
+  assert_int_equal(mem[1].nev, 0);
+  expect(2, 3, ANN_B);
+  expect(3, 3, ANN_B);
+}
+
+static void
 test_changed_and_pending(void **state UNUSED)
 {
   net_addr n1 = net_n(1), n2 = net_n(2), n3 = net_n(3);
@@ -641,6 +690,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_split_horizon, setup, teardown),
     cmocka_unit_test_setup_teardown(test_packing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_feed_and_raw_order, setup, teardown),
+cmocka_unit_test_setup_teardown(test_cohort_feed, setup, teardown),
     cmocka_unit_test_setup_teardown(test_changed_and_pending, setup, teardown),
     cmocka_unit_test_setup_teardown(test_unencodable_dropped, setup, teardown),
     cmocka_unit_test_setup_teardown(test_references, setup, teardown),

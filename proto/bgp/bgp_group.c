@@ -4,115 +4,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "proto/bgp/bgp.h"
-#include "proto/bgp/bgp_group.h"
-#include "proto/bgp/bgp_gout.h"
-#include "proto/bgp/bgp_txlog.h"
+#include "proto/bgp/bgp_group_int.h"
 #include "nest/reconf.h"
 #include "conf/conf.h"
 #include "lib/printf.h"
-
-/* The group stops reading the journal while its fastest member has more
- * than this much to send; a member that falls this far behind the log's
- * end leaves and exports alone, so that it neither holds the others back
- * nor the log's memory up. */
-#define GROUP_LAG_PAUSE (1024 * 1024)
-#define GROUP_LAG_RESUME (256 * 1024)
-#define GROUP_LAG_EVICT (64 * 1024 * 1024)
-/* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
-#define GROUP_SETTLE (MS_ 1)
-#define GROUP_SETTLE_PREFIXES 512
-#define GROUP_PENDING_MAX 8192
-
-/* What makes exports equal: the group's key. */
-struct bgp_group_key {
-  struct rtable *table;
-  const struct filter *filter;  /* equal by filter_same() */
-  u64 prof_id;                  /* interned export profile */
-  uint max_len;                 /* negotiated message size */
-  u8 af, as4, ext_next_hop, rr_client, interpret_communities, llgr_peer;
-};
-
-/* PENDING -> JOINED (group) -> HANDOVER (group) -> left; any but
- * HANDOVER -> LEAVING (member). Only a member that saw JOINED touches the
- * cursor, only one that saw HANDOVER the h_ fields. */
-enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING };
-#define GM_REQ_JOIN 1
-#define GM_REQ_LEAVE 2
-#define GM_REQ_REFEED 4
-#define GM_REQ_EORR 8
-#define GM_REQ_SOLO 16
-
-struct bgp_group;
-
-struct bgp_gmember {
-  /* Set by bgp_group_join(), immutable after. */
-  struct bgp_group_key key;
-  const void *proto;            /* the member session: identity only, never read by the group */
-  struct config *config;        /* the config key.filter lives in (the member's) */
-  const struct channel_config *cc;
-  struct bgp_xprof *xprof;      /* a reference of our own */
-  struct bgp_peer_info peer;    /* the member's, for the group's export rules */
-  struct loop *loop;            /* the member's */
-  struct event *wake;           /* its tx event */
-  char name[48];                /* for logs */
-
-  u32 refs;                     /* atomic: the member's and the group side's */
-  int state;                    /* atomic: GM_* */
-  u32 req;                      /* atomic: GM_REQ_* for the group's loop */
-  struct bgp_group *group;      /* main loop sets it before the join goes to the group */
-  struct event main_ev;         /* to the main loop: find or make the group */
-  struct event ev;              /* to the group's loop: req */
-  struct bgp_txlog_cursor cur;  /* joined by the group's loop, then the member's */
-  u32 own_routes;               /* atomic, group's loop writes: its exports learned from this member */
-  /* The hand-over to the member's own channel: the group's loop fills
-   * them, then the member's (state HANDOVER) takes them. */
-  u64 h_end;                    /* the log up to here is the member's still */
-  struct rt_reader h_pin;       /* the journal where the group's reader was */
-  struct chan_export_map *h_map;   /* the group's export map then */
-  int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
-  int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
-
-  /* Group's loop. */
-  int listed;                   /* in members and by_proto */
-  struct lnode n;               /* in group->members */
-  struct hash_node hn;          /* group->by_proto */
-  u32 id;
-  struct rt_reader pin;         /* keeps feed_cursor and feed_last alive */
-  struct net *feed_cursor;
-  struct net *feed_last;        /* the newest net when the feed began: a net
-                                   made later was never sent before gm joined */
-  int feeding;                  /* 0, FEED_START, FEED_RUNNING */
-  int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR */
-};
-#define FEED_START 1
-#define FEED_RUNNING 2
-
-struct bgp_group {
-  struct proto p;               /* hidden protocol: loop, pools, channel list */
-  char name[32];
-  /* Main loop. */
-  struct lnode n;               /* in the registry */
-  struct config *config;        /* held: key.filter lives there */
-  struct channel_config cc;     /* the channel's: the first member's, trimmed */
-  struct event close_ev, done_ev;
-  /* Immutable once made. */
-  struct bgp_group_key key;
-  struct bgp_xprof *xprof;      /* held */
-  struct bgp_peer_info peer;    /* the members as the export rules see them */
-  struct bgp_txlog *log;
-  /* Cross-loop. */
-  u32 refs;                     /* atomic: members joined or joining; only main adds */
-  int paused;                   /* atomic: export_busy said so; members wake resume_ev */
-  /* Group's loop. */
-  struct channel *c;
-  struct bgp_gout *out;
-  struct lnode members;         /* struct bgp_gmember */
-  struct hash_table by_proto;   /* struct bgp_gmember by proto */
-  u32 next_id;
-  struct timer settle;
-  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
-};
 
 static struct lnode bgp_groups = { &bgp_groups, &bgp_groups };   /* main loop */
 static uint bgp_group_seq;                                        /* main loop */
@@ -146,7 +41,7 @@ gm_proto_eq(const struct hash_node *n, const void *key)
 }
 
 /* The member route r was learned from, 0 when none. */
-static u32
+u32
 group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp)
 {
   const void *sp = r->src->proto;
@@ -159,7 +54,7 @@ group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **
 
 /* --- The group's loop: flushing and flow --- */
 
-static void
+void
 group_flush(struct bgp_group *g)
 {
   tm_stop(&g->settle);
@@ -181,7 +76,7 @@ group_settle_hook(struct timer *t)
 }
 
 /* Pack now when enough waits, else soon. */
-static void
+void
 group_settle(struct bgp_group *g)
 {
   uint n = bgp_gout_pending(g->out);
@@ -192,7 +87,7 @@ group_settle(struct bgp_group *g)
 }
 
 /* Everyone has plenty to send: read no further for now. */
-static int
+int
 group_busy(struct bgp_group *g)
 {
   if (bgp_gout_pending(g->out) >= GROUP_PENDING_MAX)
@@ -263,124 +158,16 @@ group_export_flush(struct proto *pp, struct channel *c UNUSED)
   group_settle((struct bgp_group *) pp);
 }
 
-static void group_eor_check(struct bgp_group *g, struct bgp_gmember *gm);
-
 /* The group's own feed ended: members waiting for it get their End-of-RIB. */
 static void
 group_feed_end(struct channel *c)
 {
   struct bgp_group *g = (struct bgp_group *) c->proto;
+  /* the feed's last changes go out before any End-of-RIB: a flush writes
+   * raw messages ahead of the changes beside them */
+  group_flush(g);
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
     group_eor_check(g, gm);
-  group_flush(g);
-}
-
-/* --- The group's loop: a late member's feed --- */
-
-/* End-of-RIB or EoRR, once the member's feed and the group's are done. */
-static void
-group_eor_check(struct bgp_group *g, struct bgp_gmember *gm)
-{
-  if (!gm->eor_due || gm->feeding || g->c->feeding)
-    return;
-  u8 buf[64];
-  uint len;
-  if (gm->eor_due == 2) {
-    struct bgp_route_refresh rr = { .afi = bgp_af_afi(g->key.af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
-    len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
-  } else
-    len = bgp_update_encode_eor(g->key.af, buf, sizeof(buf));
-  if (len)
-    bgp_gout_raw(g->out, gm->id, buf, len);
-  gm->eor_due = 0;
-}
-
-/* What the group exports for net n, to gm only: the route the export map
- * says went out (so what gm gets is what the others got, as of the
- * group's place in the journal), unless a change of n waits for the
- * flush, which sends the net to gm with everyone. */
-static void
-group_feed_net(struct bgp_group *g, struct bgp_gmember *gm, struct net *n)
-{
-  struct rte *exp = NULL;
-  for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
-    if (chan_exp_bit(g->c, r->id)) {
-      exp = r;
-      break;
-    }
-  struct bgp_gmember *src_gm = NULL;
-  if (!exp || group_src_member(g, exp, &src_gm) == gm->id || bgp_gout_changed(g->out, &n->n))
-    return;
-  /* The policy is a function of the route: it accepts it again. */
-  struct ea_list *mod = NULL;
-  if (!chan_export_policy(g->c, &n->n, exp, &mod))
-    return;
-  struct rte tmp = *exp;
-  if (mod)
-    tmp.attrs = mod;
-  struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, exp->attrs));
-  if (a)
-    bgp_gout_feed(g->out, &n->n, a, gm->id);
-  if (mod)
-    ea_unref(mod);
-}
-
-static void
-group_feed_stop(struct bgp_gmember *gm)
-{
-  if (gm->pin.table)
-    rt_reader_detach(&gm->pin);
-  gm->feeding = 0;
-  gm->feed_cursor = NULL;
-}
-
-static void
-group_feed_start(struct bgp_group *g, struct bgp_gmember *gm, int eor)
-{
-  /* a feed over again visits nets the last one may have left pending
-   * for gm (bgp_gout_feed: once per flush) */
-  if (gm->feeding)
-    group_flush(g);
-  group_feed_stop(gm);
-  rt_reader_attach(g->c->table, &gm->pin, g->p.loop, NULL);
-  gm->feed_last = rt_feed_last(g->c->table);
-  gm->feeding = FEED_START;
-  if (eor)
-    gm->eor_due = eor;
-  ev_schedule(&g->feed_ev);
-}
-
-/* Feed steps for every member that needs one, within the loop's budget. */
-static void
-group_feed_hook(void *data)
-{
-  struct bgp_group *g = data;
-  rcu_read_lock();
-  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n) {
-    if (!gm->feeding)
-      continue;
-    struct net *n = gm->feeding == FEED_START ? rt_feed_first(g->c->table) : gm->feed_cursor;
-    if (!gm->feed_last)
-      n = NULL;
-    gm->feeding = FEED_RUNNING;
-    for (uint k = 0; n; k++) {
-      if (!(k & 63) && (loop_budget_left() <= 0 || group_busy(g))) {
-        gm->feed_cursor = n;
-        rcu_read_unlock();
-        group_settle(g);
-        if (!uatomic_read(&g->paused)) {
-          loop_yield();
-          ev_schedule(&g->feed_ev);
-        }
-        return;
-      }
-      group_feed_net(g, gm, n);
-      n = n == gm->feed_last ? NULL : rt_feed_next(n);
-    }
-    group_feed_stop(gm);
-    group_eor_check(g, gm);
-  }
-  rcu_read_unlock();
   group_flush(g);
 }
 
@@ -397,6 +184,9 @@ static void
 group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
 {
   u32 id = ++g->next_id;
+  /* the cursor starts after what is pending: the feed's copy of the
+   * export map (group_feed_request) is then exactly what gm lacks */
+  group_flush(g);
   bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_JOINED) != GM_PENDING) {
     /* it gave up before: it never saw the cursor */
@@ -412,7 +202,7 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
   /* Its End-of-RIB, at least, goes into the log: publishing it wakes
    * the member (never woken directly: it may be gone by now). */
-  group_feed_start(g, gm, 1);
+  group_feed_request(g, gm, 1);
 }
 
 static void
@@ -421,7 +211,7 @@ group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
   if (!gm->listed)
     return;
   gm->listed = 0;
-  group_feed_stop(gm);
+  group_feed_forget(g, gm);
   list_del(&gm->n);
   hash_remove(&g->by_proto, &gm->hn);
 }
@@ -469,10 +259,13 @@ group_member_hook(void *data)
     group_member_join(g, gm);       /* may drop gm: then nothing else was asked */
   else if (req & GM_REQ_LEAVE)
     group_member_leave(g, gm);
-  else if (req & GM_REQ_SOLO)
-    group_member_handover(g, gm);
-  else if ((req & GM_REQ_REFEED) && gm->listed)
-    group_feed_start(g, gm, (req & GM_REQ_EORR) ? 2 : 0);
+  else {
+    /* a refresh first: a hand-over with it passes its EoRR on */
+    if ((req & GM_REQ_REFEED) && gm->listed)
+      group_feed_request(g, gm, (req & GM_REQ_EORR) ? 2 : 0);
+    if (req & GM_REQ_SOLO)
+      group_member_handover(g, gm);
+  }
 }
 
 static void
@@ -492,6 +285,7 @@ group_stop_hook(void *data)
 {
   struct bgp_group *g = data;
   channel_pause(g->c);
+  group_feed_stop(g);
   tm_stop(&g->settle);
   bgp_gout_free(g->out);
   g->out = NULL;

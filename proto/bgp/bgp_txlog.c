@@ -37,7 +37,7 @@
 #define TXLOG_CHUNK (64 * 1024)         /* bytes allocated for a chunk, at least */
 #define TXLOG_SKIP 0xffffffffU          /* entry length: the rest of the chunk is unused */
 
-_Static_assert(sizeof(struct bgp_txlog_entry) == 12, "entry header is 12 bytes");
+_Static_assert(sizeof(struct bgp_txlog_entry) == 16, "entry header is 16 bytes");
 
 struct bgp_txlog_chunk {
   struct bgp_txlog_chunk *next;         /* writer; readers follow it only below end */
@@ -112,6 +112,13 @@ bgp_txlog_free(struct bgp_txlog *log)
 void
 bgp_txlog_append(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 member, const void *msg, uint len)
 {
+  bgp_txlog_append_cohort(log, aud, 0, member, msg, len);
+}
+
+void
+bgp_txlog_append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
+                        const void *msg, uint len)
+{
   ASSERT_DIE(len <= BGP_TXLOG_MAX_MSG);
   uint need = txlog_entry_size(len);
   struct bgp_txlog_chunk *t = log->tail;
@@ -126,7 +133,7 @@ bgp_txlog_append(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 member,
     log->tail = t = n;
   }
   struct bgp_txlog_entry *e = (struct bgp_txlog_entry *) (t->data + t->used);
-  *e = (struct bgp_txlog_entry){ .len = len, .audience = aud, .member = member };
+  *e = (struct bgp_txlog_entry){ .len = len, .audience = aud, .member = member, .cohort = cohort };
   memcpy(e + 1, msg, len);
   t->used += need;
 }
@@ -182,6 +189,7 @@ void
 bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, struct loop *loop, struct event *wake)
 {
   cur->member = member;
+  cur->cohort = 0;
   cur->loop = loop;
   cur->wake = wake;
   pthread_mutex_lock(&log->lock);
@@ -222,7 +230,17 @@ bgp_txlog_peek(struct bgp_txlog *log, struct bgp_txlog_cursor *cur)
       continue;
     }
     e = (const struct bgp_txlog_entry *) (c->data + off);
-    if (bgp_txlog_for(e, cur->member))
+    if (e->audience == BGP_TXLOG_DEFINE) {
+      const u8 *ids = bgp_txlog_msg(e);
+      for (uint i = 0; i + 4 <= e->len; i += 4) {
+        u32 id;
+        memcpy(&id, ids + i, 4);
+        if (id == cur->member) {
+          cur->cohort = e->cohort;
+          break;
+        }
+      }
+    } else if (bgp_txlog_for(e, cur->member, cur->cohort))
       break;
     pos += txlog_entry_size(len);
     e = NULL;

@@ -26,10 +26,20 @@ struct bgp_txlog_chunk;                 /* opaque */
 /* The largest message: BGP extended messages (RFC 8654). */
 #define BGP_TXLOG_MAX_MSG 65535
 
+/*
+ * Cohorts: members fed together (a group walks its table once for all
+ * members that joined meanwhile). A DEFINE entry names cohort c's members
+ * (its message: their numbers, u32 each); a reader that finds itself
+ * there belongs to c from then on, until another DEFINE names it. The
+ * entries of c follow its DEFINE, so a reader always knows in time.
+ */
 enum bgp_txlog_audience {
   BGP_TXLOG_ALL = 0,                    /* every member */
   BGP_TXLOG_ALL_BUT,                    /* every member but entry.member */
   BGP_TXLOG_ONLY,                       /* entry.member alone */
+  BGP_TXLOG_COHORT,                     /* the members of entry.cohort */
+  BGP_TXLOG_COHORT_BUT,                 /* those but entry.member */
+  BGP_TXLOG_DEFINE,                     /* who is in entry.cohort; readers keep it, peek never returns it */
 };
 
 /* An entry as it lies in the log, the message right after it. Written by
@@ -38,18 +48,22 @@ struct bgp_txlog_entry {
   u32 len;                              /* bytes of the message */
   u16 audience;                         /* enum bgp_txlog_audience */
   u16 pad;
-  u32 member;                           /* the member of ALL_BUT and ONLY */
+  u32 member;                           /* the member of ALL_BUT, ONLY, COHORT_BUT */
+  u32 cohort;                           /* the cohort of COHORT, COHORT_BUT, DEFINE */
 };
 
 static inline const u8 *bgp_txlog_msg(const struct bgp_txlog_entry *e) { return (const u8 *) (e + 1); }
 
-/* Is the entry addressed to member m? */
+/* Is the entry addressed to member m, in cohort c (0: none)? */
 static inline bool
-bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m)
+bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m, u32 c)
 {
   switch (e->audience) {
   case BGP_TXLOG_ALL_BUT: return e->member != m;
   case BGP_TXLOG_ONLY: return e->member == m;
+  case BGP_TXLOG_COHORT: return c && e->cohort == c;
+  case BGP_TXLOG_COHORT_BUT: return c && e->cohort == c && e->member != m;
+  case BGP_TXLOG_DEFINE: return false;
   default: return true;
   }
 }
@@ -66,6 +80,7 @@ struct bgp_txlog_cursor {
   u64 pos;                              /* owner: cursor; absolute offset of the next entry to
                                          * look at; stored with release for bgp_txlog_lag() */
   u32 member;                           /* set by join: the member the cursor reads for */
+  u32 cohort;                           /* owner: cursor: its cohort by the last DEFINE naming it */
   struct loop *loop;                    /* set by join: where wake runs; NULL: nobody to wake */
   struct event *wake;                   /* set by join: sent on every publication */
 };
@@ -76,6 +91,9 @@ void bgp_txlog_free(struct bgp_txlog *log);
 
 /* Writer side: one thread at a time. */
 void bgp_txlog_append(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 member, const void *msg, uint len);
+/* The same with a cohort (COHORT, COHORT_BUT, DEFINE). */
+void bgp_txlog_append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
+                             const void *msg, uint len);
 /* Make what was appended visible to readers at once, then wake them. */
 void bgp_txlog_publish(struct bgp_txlog *log);
 /* Free the chunks every cursor has left. */

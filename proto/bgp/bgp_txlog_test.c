@@ -4,7 +4,8 @@
  * fill; nothing shows before a publish, and a late member sees only what
  * follows its join; chunks are freed once every cursor has left them and
  * not before; four reader threads keep up with a writer that trims behind
- * them; a publish wakes a member's loop.
+ * them; a publish wakes a member's loop; cohorts reach the members a
+ * DEFINE named, until another names them, and none who joined later.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -105,6 +106,57 @@ test_audience(void **state UNUSED)
       bgp_txlog_consume(log, &cur[m]);
     }
     assert_null(bgp_txlog_peek(log, &cur[m]));
+    assert_int_equal(bgp_txlog_lag(log, &cur[m]), 0);
+    bgp_txlog_leave(log, &cur[m]);
+  }
+  bgp_txlog_free(log);
+}
+
+static void
+define(struct bgp_txlog *log, u32 cohort, const u32 *ids, uint n)
+{
+  bgp_txlog_append_cohort(log, BGP_TXLOG_DEFINE, cohort, 0, ids, 4 * n);
+}
+
+static void
+append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member, u32 seq)
+{
+  u8 buf[8];
+  bgp_txlog_append_cohort(log, aud, cohort, member, buf, mk_msg(buf, seq, sizeof(buf)));
+}
+
+static void
+test_cohorts(void **state UNUSED)
+{
+  struct bgp_txlog *log = bgp_txlog_new();
+  struct bgp_txlog_cursor cur[5];
+  u32 seqs[5][16];
+  for (u32 m = 1; m <= 3; m++)
+    bgp_txlog_join(log, &cur[m], m, NULL, NULL);
+  append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 1);        /* before its DEFINE: nobody */
+  define(log, 7, (u32[]){ 1, 3 }, 2);
+  append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 2);
+  append_cohort(log, BGP_TXLOG_COHORT_BUT, 7, 3, 3);
+  append_seq(log, BGP_TXLOG_ALL, 0, 4, 8);
+  define(log, 8, (u32[]){ 2 }, 1);
+  append_cohort(log, BGP_TXLOG_COHORT, 8, 0, 5);
+  append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 6);        /* 1 and 3 are still in 7 */
+  bgp_txlog_publish(log);
+  /* 4 joins now: it is in no cohort */
+  bgp_txlog_join(log, &cur[4], 4, NULL, NULL);
+  define(log, 9, (u32[]){ 3, 4 }, 2);                    /* 3 moves on to 9 */
+  append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 7);
+  append_cohort(log, BGP_TXLOG_COHORT_BUT, 9, 4, 8);
+  append_cohort(log, BGP_TXLOG_COHORT, 9, 0, 9);
+  bgp_txlog_publish(log);
+
+  static const u32 want[5][8] = { {}, { 2, 3, 4, 6, 7 }, { 4, 5 }, { 2, 4, 6, 8, 9 }, { 9 } };
+  static const uint want_n[5] = { 0, 5, 2, 5, 1 };
+  for (u32 m = 1; m <= 4; m++) {
+    uint n = drain(log, &cur[m], seqs[m], 16);
+    assert_int_equal(n, want_n[m]);
+    for (uint i = 0; i < n; i++)
+      assert_int_equal(seqs[m][i], want[m][i]);
     assert_int_equal(bgp_txlog_lag(log, &cur[m]), 0);
     bgp_txlog_leave(log, &cur[m]);
   }
@@ -275,7 +327,7 @@ t_for(u32 seq, u32 m)
   u32 k;
   struct bgp_txlog_entry e = { .audience = t_aud(seq, &k) };
   e.member = k;
-  return bgp_txlog_for(&e, m);
+  return bgp_txlog_for(&e, m, 0);
 }
 
 struct t_reader {
@@ -423,6 +475,7 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_audience),
+    cmocka_unit_test(test_cohorts),
     cmocka_unit_test(test_publish_and_late_join),
     cmocka_unit_test(test_chunk_boundaries),
     cmocka_unit_test(test_trim_and_lag),

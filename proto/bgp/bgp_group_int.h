@@ -1,0 +1,145 @@
+/*
+ * DOC: BGP update groups, inside: what bgp_group.c and bgp_group_feed.c
+ * share. Not for the rest of the protocol (bgp_group.h is).
+ */
+#ifndef PROTO_BGP_BGP_GROUP_INT_H
+#define PROTO_BGP_BGP_GROUP_INT_H
+
+#include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_group.h"
+#include "proto/bgp/bgp_gout.h"
+#include "proto/bgp/bgp_txlog.h"
+
+/* The group stops reading the journal while its fastest member has more
+ * than this much to send; a member that falls this far behind the log's
+ * end leaves and exports alone, so that it neither holds the others back
+ * nor the log's memory up. */
+#define GROUP_LAG_PAUSE (1024 * 1024)
+#define GROUP_LAG_RESUME (256 * 1024)
+#define GROUP_LAG_EVICT (64 * 1024 * 1024)
+/* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
+#define GROUP_SETTLE (MS_ 1)
+#define GROUP_SETTLE_PREFIXES 512
+#define GROUP_PENDING_MAX 8192
+
+/* What makes exports equal: the group's key. */
+struct bgp_group_key {
+  struct rtable *table;
+  const struct filter *filter;  /* equal by filter_same() */
+  u64 prof_id;                  /* interned export profile */
+  uint max_len;                 /* negotiated message size */
+  u8 af, as4, ext_next_hop, rr_client, interpret_communities, llgr_peer;
+};
+
+/* PENDING -> JOINED (group) -> HANDOVER (group) -> left; any but
+ * HANDOVER -> LEAVING (member). Only a member that saw JOINED touches the
+ * cursor, only one that saw HANDOVER the h_ fields. */
+enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING };
+#define GM_REQ_JOIN 1
+#define GM_REQ_LEAVE 2
+#define GM_REQ_REFEED 4
+#define GM_REQ_EORR 8
+#define GM_REQ_SOLO 16
+
+struct bgp_group;
+
+struct bgp_gmember {
+  /* Set by bgp_group_join(), immutable after. */
+  struct bgp_group_key key;
+  const void *proto;            /* the member session: identity only, never read by the group */
+  struct config *config;        /* the config key.filter lives in (the member's) */
+  const struct channel_config *cc;
+  struct bgp_xprof *xprof;      /* a reference of our own */
+  struct bgp_peer_info peer;    /* the member's, for the group's export rules */
+  struct loop *loop;            /* the member's */
+  struct event *wake;           /* its tx event */
+  char name[48];                /* for logs */
+
+  u32 refs;                     /* atomic: the member's and the group side's */
+  int state;                    /* atomic: GM_* */
+  u32 req;                      /* atomic: GM_REQ_* for the group's loop */
+  struct bgp_group *group;      /* main loop sets it before the join goes to the group */
+  struct event main_ev;         /* to the main loop: find or make the group */
+  struct event ev;              /* to the group's loop: req */
+  struct bgp_txlog_cursor cur;  /* joined by the group's loop, then the member's */
+  u32 own_routes;               /* atomic, group's loop writes: its exports learned from this member */
+  /* The hand-over to the member's own channel: the group's loop fills
+   * them, then the member's (state HANDOVER) takes them. */
+  u64 h_end;                    /* the log up to here is the member's still */
+  struct rt_reader h_pin;       /* the journal where the group's reader was */
+  struct chan_export_map *h_map;   /* the group's export map then */
+  int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
+  int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
+
+  /* Group's loop. */
+  int listed;                   /* in members and by_proto */
+  struct lnode n;               /* in group->members */
+  struct hash_node hn;          /* group->by_proto */
+  u32 id;
+  int feed_wanted;              /* waits for the next walk */
+  u32 walk;                     /* the cohort of the walk it is fed in, 0: none */
+  int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR */
+};
+
+/* The walk that feeds members who joined late, all at once (a cohort,
+ * bgp_group_feed.c). Group's loop. */
+struct group_walk {
+  struct chan_export_map *next; /* what the next cohort lacks, taken at the
+                                   last request (bgp_group_feed.c) */
+  struct chan_export_map *map;  /* the same for the cohort fed now */
+  u32 cohort;                   /* the cohort fed now, 0: none */
+  u32 seq;                      /* the last cohort number given */
+  uint members;                 /* in the cohort and still listed */
+  int started;
+  struct rt_reader pin;         /* keeps cursor and last alive */
+  struct net *cursor;
+  struct net *last;             /* the newest net when the walk began: one
+                                   made later was never sent before */
+};
+
+struct bgp_group {
+  struct proto p;               /* hidden protocol: loop, pools, channel list */
+  char name[32];
+  /* Main loop. */
+  struct lnode n;               /* in the registry */
+  struct config *config;        /* held: key.filter lives there */
+  struct channel_config cc;     /* the channel's: the first member's, trimmed */
+  struct event close_ev, done_ev;
+  /* Immutable once made. */
+  struct bgp_group_key key;
+  struct bgp_xprof *xprof;      /* held */
+  struct bgp_peer_info peer;    /* the members as the export rules see them */
+  struct bgp_txlog *log;
+  /* Cross-loop. */
+  u32 refs;                     /* atomic: members joined or joining; only main adds */
+  int paused;                   /* atomic: export_busy said so; members wake resume_ev */
+  /* Group's loop. */
+  struct channel *c;
+  struct bgp_gout *out;
+  struct lnode members;         /* struct bgp_gmember */
+  struct hash_table by_proto;   /* struct bgp_gmember by proto */
+  u32 next_id;
+  struct group_walk walk;
+  struct timer settle;
+  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
+};
+
+/* bgp_group.c, the group's loop */
+u32 group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp);
+void group_flush(struct bgp_group *g);
+void group_settle(struct bgp_group *g);
+int group_busy(struct bgp_group *g);
+
+/* bgp_group_feed.c, the group's loop */
+/* gm needs everything the group exported (it joined, a route refresh);
+ * eor: then End-of-RIB (1) or EoRR (2). */
+void group_feed_request(struct bgp_group *g, struct bgp_gmember *gm, int eor);
+/* gm is no member any more. */
+void group_feed_forget(struct bgp_group *g, struct bgp_gmember *gm);
+/* The group stops. */
+void group_feed_stop(struct bgp_group *g);
+void group_feed_hook(void *data);
+/* End-of-RIB or EoRR for gm once its feed and the group's are over. */
+void group_eor_check(struct bgp_group *g, struct bgp_gmember *gm);
+
+#endif
