@@ -970,8 +970,14 @@ rt_reader_next(struct rt_reader *r)
   u64 seq = r->seq;
   if (seq >= r->end) {
     r->end = uatomic_read(&t->jend);      /* acquire: pairs with publish */
-    if (seq >= r->end)
+    if (seq >= r->end) {
+      /* Caught up with blocks still kept behind: whoever kept them (a
+       * pin, a reader that went) may be gone with no one left to pass
+       * the oldest block below, and no import to come. */
+      if (seq - uatomic_read(&t->jfirst_seq) >= 2 * RT_JOURNAL_BLOCK && !ev_active(&t->cleanup_ev))
+        ev_send(t->loop, &t->cleanup_ev);
       return NULL;
+    }
   }
   if (!r->block) {
     struct rt_journal_block *b = rcu_dereference(t->jfirst);

@@ -587,9 +587,10 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
     if (!e)
       break;
     bgp_send(p->conn, bgp_txlog_msg(e), e->len);
-    bgp_txlog_consume(g->log, &gm->cur);
+    /* a failed send closed the session, which left the group: gm is gone */
     if (!p->conn)
       return -1;
+    bgp_txlog_consume(g->log, &gm->cur);
   }
   gm_stats(bc, gm);
   if (uatomic_read(&g->paused) && bgp_txlog_lag(g->log, &gm->cur) <= GROUP_LAG_RESUME)
