@@ -29,6 +29,17 @@ def nlri(prefix):
     return bytes([plen]) + b
 
 
+def nlri_prefixes(field):
+    """The IPv4 prefixes of an NLRI or withdrawn-routes field, in order."""
+    out, i = [], 0
+    while i < len(field):
+        plen = field[i]
+        n = (plen + 7) // 8
+        out.append("%s/%d" % (socket.inet_ntoa(field[i + 1:i + 1 + n] + b"\0" * (4 - n)), plen))
+        i += 1 + n
+    return out
+
+
 def as_path(*asns):
     return b"\x02" + bytes([len(asns)]) + b"".join(struct.pack("!I", a) for a in asns)
 

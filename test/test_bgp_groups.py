@@ -18,7 +18,7 @@ import struct
 
 from bgp_peers import established, peers, ports  # noqa: F401 (fixtures)
 from test_bgp import peer_conf
-from bgp_raw import RawPeer, as_path, attr, msg, nlri, update
+from bgp_raw import RawPeer, as_path, attr, msg, nlri, nlri_prefixes, update
 from conftest import free_ports, poll
 
 OURS = "127.106.0.1"
@@ -37,16 +37,6 @@ def conf(port, export_c="all"):
 
 def attrs_of(path, nh):
     return attr(0x40, 1, b"\x00") + attr(0x40, 2, as_path(*path)) + attr(0x40, 3, socket.inet_aton(nh))
-
-
-def prefixes(field):
-    out, i = [], 0
-    while i < len(field):
-        plen = field[i]
-        n = (plen + 7) // 8
-        out.append("%s/%d" % (socket.inet_ntoa(field[i + 1:i + 1 + n] + b"\x00" * (4 - n)), plen))
-        i += 1 + n
-    return out
 
 
 def first_as(attrs):
@@ -85,7 +75,7 @@ class Client(RawPeer):
             wl = struct.unpack("!H", body[:2])[0]
             al = struct.unpack("!H", body[2 + wl:4 + wl])[0]
             a = body[4 + wl:4 + wl + al]
-            gone, new = prefixes(body[2:2 + wl]), prefixes(body[4 + wl + al:])
+            gone, new = nlri_prefixes(body[2:2 + wl]), nlri_prefixes(body[4 + wl + al:])
             if not gone and not new and not al:
                 self.eor += 1
             for p in gone:

@@ -18,7 +18,7 @@ import socket
 import struct
 import time
 
-from bgp_raw import RawPeer, msg, nlri, std_attrs, update
+from bgp_raw import RawPeer, msg, nlri, nlri_prefixes, std_attrs, update
 from conftest import free_ports, poll, strip_codes
 
 OURS = "127.89.0.1"
@@ -46,21 +46,11 @@ def updates(announce=(), withdraw=(), asn=65002):
     return b"".join(out)
 
 
-def parse_prefixes(data):
-    out, i = set(), 0
-    while i < len(data):
-        plen = data[i]
-        n = (plen + 7) // 8
-        out.add("%s/%d" % (socket.inet_ntoa(data[i + 1:i + 1 + n] + b"\0" * (4 - n)), plen))
-        i += 1 + n
-    return out
-
-
 def apply_update(rib, body):
     wl = struct.unpack("!H", body[:2])[0]
-    rib.difference_update(parse_prefixes(body[2:2 + wl]))
+    rib.difference_update(nlri_prefixes(body[2:2 + wl]))
     al = struct.unpack("!H", body[2 + wl:4 + wl])[0]
-    rib.update(parse_prefixes(body[4 + wl + al:]))
+    rib.update(nlri_prefixes(body[4 + wl + al:]))
 
 
 def table_memory(d):

@@ -64,6 +64,19 @@ struct gout_out {
   const net_addr *net;
 };
 
+static void
+gout_scratch_free(struct bgp_gout *g)
+{
+  if (!g->scratch_size)
+    return;
+  mb_free(g->nets);
+  mb_free(g->runs);
+  mb_free(g->run_of);
+  mb_free(g->order);
+  mb_free(g->slots);
+  g->scratch_size = 0;
+}
+
 struct bgp_gout *
 bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_txlog *log)
 {
@@ -126,13 +139,7 @@ bgp_gout_free(struct bgp_gout *g)
   hash_free(&g->changes_by_net);
   rfree(g->change_slab);
   rfree(g->item_slab);
-  if (g->scratch_size) {
-    mb_free(g->nets);
-    mb_free(g->runs);
-    mb_free(g->run_of);
-    mb_free(g->order);
-    mb_free(g->slots);
-  }
+  gout_scratch_free(g);
   mb_free(g);
 }
 
@@ -235,14 +242,8 @@ gout_scratch(struct bgp_gout *g, uint n)
 {
   if (n <= g->scratch_size)
     return;
-  if (g->scratch_size) {
-    mb_free(g->nets);
-    mb_free(g->runs);
-    mb_free(g->run_of);
-    mb_free(g->order);
-    mb_free(g->slots);
-  }
   uint size = MAX(n, 2 * g->scratch_size);
+  gout_scratch_free(g);
   g->scratch_size = size;
   g->nets = mb_alloc(g->pool, size * sizeof(net_addr));
   g->runs = mb_alloc(g->pool, size * sizeof(struct gout_run));
