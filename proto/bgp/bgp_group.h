@@ -15,13 +15,16 @@
  *  - the group's loop does the export, joins and feeds members, and
  *    packs UPDATEs;
  *  - a member's loop writes the log's messages for it to its socket and
- *    leaves on its own: session down, a reconfigure or route refresh that
- *    would make its export differ, or falling too far behind the others
- *    (it then exports alone, as a session out of any group does).
+ *    leaves on its own: session down, a reconfigure that would make its
+ *    export differ, or falling too far behind the others (it then
+ *    exports alone, as a session out of any group does); a route refresh
+ *    or `reload out` has the group feed it again.
  *
- * A member's state machine (struct bgp_gmember.state): PENDING from
- * bgp_group_join() until the group took it in (JOINED) or the member gave
- * up first (LEAVING); a member only touches its log cursor once JOINED.
+ * A member's state machine (struct bgp_gmember.state, bgp_group_int.h):
+ * PENDING from bgp_group_join() until the group took it in (JOINED) or
+ * the member gave up first (LEAVING); JOINED -> HANDOVER when it goes to
+ * export alone, until it has sent the log up to the hand-over point. A
+ * member only touches its log cursor once JOINED.
  */
 #ifndef PROTO_BGP_BGP_GROUP_H
 #define PROTO_BGP_BGP_GROUP_H
