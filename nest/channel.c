@@ -75,12 +75,19 @@ chan_exports(struct channel *c)
   return c->out_filter != FILTER_REJECT && c->proto->class->rt_notify && !c->export_elsewhere;
 }
 
+/* Read the journal from where reader at is (NULL: its end). */
+static void
+chan_export_attach(struct channel *c, const struct rt_reader *at)
+{
+  ev_init(&c->export_ev, chan_export_run, c);
+  rt_reader_attach_at(c->table, &c->reader, c->proto->loop, &c->export_ev, at);
+}
+
 /* Read the journal, from a full feed. */
 static void
 chan_export_start(struct channel *c)
 {
-  ev_init(&c->export_ev, chan_export_run, c);
-  rt_reader_attach(c->table, &c->reader, c->proto->loop, &c->export_ev);
+  chan_export_attach(c, NULL);
   chan_refeed(c);
 }
 
@@ -608,11 +615,7 @@ chan_feed_net(struct channel *c, struct net *n, int any)
     chan_export_first_accepted(c, n, NULL, 1);
     return;
   }
-  for (struct rte *r = best; r; r = rcu_dereference(r->next))
-    if (chan_exp_bit(c, r->id)) {
-      prev = r;
-      break;
-    }
+  prev = chan_net_exported(c, n);
   if (best || prev)
     chan_export_one(c, &n->n, best, prev);
 }
@@ -732,8 +735,7 @@ chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_expor
   c->export_elsewhere = 0;
   uatomic_set(&c->stats.exp_routes, chan_exp_adopt(c, map));
   if (uatomic_read(&c->state) == CS_UP && c->proto->class->rt_notify) {
-    ev_init(&c->export_ev, chan_export_run, c);
-    rt_reader_attach_at(c->table, &c->reader, c->proto->loop, &c->export_ev, pin);
+    chan_export_attach(c, pin);
     if (chan_exports(c))
       chan_refeed(c);
     else {

@@ -121,6 +121,15 @@ chan_exp_discard(struct chan_export_map *m)
   mem_free_shared(MEM_PROTOCOLS, m, map_bytes(m->size));
 }
 
+struct rte *
+chan_net_exported(const struct channel *c, struct net *n)
+{
+  for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
+    if (chan_exp_bit(c, r->id))
+      return r;
+  return NULL;
+}
+
 int
 chan_route_exported(struct channel *c, const struct rte *r)
 {

@@ -469,6 +469,9 @@ void chan_exp_clear(struct channel *c);
 void chan_exp_free(struct channel *c);
 /* Did the channel export route r (of its table)? */
 int chan_route_exported(struct channel *c, const struct rte *r);
+/* The route of net n the channel exported, NULL: none. Channel's loop,
+ * inside rcu_read_lock(). */
+struct rte *chan_net_exported(const struct channel *c, struct net *n);
 /* A copy of c's map, for another channel to adopt (any loop: the copy is
  * what c's loop had stored before, bits set since may be missing);
  * adopt replaces c's map by it (c's loop) and returns its bits set;

@@ -132,12 +132,7 @@ static void
 group_walk_net(struct bgp_group *g, struct net *n)
 {
   struct group_walk *w = &g->walk;
-  struct rte *exp = NULL;
-  for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
-    if (chan_exp_bit(g->c, r->id)) {
-      exp = r;
-      break;
-    }
+  struct rte *exp = chan_net_exported(g->c, n);
   if (!exp || !chan_exp_map_bit(w->map, exp->id) || bgp_gout_changed(g->out, &n->n))
     return;
   struct bgp_gmember *src = NULL;
