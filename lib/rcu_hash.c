@@ -40,9 +40,9 @@ rh_array_free(struct rcu_hash_array *a)
 }
 
 void
-rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash)
+rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash, int key_offset)
 {
-  *h = (struct rcu_hash){ .min_order = min_order, .hash = hash };
+  *h = (struct rcu_hash){ .min_order = min_order, .hash = hash, .key_offset = key_offset };
   h->cur = rh_array_new(min_order, 0);
 }
 
@@ -95,8 +95,11 @@ rh_resize(struct rcu_hash *h, uint order)
    * flight (chains are about one node long). */
   const u32 ahead = 8;
   for (u32 i = 0; i <= old->mask; i++) {
-    if (i + ahead <= old->mask && old->b[i + ahead])
-      __builtin_prefetch(old->b[i + ahead]);
+    struct rcu_hash_node *soon = i + ahead <= old->mask ? old->b[i + ahead] : NULL;
+    if (soon) {
+      __builtin_prefetch(soon);
+      __builtin_prefetch((const char *) soon + h->key_offset);
+    }
     for (struct rcu_hash_node *n = old->b[i]; n; n = n->next[g]) {
       struct rcu_hash_node **slot = &a->b[h->hash(n) & a->mask];
       n->next[ng] = *slot;

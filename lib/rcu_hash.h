@@ -48,6 +48,7 @@ struct rcu_hash {
   struct rcu_hash_array *retiring;  /* waits for its grace period */
   u32 count;                  /* nodes */
   u32 min_order;
+  int key_offset;             /* of the key from the node (prefetches) */
   rcu_hash_fn hash;
 };
 
@@ -61,8 +62,10 @@ struct rcu_hash_iter {
   struct rcu_hash_node *node;
 };
 
-/* 2^min_order buckets at least. */
-void rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash);
+/* 2^min_order buckets at least. key_offset: where the key the caller
+ * compares lies from the node, in bytes. Small objects (48 bytes) straddle
+ * cache lines: the key's line is fetched together with the node's. */
+void rcu_hash_init(struct rcu_hash *h, uint min_order, rcu_hash_fn hash, int key_offset);
 /* Nobody reads or writes it any more; the nodes are the caller's. */
 void rcu_hash_free(struct rcu_hash *h);
 /* Memory of the bucket arrays, for accounting. */
@@ -96,15 +99,20 @@ rcu_hash_prefetch(const struct rcu_hash *h, u32 hash)
   __builtin_prefetch(&a->b[hash & a->mask]);
 }
 
-/* Then, once the bucket has come, its first node (chains are about one
- * node long; reading on would wait for the first). */
+/* Then, once the bucket has come, its node number depth (0: the first),
+ * when the ones before it have come too: a pipeline asks for one more
+ * link of the chain per stage. */
 static inline void
-rcu_hash_prefetch_node(const struct rcu_hash *h, u32 hash)
+rcu_hash_prefetch_node(const struct rcu_hash *h, u32 hash, uint depth)
 {
   struct rcu_hash_iter it;
   struct rcu_hash_node *x = rcu_hash_bucket(h, hash, &it);
-  if (x)
+  for (; x && depth; depth--)
+    x = rcu_hash_bucket_next(&it);
+  if (x) {
     __builtin_prefetch(x);
+    __builtin_prefetch((const char *) x + h->key_offset);
+  }
 }
 
 /*

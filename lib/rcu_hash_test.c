@@ -76,7 +76,7 @@ test_against_array(void **state UNUSED)
 {
   rcu_thread_register();
   struct rcu_hash h;
-  rcu_hash_init(&h, 4, item_hash);
+  rcu_hash_init(&h, 4, item_hash, 0);
   size_t small = rcu_hash_bytes(&h);
   static struct item *items[N];
   struct rcu_hash_iter it;
@@ -172,7 +172,7 @@ test_walk_resumes_across_resizes(void **state UNUSED)
 {
   rcu_thread_register();
   struct rcu_hash h;
-  rcu_hash_init(&h, 4, item_hash);
+  rcu_hash_init(&h, 4, item_hash, 0);
   static struct item *stable[WSTABLE], *extra[WEXTRA];
   for (u32 k = 0; k < WSTABLE; k++) {
     stable[k] = item_new(k);
@@ -309,7 +309,7 @@ static void
 test_readers_and_resizes(void **state UNUSED)
 {
   rcu_thread_register();
-  rcu_hash_init(&shared, 4, item_hash);
+  rcu_hash_init(&shared, 4, item_hash, 0);
   static struct item *stable[STABLE];
   rcu_read_lock();
   for (u32 k = 0; k < STABLE; k++) {

@@ -1,10 +1,12 @@
 /*
  * Shared slabs (see slab_shared.h).
  *
- * A free object's first word links it to the next free object. Batches
- * (chains) of free objects travel between a thread's magazine and the
- * slab's stack of batches; a batch on that stack keeps the next batch in
- * its first object's second word and its length in the third.
+ * Free objects are never written to: a thread's magazine is an array of
+ * pointers to them, and batches of SHSLAB_BATCH pointers travel between
+ * magazines and the slab's stack of full batches. A free list linked
+ * through the objects made every allocation wait for the object before it
+ * to come from memory (a million freed routes are cold), one cache miss
+ * after another.
  *
  * A thread's magazine holds up to 2 * SHSLAB_BATCH objects: it refills one
  * batch when empty and hands one back when full, so a thread that
@@ -19,6 +21,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "lib/slab_shared.h"
@@ -29,18 +32,27 @@
 #define SHSLAB_BATCH 64             /* objects traded at once */
 #define SHSLAB_CHUNK (1U << 20)     /* mapped at once */
 
+/* A batch's pointers, on the slab's stack of full batches or of spares. */
+struct shslab_batch {
+  struct shslab_batch *next;
+  uint count;
+  void *obj[SHSLAB_BATCH];
+};
+
 struct shslab {
   pthread_mutex_t lock;
   enum mem_class cls;
   uint size;
   uint index;                       /* of the magazines in every thread */
-  void *batches;                    /* under lock: stack of free batches */
+  struct shslab_batch *full;        /* under lock: batches of free objects */
+  struct shslab_batch *spare;       /* under lock: empty batches, kept */
   char *carve, *carve_end;          /* under lock: unused part of the newest chunk */
 };
 
+/* Owned by its thread. */
 struct shslab_mag {
-  void *head;
   uint count;
+  void *obj[2 * SHSLAB_BATCH];
 };
 
 static struct shslab *shslab_all[SHSLAB_MAX];
@@ -48,8 +60,6 @@ static uint shslab_count;           /* atomic; slabs are only added */
 static pthread_mutex_t shslab_new_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t shslab_key;
 static pthread_once_t shslab_once = PTHREAD_ONCE_INIT;
-
-static inline void **obj_words(void *o) { return (void **) o; }
 
 static void shslab_thread_exit(void *unused);
 
@@ -64,8 +74,8 @@ struct shslab *
 shslab_new(enum mem_class cls, size_t size)
 {
   pthread_once(&shslab_once, shslab_init_key);
-  if (size < 3 * sizeof(void *))
-    size = 3 * sizeof(void *);
+  if (size < sizeof(void *))
+    size = sizeof(void *);
   struct shslab *s = calloc(1, sizeof(*s));
   if (!s)
     die("Out of memory");
@@ -109,20 +119,37 @@ static void shslab_thread_exit(void *unused UNUSED) {}
 static __thread struct shslab_mag shslab_mags[SHSLAB_MAX];
 static __thread int shslab_registered;
 
-/* Push a chain of n objects (head .. its n-th) on the slab's stack. */
 static void
-shslab_push_batch(struct shslab *s, void *head, uint n)
+shslab_register_thread(void)
 {
-  pthread_mutex_lock(&s->lock);
-  obj_words(head)[1] = s->batches;
-  obj_words(head)[2] = (void *) (uintptr_t) n;
-  s->batches = head;
-  pthread_mutex_unlock(&s->lock);
+  if (!shslab_registered) {
+    shslab_registered = 1;
+    pthread_setspecific(shslab_key, shslab_mags);  /* any non-NULL value arms the destructor */
+  }
 }
 
-/* Under lock: a chain of up to SHSLAB_BATCH new objects from the chunk. */
+/* Under lock: n objects of m (its oldest) into a batch on the slab's stack. */
+static void
+shslab_push_batch(struct shslab *s, void **obj, uint n)
+{
+  struct shslab_batch *b = s->spare;
+  if (b)
+    s->spare = b->next;
+  else {
+    b = malloc(sizeof(*b));
+    if (!b)
+      die("Out of memory");
+    mem_account(s->cls, 0, sizeof(*b));
+  }
+  memcpy(b->obj, obj, n * sizeof(void *));
+  b->count = n;
+  b->next = s->full;
+  s->full = b;
+}
+
+/* Under lock: up to SHSLAB_BATCH new objects from the chunk. */
 static uint
-shslab_carve(struct shslab *s, void **head)
+shslab_carve(struct shslab *s, void **obj)
 {
   if (s->carve_end - s->carve < (ptrdiff_t) s->size) {
     void *c = mmap(NULL, SHSLAB_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -133,34 +160,35 @@ shslab_carve(struct shslab *s, void **head)
     s->carve_end = (char *) c + SHSLAB_CHUNK;
     mem_account(s->cls, 0, SHSLAB_CHUNK);
   }
+  /* Handed out from the top of the magazine: the lowest address last, so
+   * a run of allocations walks the chunk upwards. */
   uint n = 0;
-  void *first = NULL, **link = &first;
   while (n < SHSLAB_BATCH && s->carve_end - s->carve >= (ptrdiff_t) s->size) {
-    *link = s->carve;
-    link = &obj_words(s->carve)[0];
+    obj[n++] = s->carve;
     s->carve += s->size;
-    n++;
   }
-  *link = NULL;
-  *head = first;
+  for (uint i = 0; i < n / 2; i++) {
+    void *x = obj[i];
+    obj[i] = obj[n - 1 - i];
+    obj[n - 1 - i] = x;
+  }
   return n;
 }
 
 static void
 shslab_refill(struct shslab *s, struct shslab_mag *m)
 {
-  if (!shslab_registered) {
-    shslab_registered = 1;
-    pthread_setspecific(shslab_key, shslab_mags);  /* any non-NULL value arms the destructor */
-  }
+  shslab_register_thread();
   pthread_mutex_lock(&s->lock);
-  if (s->batches) {
-    void *b = s->batches;
-    s->batches = obj_words(b)[1];
-    m->head = b;
-    m->count = (uint) (uintptr_t) obj_words(b)[2];
+  struct shslab_batch *b = s->full;
+  if (b) {
+    s->full = b->next;
+    memcpy(m->obj, b->obj, b->count * sizeof(void *));
+    m->count = b->count;
+    b->next = s->spare;
+    s->spare = b;
   } else
-    m->count = shslab_carve(s, &m->head);
+    m->count = shslab_carve(s, m->obj);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -170,9 +198,11 @@ shslab_alloc(struct shslab *s)
   struct shslab_mag *m = &shslab_mags[s->index];
   if (!m->count)
     shslab_refill(s, m);
-  void *o = m->head;
-  m->head = obj_words(o)[0];
-  m->count--;
+  void *o = m->obj[--m->count];
+  /* The caller writes the object at once; the next one is likely cold
+   * (freed long ago), so its line is asked for now. */
+  if (m->count)
+    __builtin_prefetch(m->obj[m->count - 1], 1);
   mem_account(s->cls, s->size, -(s64) s->size);
   return o;
 }
@@ -184,23 +214,16 @@ shslab_free(struct shslab *s, void *obj)
     return;
   struct shslab_mag *m = &shslab_mags[s->index];
   if (m->count == 2 * SHSLAB_BATCH) {
-    /* Hand the older half back: the batch after the first SHSLAB_BATCH. */
-    void *last = m->head;
-    for (uint i = 1; i < SHSLAB_BATCH; i++)
-      last = obj_words(last)[0];
-    void *rest = obj_words(last)[0];
-    obj_words(last)[0] = NULL;
-    shslab_push_batch(s, rest, SHSLAB_BATCH);
+    /* Hand the older half back, keep the ones freed last (warmest). */
+    pthread_mutex_lock(&s->lock);
+    shslab_push_batch(s, m->obj, SHSLAB_BATCH);
+    pthread_mutex_unlock(&s->lock);
+    memmove(m->obj, m->obj + SHSLAB_BATCH, SHSLAB_BATCH * sizeof(void *));
     m->count = SHSLAB_BATCH;
   }
-  obj_words(obj)[0] = m->head;
-  m->head = obj;
-  m->count++;
+  m->obj[m->count++] = obj;
   mem_account(s->cls, -(s64) s->size, s->size);
-  if (!shslab_registered) {
-    shslab_registered = 1;
-    pthread_setspecific(shslab_key, shslab_mags);
-  }
+  shslab_register_thread();
 }
 
 /* Objects cached by an exiting thread go back to their slabs. */
@@ -210,9 +233,11 @@ shslab_thread_exit(void *unused UNUSED)
   uint n = __atomic_load_n(&shslab_count, __ATOMIC_ACQUIRE);
   for (uint i = 0; i < n; i++) {
     struct shslab_mag *m = &shslab_mags[i];
-    if (m->count)
-      shslab_push_batch(shslab_all[i], m->head, m->count);
-    m->head = NULL;
+    struct shslab *s = shslab_all[i];
+    pthread_mutex_lock(&s->lock);
+    for (uint at = 0; at < m->count; at += SHSLAB_BATCH)
+      shslab_push_batch(s, m->obj + at, MIN(SHSLAB_BATCH, m->count - at));
+    pthread_mutex_unlock(&s->lock);
     m->count = 0;
   }
 }

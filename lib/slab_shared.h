@@ -27,7 +27,7 @@
 
 struct shslab;
 
-/* Objects of size bytes (at least 24; rounded up to 8), accounted in cls. */
+/* Objects of size bytes (rounded up to 8), accounted in cls. */
 struct shslab *shslab_new(enum mem_class cls, size_t size);
 void *shslab_alloc(struct shslab *s);        /* not zeroed */
 void shslab_free(struct shslab *s, void *obj);
