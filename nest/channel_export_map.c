@@ -133,5 +133,8 @@ chan_net_exported(const struct channel *c, struct net *n)
 int
 chan_route_exported(struct channel *c, const struct rte *r)
 {
+  struct channel *via = uatomic_read(&c->export_via);
+  if (via)
+    return !chan_sent(c, r) && map_bit(rcu_dereference(via->export_map), r->id);
   return map_bit(rcu_dereference(c->export_map), r->id);
 }

@@ -156,6 +156,11 @@ struct channel {
                                    these prefixes only; NULL: every net */
   uint reload_only_count;       /* proto loop */
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
+  /* The channel that exports for this one (export_elsewhere: its BGP
+   * update group's, whose map tells what went out), NULL: itself. Set and
+   * cleared by the protocol's loop; read by the CLI in the main loop,
+   * which is also where that channel is freed. */
+  struct channel *export_via;
   int rx_limit_hit, in_limit_hit, out_limit_hit;    /* atomic: shown as [HIT] */
   struct chan_refresh refresh;  /* owner: proto loop */
   /* ROA/ASPA tables the filters read (nest/channel_roa.c); owner: proto loop */
@@ -467,7 +472,9 @@ int chan_exp_bit(const struct channel *c, u32 id);
 void chan_exp_set(struct channel *c, u32 id, int on);
 void chan_exp_clear(struct channel *c);
 void chan_exp_free(struct channel *c);
-/* Did the channel export route r (of its table)? */
+/* Did the channel export route r (of its table)? Through export_via:
+ * what that channel exported, but for the routes that came in through c
+ * (a group sends a route to every member but the one it came from). */
 int chan_route_exported(struct channel *c, const struct rte *r);
 /* The route of net n the channel exported, NULL: none. Channel's loop,
  * inside rcu_read_lock(). */

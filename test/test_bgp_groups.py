@@ -15,11 +15,13 @@ Addresses 127.106.x.y.
 
 import socket
 import struct
+import time
 
 from bgp_peers import established, peers, ports  # noqa: F401 (fixtures)
 from test_bgp import peer_conf
 from bgp_raw import RawPeer, as_path, attr, msg, nlri, nlri_prefixes, update
 from conftest import free_ports, poll
+from test_laggard import apply_update, memory
 
 OURS = "127.106.0.1"
 CLIENTS = {"a": ("127.106.0.2", 65002), "b": ("127.106.0.3", 65003), "c": ("127.106.0.4", 65004),
@@ -124,6 +126,10 @@ def test_split_horizon_message_by_message(start_daemon, ours_only):
         assert poll(lambda: "1 imported, %d exported" % exported in d.raw("show protocols all %s" % n).decode()
                     or (n == "c" and "0 imported, 2 exported" in d.raw("show protocols all c").decode()),
                     timeout=5), d.raw("show protocols all %s" % n)
+    # and `show route exported` shows what each got from the group's export
+    for n, want in (("a", ["10.106.2.0/24"]), ("b", ["10.106.1.0/24"]), ("c", ["10.106.1.0/24", "10.106.2.0/24"])):
+        shown = d.raw("show route exported %s" % n).decode()
+        assert [p for p in ("10.106.1.0/24", "10.106.2.0/24") if p in shown] == want, (n, shown)
 
     # b's route for a's prefix is better (shorter path): the net's route
     # moves to b, which gets a withdrawal of a's, and a gets b's
@@ -217,3 +223,84 @@ def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
         assert poll(lambda: "1007-40 of 60 routes" in got(ps[n]), timeout=30), (n, got(ps[n]))
         own = ps[n].raw("show route protocol dut").decode()
         assert "10.%d." % (110 + i) not in own, own
+
+
+def test_stalled_client_let_go(start_daemon, ours_only):
+    """A client that stops reading is let go by its group once it lags a few
+    megabytes behind: the log does not grow with it, the other client goes on,
+    and when it reads again it converges to exactly the table (the withdrawals
+    of the log it passed over are sent, then a fresh feed)."""
+    port = free_ports(1)[0]
+    slow, feeder = ("127.106.2.2", 65021), ("127.106.2.3", 65022)
+    d = start_daemon("router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+        "protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop; hold time 240;"
+        " rs client; ipv4 { import all; export %s; }; }\n" % (n, OURS, port, addr, asn, exp)
+        for n, (addr, asn), exp in (("a", CLIENTS["a"], "all"), ("slow", slow, "all"),
+                                    ("feeder", feeder, "none"))))
+    a = Client("a", port)
+    s = RawPeer(slow[0], OURS, port, slow[1], 65001, rcvbuf=4096)
+    f = RawPeer(feeder[0], OURS, port, feeder[1], 65001)
+    a.wait(lambda x: x.eor == 1)
+
+    def prefixes(rnd):
+        return ["%d.%d.%d.0/24" % (11 + k // 65536, (k // 256) % 256, k % 256)
+                for k in range(rnd * 20000, (rnd + 1) * 20000)]
+
+    def send_round(rnd):
+        attrs = attrs_of([feeder[1], 64512 + rnd], CLIENTS_NH)
+        new, old = prefixes(rnd), prefixes(rnd - 1) if rnd else []
+        f.send(b"".join(update(withdrawn=b"".join(nlri(p) for p in old[i:i + 900])) for i in range(0, len(old), 900))
+               + b"".join(update(attrs=attrs, nlris=b"".join(nlri(p) for p in new[i:i + 900]))
+                          for i in range(0, len(new), 900)))
+
+    # the slow client takes the first table, then stops reading
+    srib = set()
+    send_round(0)
+    a.wait(lambda x: len(x.rib) == 20000, timeout=30)
+    while len(srib) < 20000:
+        t, body = s.recv(timeout=30)
+        if t == 2:
+            apply_update(srib, body)
+    base = memory(d, "Protocols")
+    # It stops reading; every round replaces all 20,000 routes by new ones,
+    # about 170 kB more in the log each round once the socket buffers are
+    # full. Let go at 4 MB behind (a small table), the log stops growing.
+    mem, evicted = [], None
+    for rnd in range(1, 91):
+        send_round(rnd)
+        s.send(msg(4))
+        want = set(prefixes(rnd))
+        a.wait(lambda x: set(x.rib) == want, timeout=30)
+        mem.append(memory(d, "Protocols"))
+        if evicted is None and "slow: Too slow for update group" in d.log():
+            evicted = rnd
+    rounds = 90
+    assert evicted and evicted <= 60, d.log()
+    assert "a: Too slow" not in d.log()
+    # Kept then: the withdrawals it passed over (no more than the log held)
+    # and its own export's pending routes, which stop growing. Without
+    # letting it go: 13 MB and 5 MB more every 30 rounds.
+    kb = [int(m) >> 10 for m in mem]
+    assert max(mem) - base < 10 << 20, (base, kb)
+    assert mem[-1] - mem[-30] < 512 << 10, (evicted, kb)
+
+    # reading again: exactly the last round, nothing withdrawn left over
+    deadline = time.time() + 60
+    while srib != want and time.time() < deadline:
+        try:
+            t, body = s.recv(timeout=max(0.1, deadline - time.time()))
+        except socket.timeout:
+            break
+        if t == 2:
+            apply_update(srib, body)
+    assert srib == want, (len(srib - want), len(want - srib))
+    # and it follows changes on its own now
+    send_round(rounds + 1)
+    want = set(prefixes(rounds + 1))
+    deadline = time.time() + 30
+    while srib != want and time.time() < deadline:
+        t, body = s.recv(timeout=max(0.1, deadline - time.time()))
+        if t == 2:
+            apply_update(srib, body)
+    assert srib == want
+    a.wait(lambda x: set(x.rib) == want, timeout=30)

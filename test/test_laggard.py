@@ -53,9 +53,10 @@ def apply_update(rib, body):
     rib.update(nlri_prefixes(body[4 + wl + al:]))
 
 
-def table_memory(d):
+def memory(d, what="Routing tables"):
+    """Bytes of `show memory`'s effective column for what."""
     text = "\n".join(strip_codes(d.raw("show memory")))
-    m = re.search(r"Routing tables:\s+([\d.]+)\s+(\S*B)", text)
+    m = re.search(r"%s:\s+([\d.]+)\s+(\S*B)" % re.escape(what), text)
     return float(m.group(1)) * {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[m.group(2)]
 
 
@@ -88,7 +89,7 @@ protocol bgp stalled {
         if t == 2:
             apply_update(rib, body)
     assert rib == set(prefixes(0))
-    base = table_memory(d)
+    base = memory(d)
 
     # It stops reading; every round replaces all routes by new ones.
     peak = 0
@@ -100,7 +101,7 @@ protocol bgp stalled {
         probe = sorted(want)[::4999]
         assert poll(lambda: all(p in "\n".join(strip_codes(d.raw("show route %s" % p))) for p in probe), timeout=30)
         assert poll(lambda: d.count()[1] and d.count()[1][0] == PER_ROUND, timeout=30), d.count()
-        peak = max(peak, table_memory(d))
+        peak = max(peak, memory(d))
 
     # The UPDATEs of all rounds (8 MB) overflow the socket buffers, so the
     # daemon holds the rest. Without giving up the journal that is 2M

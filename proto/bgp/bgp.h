@@ -239,6 +239,10 @@ struct bgp_channel {
   slab *prefix_slab;
   uint pending;                 /* prefixes waiting in buckets */
   int export_paused;            /* export_busy said so; resume when drained */
+  /* UPDATEs sent before the buckets (bgp_tx_early_reserve), one after
+   * the other: [early_sent, early_len) waits. Proto loop. */
+  u8 *early;
+  size_t early_len, early_cap, early_sent;
   struct bgp_gmember *gm;       /* the update group it exports through
                                    (bgp_group.h), NULL: alone */
   /* Recursive next hops (bgp_nexthop.c) */
@@ -360,6 +364,11 @@ int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_feed_end(struct channel *c);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
+/* Room for an UPDATE of up to len bytes, sent before anything else of bc
+ * (withdrawals a member let go by its group passed over in the log);
+ * bgp_tx_early_commit() the bytes written. */
+u8 *bgp_tx_early_reserve(struct bgp_channel *bc, uint len);
+void bgp_tx_early_commit(struct bgp_channel *bc, uint len);
 
 /* bgp_export_cache.c: the thread's cached make(ctx) for key k (made and
  * kept on a miss); borrowed, valid until the thread's next call. */

@@ -54,13 +54,40 @@ group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **
 
 /* --- The group's loop: flushing and flow --- */
 
-void
-group_flush(struct bgp_group *g)
+static void group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip);
+
+/* What waits goes into the log; what every member has read goes. */
+static void
+group_pack(struct bgp_group *g)
 {
   tm_stop(&g->settle);
   if (bgp_gout_flush(g->out))
     bgp_txlog_publish(g->log);
   bgp_txlog_trim(g->log);
+}
+
+/* Members that fell GROUP_LAG_EVICT behind the log's end, less for a
+ * small table (a peer that reads slowly or not at all), are let go: they
+ * pass over the rest of the log and export alone, so the log stops
+ * growing with them. The group reads on as long as its fastest member
+ * does (group_busy). */
+static void
+group_evict(struct bgp_group *g)
+{
+  u64 routes = uatomic_read(&g->c->stats.exp_routes);
+  u64 limit = MIN(MAX(routes * GROUP_EVICT_PER_ROUTE, GROUP_LAG_EVICT_MIN), GROUP_LAG_EVICT);
+  if (bgp_txlog_held(g->log) <= limit)
+    return;
+  LIST_WALK_ENTRY_SAFE(gm, &g->members, struct bgp_gmember, n)
+    if (uatomic_read(&gm->state) == GM_JOINED && bgp_txlog_lag(g->log, &gm->cur) > limit)
+      group_member_handover(g, gm, 1);
+}
+
+void
+group_flush(struct bgp_group *g)
+{
+  group_pack(g);
+  group_evict(g);
 }
 
 static void
@@ -225,13 +252,14 @@ group_member_leave(struct bgp_group *g, struct bgp_gmember *gm)
   group_unref(g);
 }
 
-/* The member exports alone from now on: it gets the log up to here and
- * the group's state here; the group forgets it (its leave follows once
- * it has read that far). */
+/* The member exports alone from now on: it gets the log up to here (or
+ * with skip, passes over it) and the group's state here; the group
+ * forgets it (its leave follows once it has read that far). */
 static void
-group_member_handover(struct bgp_group *g, struct bgp_gmember *gm)
+group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
 {
-  group_flush(g);
+  group_pack(g);
+  gm->h_skip = skip;
   gm->h_end = bgp_txlog_end(g->log);
   gm->h_map = chan_exp_copy(g->c);
   rt_reader_attach_at(g->c->table, &gm->h_pin, gm->loop, NULL, &g->c->reader);
@@ -245,7 +273,10 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm)
     return;
   }
   group_member_delist(g, gm);
-  log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", gm->name, g->name, gm->cc->name);
+  if (skip)
+    log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
+  else
+    log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", gm->name, g->name, gm->cc->name);
   bgp_txlog_wake(g->log, &gm->cur);
 }
 
@@ -263,8 +294,8 @@ group_member_hook(void *data)
     /* a refresh first: a hand-over with it passes its EoRR on */
     if ((req & GM_REQ_REFEED) && gm->listed)
       group_feed_request(g, gm, (req & GM_REQ_EORR) ? 2 : 0);
-    if (req & GM_REQ_SOLO)
-      group_member_handover(g, gm);
+    if ((req & GM_REQ_SOLO) && gm->listed)
+      group_member_handover(g, gm, 0);
   }
 }
 
@@ -466,6 +497,8 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
   if (!gm)
     return;
   bc->gm = NULL;
+  if (bc->c)
+    uatomic_set(&bc->c->export_via, NULL);
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
     /* The main loop or the group drops it when the join comes by. */
     gm_unref(gm);
@@ -490,12 +523,95 @@ gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
 {
   bc->eor_sent = gm->h_eor_sent;
   bc->eorr_pending |= gm->h_eorr;
+  uatomic_set(&bc->c->export_via, NULL);
   chan_export_takeover(bc->c, &gm->h_pin, gm->h_map);   /* detaches the pin */
   uatomic_set(&gm->state, GM_LEAVING);
   bgp_txlog_leave(gm->group->log, &gm->cur);
   bc->gm = NULL;
   gm_request(gm, GM_REQ_LEAVE);
   gm_unref(gm);
+  ev_schedule(&p->tx_ev);
+}
+
+/* The withdrawals of a message a member passes over are sent before its
+ * own export: the peer may hold routes the log withdrew (withdrawing one
+ * it does not hold is harmless). They are kept as the log had them, an
+ * UPDATE with only its withdrawn routes and MP_UNREACH: no more than the
+ * log held. End-of-RIB and EoRR passed over are its own export's to send. */
+static void
+gm_skipped(struct bgp_channel *bc, struct bgp_gmember *gm, const u8 *msg, uint len)
+{
+  if (len < BGP_HEADER_LEN)
+    return;
+  if (msg[18] == BGP_MSG_ROUTE_REFRESH) {
+    gm->h_eorr = 1;                 /* the group sends no other kind */
+    return;
+  }
+  struct bgp_update u;
+  struct bgp_error err;
+  if (msg[18] != BGP_MSG_UPDATE || bgp_update_split(msg + BGP_HEADER_LEN, len - BGP_HEADER_LEN, &u, &err) < 0)
+    return;
+  /* MP_UNREACH, raw: flags, type, length, value */
+  struct bgp_cur a = u.attrs, unreach = bgp_cur_init(NULL, 0);
+  int others = 0;
+  while (!bgp_cur_empty(&a)) {
+    const u8 *start = a.p;
+    u8 flags, type, l8;
+    u16 alen;
+    if (!bgp_get_u8(&a, &flags) || !bgp_get_u8(&a, &type))
+      return;
+    if (flags & 0x10) {
+      if (!bgp_get_u16(&a, &alen))
+        return;
+    } else if (bgp_get_u8(&a, &l8))
+      alen = l8;
+    else
+      return;
+    if (!bgp_skip(&a, alen))
+      return;
+    if (type == BA_MP_UNREACH_NLRI)
+      unreach = bgp_cur_init(start, (size_t) (a.p - start));
+    else
+      others = 1;
+  }
+  size_t wlen = bgp_cur_left(&u.withdrawn), ulen = bgp_cur_left(&unreach);
+  /* End-of-RIB: an empty UPDATE, or an MP_UNREACH with a family alone */
+  if (!wlen && bgp_cur_empty(&u.nlri) && !others &&
+      (gm->key.af == BGP_AF_IPV4 ? !ulen : ulen && ulen == (size_t) (unreach.p[0] & 0x10 ? 4 : 3) + 3)) {
+    gm->h_eor_sent = 0;
+    return;
+  }
+  if (!wlen && !ulen)
+    return;
+  uint total = BGP_HEADER_LEN + 2 + (uint) wlen + 2 + (uint) ulen;
+  u8 *m = bgp_tx_early_reserve(bc, total), *w = m + BGP_HEADER_LEN;
+  bgp_header_put(m, total, BGP_MSG_UPDATE);
+  bgp_store16(w, (u16) wlen);
+  memcpy(w + 2, u.withdrawn.p, wlen);
+  bgp_store16(w + 2 + wlen, (u16) ulen);
+  if (ulen)
+    memcpy(w + 4 + wlen, unreach.p, ulen);
+  bgp_tx_early_commit(bc, total);
+}
+
+void
+bgp_group_skip(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  struct bgp_gmember *gm = bc->gm;
+  if (!gm || uatomic_read(&gm->state) != GM_HANDOVER || !gm->h_skip)
+    return;
+  struct bgp_group *g = gm->group;
+  for (uint budget = GROUP_SKIP_BUDGET; budget; budget--) {
+    const struct bgp_txlog_entry *e = bgp_txlog_peek(g->log, &gm->cur);
+    if (gm->cur.pos >= gm->h_end) {
+      gm_takeover(p, bc, gm);
+      return;
+    }
+    if (!e)
+      return;                       /* cannot be: h_end was published */
+    gm_skipped(bc, gm, bgp_txlog_msg(e), e->len);
+    bgp_txlog_consume(g->log, &gm->cur);
+  }
   ev_schedule(&p->tx_ev);
 }
 
@@ -537,6 +653,11 @@ bgp_group_refeed(struct bgp_proto *p UNUSED, struct bgp_channel *bc, int eorr)
   /* Going solo: the member's own feed follows */
   if (gm->solo_asked)
     return 0;
+  /* Let go for lagging: the own feed that follows covers it */
+  if (uatomic_read(&gm->state) == GM_HANDOVER) {
+    gm->h_eorr |= eorr;
+    return 1;
+  }
   gm_request(gm, GM_REQ_REFEED | (eorr ? GM_REQ_EORR : 0));
   return 1;
 }
@@ -573,10 +694,10 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
   if (state != GM_JOINED && state != GM_HANDOVER)
     return 0;
   struct bgp_group *g = gm->group;
-  if (state == GM_JOINED && !gm->solo_asked && bgp_txlog_lag(g->log, &gm->cur) > GROUP_LAG_EVICT) {
-    log_msg(L_WARN, "%s: Too slow for its update group, exports alone", p->p.name);
-    bgp_group_solo(p, bc);
-  }
+  if (state == GM_HANDOVER && gm->h_skip)
+    return 0;                       /* bgp_group_skip() has it */
+  if (!bc->c->export_via)
+    uatomic_set(&bc->c->export_via, g->c);    /* `show route exported` */
   const struct bgp_txlog_entry *e;
   while (txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
     e = bgp_txlog_peek(g->log, &gm->cur);

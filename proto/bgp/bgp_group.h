@@ -15,16 +15,20 @@
  *  - the group's loop does the export, joins and feeds members, and
  *    packs UPDATEs;
  *  - a member's loop writes the log's messages for it to its socket and
- *    leaves on its own: session down, a reconfigure that would make its
- *    export differ, or falling too far behind the others (it then
- *    exports alone, as a session out of any group does); a route refresh
- *    or `reload out` has the group feed it again.
+ *    leaves on its own: session down, or a reconfigure that would make
+ *    its export differ (it then exports alone, as a session out of any
+ *    group does); a route refresh or `reload out` has the group feed it
+ *    again;
+ *  - the group lets a member go that falls too far behind the log's end
+ *    (a peer that reads slowly or not at all): the log must neither grow
+ *    nor wait for it.
  *
  * A member's state machine (struct bgp_gmember.state, bgp_group_int.h):
  * PENDING from bgp_group_join() until the group took it in (JOINED) or
  * the member gave up first (LEAVING); JOINED -> HANDOVER when it goes to
- * export alone, until it has sent the log up to the hand-over point. A
- * member only touches its log cursor once JOINED.
+ * export alone, until it has sent the log up to the hand-over point (or
+ * passed over it, when let go for lagging). A member only touches its log
+ * cursor once JOINED.
  */
 #ifndef PROTO_BGP_BGP_GROUP_H
 #define PROTO_BGP_BGP_GROUP_H
@@ -48,6 +52,12 @@ void bgp_group_reload_out(struct channel *c);
 /* Write what the log holds for bc until the socket's queue is full.
  * -1: the connection went away. Member loop, from the tx hook. */
 int bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc);
+/* A member the group let go for lagging too far behind passes over the
+ * rest of its log instead of writing it, whatever its socket holds: the
+ * withdrawals there are queued for its own export (the peer may hold
+ * those routes), which then feeds it everything the table exports. Member
+ * loop, from the tx hook. */
+void bgp_group_skip(struct bgp_proto *p, struct bgp_channel *bc);
 /* Is bc exporting through a group (joined or joining)? */
 int bgp_group_member(const struct bgp_channel *bc);
 

@@ -17,6 +17,13 @@
 #define GROUP_LAG_PAUSE (1024 * 1024)
 #define GROUP_LAG_RESUME (256 * 1024)
 #define GROUP_LAG_EVICT (64 * 1024 * 1024)
+/* ... or less for a smaller table: GROUP_EVICT_PER_ROUTE bytes per route
+ * the group exports, two or three times what a feed of them afresh sends
+ * (a member let go is fed afresh), but no less than this. */
+#define GROUP_LAG_EVICT_MIN (4 * 1024 * 1024)
+#define GROUP_EVICT_PER_ROUTE 64
+/* Log entries a member let go passes over per turn of its loop. */
+#define GROUP_SKIP_BUDGET 1024
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
@@ -69,6 +76,7 @@ struct bgp_gmember {
   struct rt_reader h_pin;       /* the journal where the group's reader was */
   struct chan_export_map *h_map;   /* the group's export map then */
   int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
+  int h_skip;                   /* let go for lagging: pass over the log, do not send it */
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
 
   /* Group's loop. */

@@ -77,12 +77,16 @@ bgp_tx_init(struct bgp_proto *p)
   }
 }
 
+static void bgp_tx_early_free(struct bgp_channel *bc);
+
 void
 bgp_tx_cleanup(struct bgp_proto *p)
 {
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     bgp_group_leave(p, bc);
+    if (bc->early)
+      bgp_tx_early_free(bc);
     bgp_export_profile_put(bc->xprof_ref);
     bc->xprof_ref = NULL;
     if (bc->c)
@@ -129,6 +133,8 @@ bgp_tx_reset(struct bgp_proto *p)
     if (lnode_linked(&bc->withdraw.n))
       list_del(&bc->withdraw.n);
     bc->pending = 0;
+    if (bc->early)
+      bgp_tx_early_free(bc);
     if (bc->export_paused) {
       bc->export_paused = 0;
       ev_schedule(&bc->c->export_ev);
@@ -188,6 +194,52 @@ bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr 
     else
       list_add_tail(&bc->ready, &b->n);
   }
+}
+
+u8 *
+bgp_tx_early_reserve(struct bgp_channel *bc, uint len)
+{
+  if (bc->early_len + len > bc->early_cap) {
+    size_t cap = MAX(MAX(2 * bc->early_cap, bc->early_len + len), (size_t) 65536);
+    u8 *b = realloc(bc->early, cap);
+    if (!b)
+      die("Out of memory");
+    mem_account(MEM_PROTOCOLS, (s64) (cap - bc->early_cap), 0);
+    bc->early = b;
+    bc->early_cap = cap;
+  }
+  return bc->early + bc->early_len;
+}
+
+void
+bgp_tx_early_commit(struct bgp_channel *bc, uint len)
+{
+  bc->early_len += len;
+}
+
+static void
+bgp_tx_early_free(struct bgp_channel *bc)
+{
+  mem_account(MEM_PROTOCOLS, -(s64) bc->early_cap, 0);
+  free(bc->early);
+  bc->early = NULL;
+  bc->early_len = bc->early_cap = bc->early_sent = 0;
+}
+
+/* The next early UPDATE; 0: none waits, -1: the connection went away. */
+static int
+bgp_tx_early(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  if (bc->early_sent >= bc->early_len) {
+    if (bc->early)
+      bgp_tx_early_free(bc);
+    return 0;
+  }
+  const u8 *m = bc->early + bc->early_sent;
+  uint len = bgp_load16(m + 16);
+  bc->early_sent += len;
+  bgp_send(p->conn, m, len);
+  return p->conn ? 1 : -1;
 }
 
 void
@@ -303,6 +355,11 @@ void
 bgp_tx_hook(void *data)
 {
   struct bgp_proto *p = data;
+  /* Whatever the socket holds: a member let go for being slow must free
+   * the group's log without writing it. */
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->ch[af].c && bgp_group_member(&p->ch[af]))
+      bgp_group_skip(p, &p->ch[af]);
   bgp_tx_fill(p);
   if (!p->conn)
     return;
@@ -338,6 +395,14 @@ bgp_tx_fill(struct bgp_proto *p)
         /* the group sends End-of-RIB and EoRR in the log */
         if (bgp_group_tx(p, bc) < 0)
           return;
+        continue;
+      }
+      /* what the group's log withdrew comes first */
+      int early = bgp_tx_early(p, bc);
+      if (early < 0)
+        return;
+      if (early) {
+        any = 1;
         continue;
       }
       struct lnode *first = list_first(&bc->ready);
