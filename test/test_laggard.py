@@ -53,6 +53,19 @@ def apply_update(rib, body):
     rib.update(nlri_prefixes(body[4 + wl + al:]))
 
 
+def read_until(peer, rib, want, timeout=60):
+    """Apply the UPDATEs peer reads to rib until it is want, or nothing more
+    comes, or timeout."""
+    deadline = time.time() + timeout
+    while rib != want and time.time() < deadline:
+        try:
+            t, body = peer.recv(timeout=max(0.1, deadline - time.time()))
+        except socket.timeout:
+            return
+        if t == 2:
+            apply_update(rib, body)
+
+
 def memory(d, what="Routing tables"):
     """Bytes of `show memory`'s effective column for what."""
     text = "\n".join(strip_codes(d.raw("show memory")))
@@ -111,14 +124,7 @@ protocol bgp stalled {
 
     # Reading again: the peer converges to exactly the last round.
     want = set(prefixes(ROUNDS))
-    deadline = time.time() + 60
-    while rib != want and time.time() < deadline:
-        try:
-            t, body = stalled.recv(timeout=max(0.1, deadline - time.time()))
-        except socket.timeout:
-            break
-        if t == 2:
-            apply_update(rib, body)
+    read_until(stalled, rib, want)
     assert len(rib - want) == 0 and len(want - rib) == 0, (len(rib - want), len(want - rib))
     assert "Established" in "\n".join(strip_codes(d.raw("show protocols all stalled")))
     stalled.close()
