@@ -621,6 +621,48 @@ mp_withdraw_run(void *s, u64 iters)
         upd(&pfx[i], p, NULL, RT_UPD_REMOVE);
   mp_loaded = 0;
 }
+/* The same loads and flushes as BGP brings them: each peer's routes in
+ * batches of ONE_BATCH (an UPDATE's NLRI), through rt_update_batch(). */
+static void
+mp_batch(int withdraw, enum rt_update_result want)
+{
+  struct rt_import im[ONE_BATCH];
+  for (u32 p = 0; p < MP_SOURCES; p++)
+    for (u32 i = 0, k = 0; i < npfx || k; ) {
+      if (i < npfx && k < ONE_BATCH) {
+        if (mp_has(i, p))
+          im[k++] = (struct rt_import){ .net = NA(&pfx[i]), .src = peers[p].src,
+                                        .attrs = withdraw ? NULL : peer_attrs(p, i, 0) };
+        i++;
+        continue;
+      }
+      rt_update_batch(tab, NULL, im, k);
+      for (u32 j = 0; j < k; j++)
+        if (im[j].result != want)
+          unexpected++;
+      k = 0;
+    }
+}
+
+static void
+mp_insert_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(!mp_loaded && iters == mp_routes);
+  mp_batch(0, RT_UPD_ADD);
+  mp_loaded = 1;
+  mp_cursor = 0;
+}
+
+static void
+mp_withdraw_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(mp_loaded && iters == mp_routes);
+  mp_batch(1, RT_UPD_REMOVE);
+  mp_loaded = 0;
+}
+
 static void mp_flush_hook(void *s, u64 iters) { (void) s; (void) iters; mp_flush(); }
 static void mp_load_hook(void *s, u64 iters) { (void) s; (void) iters; mp_load(); }
 static void mp_load_setup(void *s) { mp_setup(s); mp_load(); }
@@ -954,7 +996,7 @@ gen_static(u32 n)
 static void
 register_benches(void)
 {
-  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64];
+  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64], name_mp_ins_b[64], name_mp_wd_b[64];
   bench_add(&(struct bench_spec){
     .name = "attr/intern-hit", .op = "intern+unref", .state = &intern_st,
     .setup = intern_setup, .teardown = intern_teardown, .run = intern_hit_run,
@@ -998,6 +1040,8 @@ register_benches(void)
   snprintf(name_mp_ins, sizeof(name_mp_ins), "rt/insert/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_rep, sizeof(name_mp_rep), "rt/replace/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_wd, sizeof(name_mp_wd), "rt/withdraw/%dsrc-2to5paths", MP_SOURCES);
+  snprintf(name_mp_ins_b, sizeof(name_mp_ins_b), "rt/insert/%dsrc-2to5paths-batch", MP_SOURCES);
+  snprintf(name_mp_wd_b, sizeof(name_mp_wd_b), "rt/withdraw/%dsrc-2to5paths-batch", MP_SOURCES);
   /* mp_routes is known only after setup; the count is deterministic. */
   u64 routes = 0;
   for (u32 i = 0; i < npfx; i++)
@@ -1023,6 +1067,15 @@ register_benches(void)
     .name = name_mp_wd, .op = "withdraw+best", .setup = mp_setup, .before = mp_load_hook,
     .run = mp_withdraw_run, .after = one_quiesce_hook, .fixed_iters = routes, .samples = 5,
     .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5)" });
+
+  bench_add(&(struct bench_spec){
+    .name = name_mp_ins_b, .op = "insert+best", .setup = mp_setup,
+    .run = mp_insert_batch_run, .after = mp_flush_hook, .fixed_iters = routes, .samples = 5,
+    .target_ops = 5e6, .target = TGT_INSERT "; each peer's routes in batches of 256" });
+  bench_add(&(struct bench_spec){
+    .name = name_mp_wd_b, .op = "withdraw+best", .setup = mp_setup, .before = mp_load_hook,
+    .run = mp_withdraw_batch_run, .after = one_quiesce_hook, .fixed_iters = routes, .samples = 5,
+    .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5); batches of 256" });
 
   bench_add(&(struct bench_spec){
     .name = "rt/insert/mt-1thr", .op = "insert", .state = &mt1, .setup = mt_setup,
