@@ -174,6 +174,9 @@ struct rt_senders {
   struct rt_senders *older;   /* replaced arrays, freed with the table */
   u32 size;                   /* fixed for the array's life */
   u32 next;                   /* where the search for a free number starts */
+  /* atomic, by number, in the same block as ch: the table a sender's
+   * routes are copies of (a pipe's), NULL: none; written under the lock */
+  const struct rtable **origin;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
@@ -256,6 +259,18 @@ static inline struct channel *rt_sender_of(const struct rtable *t, u16 id)
     return NULL;
   const struct rt_senders *s = rcu_dereference(t->senders);
   return __atomic_load_n(&s->ch[id], __ATOMIC_ACQUIRE);
+}
+
+/* Sender id's routes in t are copies of table from's routes (a pipe: they
+ * keep their source). Set before it writes any; anyone reads it under RCU
+ * (a table is only compared with, never read through). */
+void rt_sender_set_origin(struct rtable *t, u16 id, const struct rtable *from);
+static inline const struct rtable *rt_sender_origin(const struct rtable *t, u16 id)
+{
+  if (!id)
+    return NULL;
+  const struct rt_senders *s = rcu_dereference(t->senders);
+  return __atomic_load_n(&s->origin[id], __ATOMIC_ACQUIRE);
 }
 
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */

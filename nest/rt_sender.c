@@ -13,7 +13,9 @@
  * (chan_route_is_own), so the next channel must not get it soon.
  *
  * The main loop adds and removes senders (channel_new, channel_free);
- * anyone reads the array under RCU. A grown array replaces the old one,
+ * anyone reads the array under RCU. A sender whose routes are copies of
+ * another table's (a pipe's) names that table, so that a pipe never
+ * copies them back where they came from. A grown array replaces the old one,
  * which stays allocated until the table goes: growth is by doubling, so
  * the old ones together are smaller than the current one.
  */
@@ -31,9 +33,10 @@ static pthread_mutex_t rt_senders_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rt_senders *
 rt_senders_alloc(u32 size)
 {
-  struct rt_senders *s = calloc(1, sizeof(*s) + size * sizeof(s->ch[0]));
+  struct rt_senders *s = calloc(1, sizeof(*s) + size * (sizeof(s->ch[0]) + sizeof(s->origin[0])));
   if (!s)
     die("Out of memory");
+  s->origin = (const struct rtable **) (s->ch + size);
   s->size = size;
   s->next = 1;
   return s;
@@ -57,6 +60,7 @@ rt_sender_add(struct rtable *t, struct channel *c)
       die("Table %s: more than %u channels write into it", t->name, RT_SENDERS_MAX - 1);
     struct rt_senders *g = rt_senders_alloc(s->size * 2);
     memcpy(g->ch, s->ch, s->size * sizeof(s->ch[0]));
+    memcpy(g->origin, s->origin, s->size * sizeof(s->origin[0]));
     g->older = s;
     id = s->size;
     rcu_assign_pointer(t->senders, s = g);
@@ -77,6 +81,20 @@ rt_sender_remove(struct rtable *t, u16 id)
   struct rt_senders *s = t->senders;
   ASSERT_DIE(s && id < s->size);
   __atomic_store_n(&s->ch[id], NULL, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&rt_senders_lock);
+}
+
+void
+rt_sender_set_origin(struct rtable *t, u16 id, const struct rtable *from)
+{
+  if (!id)
+    return;
+  /* under the lock: a growing array copies what is set */
+  pthread_mutex_lock(&rt_senders_lock);
+  struct rt_senders *s = t->senders;
+  ASSERT_DIE(s && id < s->size);
+  __atomic_store_n(&s->origin[id], from, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&rt_senders_lock);
 }
 

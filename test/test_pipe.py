@@ -124,8 +124,11 @@ def test_pipe_loop(start_daemon, ours_only):
     """A copy never replaces the route it was made of, and never comes back.
 
     p21 sees p12's copies in t2 and would write them into master4 over
-    the originals (same source): the table refuses, the pipe logs the loop;
-    withdrawing the originals removes the copies and nothing else."""
+    the originals (same source): p21 knows them for copies of master4's
+    routes and logs the loop. Their going withdraws nothing of master4;
+    withdrawing the originals removes the copies and nothing else, even
+    when the pipes run late (copies of copies must not circle between
+    the two tables once the originals are gone)."""
     routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(500))
     d = start_daemon(LOOP_CONF % routes)
     want = {"master4": (501, 501), "master6": (0, 0), "t2": (501, 501)}
@@ -136,6 +139,15 @@ def test_pipe_loop(start_daemon, ours_only):
     assert "[s1 " in t, t
     assert proto_routes(d, "p12") == (0, 500), proto_routes(d, "p12")
     assert proto_routes(d, "p21") == (0, 1), proto_routes(d, "p21")
+    # p12 going takes its copies out of t2: p21 never copied them, so that
+    # withdraws nothing of master4 (the originals share their source)
+    assert d.raw("disable p12").startswith(b"0009-")
+    want = {"master4": (501, 501), "master6": (0, 0), "t2": (1, 1)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert "[s1 " in "\n".join(strip_codes(d.raw("show route 10.1.7.0/24 table master4")))
+    assert d.raw("enable p12").startswith(b"0011-")
+    want = {"master4": (501, 501), "master6": (0, 0), "t2": (501, 501)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
     assert d.raw("disable s1").startswith(b"0009-")
     want = {"master4": (1, 1), "master6": (0, 0), "t2": (1, 1)}
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)

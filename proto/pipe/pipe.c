@@ -107,6 +107,9 @@ pipe_start(struct proto *pp)
     else
       p->sec = c;
   }
+  /* what each side writes is a copy of the other side's table */
+  rt_sender_set_origin(p->pri->table, p->pri->sender_id, p->sec->table);
+  rt_sender_set_origin(p->sec->table, p->sec->sender_id, p->pri->table);
   proto_set_info(pp, "%s <=> %s", p->pri->table->name, p->sec->table->name);
   return PS_UP;
 }
@@ -177,15 +180,30 @@ pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_sr
     pipe_flush(pp, c);
 }
 
+/* Did a pipe copy r into c's table from dst's? Then it goes no further:
+ * copied back, it would replace or withdraw the route it was made of, or
+ * (two pipes between the same tables) circle between them for good once
+ * that route is gone. */
+static int
+pipe_copied_from(struct channel *c, const struct rte *r, struct channel *dst)
+{
+  return r && rt_sender_origin(c->table, r->sender) == dst->table;
+}
+
 static void
 pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                const struct ea_list *new_src)
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
-  if (old && (!new || new->src != old->src))
+  int loop = pipe_copied_from(c, new, dst);
+  if (pipe_copied_from(c, old, dst))
+    old = NULL;                     /* never ours to withdraw */
+  if (old && (!new || loop || new->src != old->src))
     pipe_queue(pp, c, n, old->src, NULL, NULL);
-  if (!new)
+  if (loop)
+    log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
+  if (!new || loop)
     return;
   /* (What the queue holds is ours: a copy by dst, never a collision.) */
   if (pipe_collides(dst, n, new->src)) {
