@@ -11,9 +11,10 @@
 #include "proto/bgp/bgp_txlog.h"
 
 /* The group stops reading the journal while its fastest member has more
- * than this much to send; a member that falls this far behind the log's
- * end leaves and exports alone, so that it neither holds the others back
- * nor the log's memory up. */
+ * than this much to send (PAUSE, until RESUME); a member that falls EVICT
+ * behind the log's end, less for a small table (group_evict), is let go
+ * and exports alone, so that it neither holds the others back nor the
+ * log's memory up. */
 #define GROUP_LAG_PAUSE (1024 * 1024)
 #define GROUP_LAG_RESUME (256 * 1024)
 #define GROUP_LAG_EVICT (64 * 1024 * 1024)
