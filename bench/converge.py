@@ -165,7 +165,7 @@ def one_run(args, binary, version, threads):
     try:
         blast_out = open(os.path.join(d, "bgpblast.out"), "w")
         # line-buffered: its events are read while it runs
-        blast = subprocess.Popen(["stdbuf", "-oL", BGPBLAST, "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
+        blast = subprocess.Popen(["stdbuf", "-oL", args.bgpblast, "--threads", str(args.blast_threads), "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
                                   "--routes", str(args.routes), "--monitors", str(args.monitors), "--quiet", "--linger", "-1",
                                   "--timeout", str(args.timeout), "--seed", str(args.seed)],
                                  stdout=blast_out, stderr=subprocess.STDOUT)
@@ -184,6 +184,8 @@ def one_run(args, binary, version, threads):
                 break
             if dut.poll() is not None:
                 raise RuntimeError("daemon died, see %s" % d)
+            if blast.poll() is not None and monitor_done is None:
+                raise RuntimeError("the injector exited (status %s), see %s" % (blast.returncode, d))
             time.sleep(args.poll)
         rss, sz, vsz = proc_mem(dut.pid)
         if args.cpu:
@@ -229,6 +231,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--daemon", choices=["ours", "bird2"], default="ours")
     ap.add_argument("--bird", default=os.path.join(REPO, "build", "bird"), help="our daemon binary")
+    ap.add_argument("--bird2", default="/usr/sbin/bird", help="BIRD 2 binary (--daemon bird2)")
+    ap.add_argument("--bgpblast", default=BGPBLAST, help="the injector binary")
+    ap.add_argument("--blast-threads", type=int, default=2,
+                    help="the injector's I/O threads (more on a big machine, so that it is not the bottleneck)")
     ap.add_argument("--layout", choices=["single", "multi", "imex", "mulimex"], default="single")
     ap.add_argument("--peers", type=int, default=10)
     ap.add_argument("--routes", type=int, default=10000, help="routes per peer")
@@ -251,7 +257,7 @@ def main():
     args = ap.parse_args()
 
     if args.daemon == "bird2":
-        binary = "/usr/sbin/bird"
+        binary = args.bird2
         ver = subprocess.run([binary, "--version"], capture_output=True, text=True)
         version = args.version or "bird-" + (ver.stdout + ver.stderr).split()[-1]
         threads_list = [0]
