@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nest/proto.h"
+#include "nest/reconf.h"
 #include "lib/log.h"
 
 /* --- Lifecycle (channel_new/free: main loop while the proto loop is idle) --- */
@@ -126,6 +127,14 @@ chan_export_stop(struct channel *c)
   uatomic_set(&c->stats.exp_routes, 0);
 }
 
+/* The channel's routes stay where they are; it counts none any more. */
+static void
+chan_forget_imports(struct channel *c)
+{
+  uatomic_set(&c->stats.imp_routes, 0);
+  uatomic_set(&c->stats.filt_routes, 0);
+}
+
 /* Both ways down begin alike: no more export, no refresh cycle. */
 static int
 chan_down_begin(struct channel *c)
@@ -145,7 +154,15 @@ channel_down(struct channel *c)
 {
   if (!chan_down_begin(c))
     return;
-  chan_flush_imports(c);
+  /* At daemon shutdown every table goes away with its channels, and every
+   * session that would hear the withdrawals is closing too: a walk of the
+   * whole table per channel (O(channels x nets), and the withdrawals
+   * exported) would only delay the exit. The tables' teardown frees what
+   * is left. */
+  if (config_shutting_down())
+    chan_forget_imports(c);
+  else
+    chan_flush_imports(c);
   uatomic_set(&c->state, CS_DOWN);
 }
 
@@ -196,8 +213,7 @@ chan_flush_imports(struct channel *c)
   rt_flush_channel(c->table, c);
   if (c->in_table)
     rt_flush_channel(c->in_table, c);
-  uatomic_set(&c->stats.imp_routes, 0);
-  uatomic_set(&c->stats.filt_routes, 0);
+  chan_forget_imports(c);
 }
 
 /* Returns 1 when the import filter changed and the routes must be imported

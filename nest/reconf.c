@@ -22,7 +22,7 @@
 
 static struct config *running;
 static const char *cfg_path;
-static int shutting_down;
+static int shutting_down;      /* main loop writes; protocol loops read (atomic) */
 static uint shutdown_holds;     /* main loop: config_shutdown_hold() */
 static btime boot_time, reconf_time;
 
@@ -37,7 +37,7 @@ static struct sched *default_sched;
 struct config *config_running(void) { return running; }
 void config_set_path(const char *path) { free((void *) cfg_path); cfg_path = strdup(path); }
 const char *config_path(void) { return cfg_path; }
-int config_shutting_down(void) { return shutting_down; }
+int config_shutting_down(void) { return uatomic_read(&shutting_down); }
 btime config_boot_time(void) { return boot_time; }
 btime config_reconf_time(void) { return reconf_time; }
 
@@ -146,7 +146,7 @@ config_start_shutdown(void)
 {
   if (shutting_down)
     return;
-  shutting_down = 1;
+  uatomic_set(&shutting_down, 1);
   log_msg(L_INFO, "Shutting down");
   protos_shutdown();
   config_shutdown_check();
