@@ -288,30 +288,45 @@ rte_release(struct rtable *t, struct rte *r)
   rt_unlock_source(r->src);
 }
 
-struct rt_deferred_free {
+/* Table teardown frees millions of routes and nets: one grace period and
+ * one allocation per batch of them, not per object. */
+#define RT_FREE_BATCH 1024
+struct rt_free_batch {
   struct rcu_head rcu;
-  void *ptr;
-  struct shslab *slab;
+  uint n;
+  struct { struct shslab *slab; void *ptr; } e[RT_FREE_BATCH];
 };
 
 static void
-rt_deferred_free_rcu(struct rcu_head *h)
+rt_free_batch_rcu(struct rcu_head *h)
 {
-  struct rt_deferred_free *d = caa_container_of(h, struct rt_deferred_free, rcu);
-  shslab_free(d->slab, d->ptr);
-  free(d);
+  struct rt_free_batch *b = caa_container_of(h, struct rt_free_batch, rcu);
+  for (uint i = 0; i < b->n; i++)
+    shslab_free(b->e[i].slab, b->e[i].ptr);
+  free(b);
 }
 
-/* For the rare frees outside the journal (table teardown). */
 static void
-rt_free_later(struct shslab *slab, void *ptr)
+rt_free_batch_send(struct rt_free_batch **bp)
 {
-  struct rt_deferred_free *d = malloc(sizeof(*d));
-  if (!d)
-    die("Out of memory");
-  d->ptr = ptr;
-  d->slab = slab;
-  call_rcu(&d->rcu, rt_deferred_free_rcu);
+  if (*bp)
+    call_rcu(&(*bp)->rcu, rt_free_batch_rcu);
+  *bp = NULL;
+}
+
+static void
+rt_free_later(struct rt_free_batch **bp, struct shslab *slab, void *ptr)
+{
+  struct rt_free_batch *b = *bp;
+  if (!b) {
+    if (!(b = *bp = malloc(sizeof(*b))))
+      die("Out of memory");
+    b->n = 0;
+  }
+  b->e[b->n].slab = slab;
+  b->e[b->n].ptr = ptr;
+  if (++b->n == RT_FREE_BATCH)
+    rt_free_batch_send(bp);
 }
 
 /* --- Journal --- */
@@ -1212,19 +1227,21 @@ rt_table_destroy_data(struct rtable *t)
     rt_block_retire_refs(b, used);
   }
   t->jfirst = t->jlast = NULL;
-  /* Remaining routes (a table is destroyed only when no channel feeds it,
-   * so normally none). */
+  /* Remaining routes: none after a reconfigure removed the table (its
+   * channels flushed them), all of them at daemon shutdown (channel_down()). */
   struct rcu_hash_iter it;
+  struct rt_free_batch *fb = NULL;
   for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
     for (struct rte *r = n->routes, *next; r; r = next) {
       next = r->next;
       rte_release(t, r);
-      rt_free_later(rte_slab, r);
+      rt_free_later(&fb, rte_slab, r);
     }
     rcu_hash_remove(&t->nets, rt_net_hash(&n->n), &n->node);
     rt_feed_unlink(t, n);
-    rt_free_later(net_slab[n->n.type], n);
+    rt_free_later(&fb, net_slab[n->n.type], n);
   }
+  rt_free_batch_send(&fb);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
