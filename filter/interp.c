@@ -504,6 +504,10 @@ f_exec(const struct filter *top, struct f_route *r, linpool *lp, struct f_val *r
     L_FI_CALL: ; {
       const struct filter *fn = in->p.p;
       STEP();
+      /* a constant in a function's own body (a set, a define) may call it
+       * at parse time, before it has code */
+      if (unlikely(!fn->code))
+        ERROR("Function %s called before its definition is complete", fn->name ? fn->name : "?");
       if (nframes >= F_MAX_FRAMES)
         ERROR("Filter recursion too deep");
       if (sp - in->a + fn->stack_need > F_STACK)

@@ -55,6 +55,9 @@ def test_parse_semantic_errors(tmp_path):
          "3:20 Symbol 's4' already defined"),
         ("router id 10.0.0.1;\nprotocol static { ipv4; route 2001:db8::/32 blackhole; }\n",
          "2:56 Route 2001:db8::/32 incompatible with channel type"),
+        # a set constant is evaluated at parse time, inside the body it calls
+        ("router id 10.0.0.1;\nfunction f() -> int\n{\n  bgp_community.delete([(64500, f())]);\n  return 1;\n}\n",
+         "4:36 Function f called before its definition is complete"),
     ]
     for i, (text, where) in enumerate(cases):
         conf = write(tmp_path, "bad%d.conf" % i, text)
