@@ -588,6 +588,17 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     ea_unref(mod);
 }
 
+void
+chan_export_decline(struct channel *c, const struct rte *r)
+{
+  if (!chan_exp_bit(c, r->id))
+    return;
+  chan_exp_set(c, r->id, 0);
+  chan_stat_add(&c->stats.exp_routes, -1);
+  chan_stat_add(&c->stats.exp_updates_accepted, -1);
+  chan_stat_add(&c->stats.exp_updates_rejected, 1);
+}
+
 /* `secondary`: export the first route of the net the policy accepts. Any
  * change of the net may change which one that is. `retired` is a route
  * just removed from the chain, which may be the one we exported. */

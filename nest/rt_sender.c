@@ -15,7 +15,8 @@
  * The main loop adds and removes senders (channel_new, channel_free);
  * anyone reads the array under RCU. A sender whose routes are copies of
  * another table's (a pipe's) names that table, so that a pipe never
- * copies them back where they came from. A grown array replaces the old one,
+ * copies them back where they came from; the number keeps naming it after
+ * the channel goes, until the number is reused. A grown array replaces the old one,
  * which stays allocated until the table goes: growth is by doubling, so
  * the old ones together are smaller than the current one.
  */
@@ -65,7 +66,9 @@ rt_sender_add(struct rtable *t, struct channel *c)
     id = s->size;
     rcu_assign_pointer(t->senders, s = g);
   }
-  /* Before any route with this number is published (the publish orders it) */
+  /* Before any route with this number is published (the publish orders it):
+   * the number's origin from its last user goes (set_origin may follow) */
+  __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
   __atomic_store_n(&s->ch[id], c, __ATOMIC_RELEASE);
   s->next = id + 1 < s->size ? id + 1 : 1;
   pthread_mutex_unlock(&rt_senders_lock);
@@ -80,8 +83,10 @@ rt_sender_remove(struct rtable *t, u16 id)
   pthread_mutex_lock(&rt_senders_lock);
   struct rt_senders *s = t->senders;
   ASSERT_DIE(s && id < s->size);
+  /* The origin stays: a pipe reading an old journal item must still know
+   * a copy for one after the pipe that made it went (else it would pass
+   * on the copy's withdrawal as the original's, same source). */
   __atomic_store_n(&s->ch[id], NULL, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&rt_senders_lock);
 }
 

@@ -156,6 +156,40 @@ def test_pipe_loop(start_daemon, ours_only):
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)
 
 
+RING_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+ipv4 table t3;
+protocol static s1 { ipv4; %s }
+# a ring of three tables: a copy of a copy comes back to master4
+protocol pipe p12 { table master4; peer table t2; export all; import none; }
+protocol pipe p23 { table t2; peer table t3; export all; import none; }
+protocol pipe p31 { table t3; peer table master4; export all; import none; }
+"""
+
+
+def test_pipe_ring(start_daemon, ours_only):
+    """A copy coming round a ring of pipes (master4 -> t2 -> t3 -> master4)
+    meets its original in master4 and stays out; when the copies go again
+    (p12 disabled) p31 passes nothing on: it never wrote them, and the
+    originals keep their place."""
+    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(300))
+    d = start_daemon(RING_CONF % routes)
+    want = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert poll(lambda: "p31: Route loop detected" in d.log(), timeout=5), d.log()
+    assert poll(lambda: proto_routes(d, "p31") == (0, 0), timeout=5), proto_routes(d, "p31")
+    assert d.raw("disable p12").startswith(b"0009-")
+    want = {"master4": (300, 300), "master6": (0, 0), "t2": (0, 0), "t3": (0, 0)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert d.raw("enable p12").startswith(b"0011-")
+    want = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert "[s1 " in "\n".join(strip_codes(d.raw("show route 10.0.7.0/24 table master4")))
+    assert d.raw("disable s1").startswith(b"0009-")
+    want = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0), "t3": (0, 0)}
+    assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+
+
 LIMIT_CONF = """router id 10.0.0.1;
 ipv4 table t2;
 protocol static s1 { ipv4; route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; route 10.3.0.0/16 blackhole; }

@@ -14,7 +14,8 @@
  * Loops of pipes would bounce a route forever; a route is therefore never
  * written into a table that already holds a route of the same source from
  * someone else (the original, or another pipe's copy), and such attempts
- * are logged.
+ * are logged and count as rejected exports, so that the route's withdrawal
+ * is not passed on either.
  */
 #include <string.h>
 #include "proto/pipe/pipe.h"
@@ -196,21 +197,23 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
-  int loop = pipe_copied_from(c, new, dst);
+  /* (What the queue holds is ours: a copy by dst, never a collision.) */
+  int take = new && !pipe_copied_from(c, new, dst) && !pipe_collides(dst, n, new->src);
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
-  if (old && (!new || loop || new->src != old->src))
+  /* nor is a route of the same source someone else put there since */
+  if (old && (!take || new->src != old->src) && !pipe_collides(dst, n, old->src))
     pipe_queue(pp, c, n, old->src, NULL, NULL);
-  if (loop)
-    log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
-  if (!new || loop)
-    return;
-  /* (What the queue holds is ours: a copy by dst, never a collision.) */
-  if (pipe_collides(dst, n, new->src)) {
-    log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
+  if (take) {
+    pipe_queue(pp, c, n, new->src, new->attrs, new_src);
     return;
   }
-  pipe_queue(pp, c, n, new->src, new->attrs, new_src);
+  /* A route not copied is not exported: its withdrawal, later, is not ours
+   * to pass on either (it would take the original, same source). */
+  if (new) {
+    log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
+    chan_export_decline(c, new);
+  }
 }
 
 static int
