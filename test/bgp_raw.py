@@ -53,7 +53,7 @@ def std_attrs(asn, nh="192.0.2.9", origin=0):
 
 
 class RawPeer:
-    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None):
+    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None, caps=b""):
         self.asn = asn
         # The daemon answers its control socket before its BGP listener is
         # up (the protocol starts in its own loop): retry a refused connect,
@@ -74,7 +74,8 @@ class RawPeer:
                     raise
                 time.sleep(0.05)
         caps = (b"\x01\x04\x00\x01\x00\x01"                      # MP ipv4 unicast
-                + b"\x41\x04" + struct.pack("!I", asn))          # 4-byte ASN
+                + b"\x41\x04" + struct.pack("!I", asn)           # 4-byte ASN
+                + caps)                                           # the caller's, coded
         opt = b"\x02" + bytes([len(caps)]) + caps
         rid = socket.inet_aton(router_id or local)
         self.s.sendall(msg(1, struct.pack("!BHH4sB", 4, asn if asn < 65536 else 23456, 90, rid, len(opt)) + opt))

@@ -13,6 +13,7 @@ filter allows. The log lines that show who joined a group are ours only.
 Addresses 127.106.x.y.
 """
 
+import re
 import socket
 import struct
 
@@ -27,10 +28,10 @@ CLIENTS = {"a": ("127.106.0.2", 65002), "b": ("127.106.0.3", 65003), "c": ("127.
            "d": ("127.106.0.5", 65005)}
 
 
-def conf(port, export_c="all"):
+def conf(port, export_c="all", export_all="all"):
     out = ["router id 10.106.0.1;", "protocol device {}"]
     for name, (addr, asn) in sorted(CLIENTS.items()):
-        exp = export_c if name == "c" else "all"
+        exp = export_c if name == "c" else export_all
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
                    " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exp))
     return "\n".join(out) + "\n"
@@ -55,13 +56,31 @@ def first_as(attrs):
     return None
 
 
-class Client(RawPeer):
-    """A raw client that keeps what we sent it: prefix -> first AS of the path."""
+# Route refresh and enhanced route refresh (RFC 7313), capability codes 2, 70
+ERR_CAPS = b"\x02\x00\x46\x00"
 
-    def __init__(self, name, port):
+
+class Client(RawPeer):
+    """A raw client that keeps what we sent it: prefix -> first AS of the path.
+    With refresh, it takes enhanced route refresh: a BoRR marks every route
+    stale, an EoRR drops those not announced since (RFC 7313 4)."""
+
+    def __init__(self, name, port, refresh=False):
         addr, asn = CLIENTS[name]
-        super().__init__(addr, OURS, port, asn, 65001)
+        super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"")
         self.rib, self.events, self.eor = {}, [], 0
+        self.stale, self.borr, self.eorr = None, 0, 0
+
+    def refresh_msg(self, body):
+        subtype = body[2]
+        if subtype == 1:
+            self.borr += 1
+            self.stale = set(self.rib)
+        elif subtype == 2 and self.stale is not None:
+            self.eorr += 1
+            for p in self.stale:
+                self.rib.pop(p, None)
+            self.stale = None
 
     def drain(self, timeout=0.3):
         while True:
@@ -71,6 +90,8 @@ class Client(RawPeer):
                 return
             if t is None:
                 raise AssertionError("session closed")
+            if t == 5:
+                self.refresh_msg(body)
             if t != 2:
                 continue
             wl = struct.unpack("!H", body[:2])[0]
@@ -85,6 +106,8 @@ class Client(RawPeer):
             for p in new:
                 self.events.append(("announce", p, first_as(a)))
                 self.rib[p] = first_as(a)
+                if self.stale is not None:
+                    self.stale.discard(p)
 
     def wait(self, cond, timeout=10):
         def check():
@@ -200,15 +223,71 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     assert "c: Exports alone" in d.log(), d.log()
 
 
+def groups_of(log, name):
+    """The update groups a client joined, in order."""
+    return re.findall(r"%s: Exports through update group (\S+) " % name, log)
+
+
+def test_filter_change_regroups_with_enhanced_refresh(start_daemon, ours_only):
+    """A client that takes enhanced route refresh moves to the group of its
+    new export settings: BoRR, the new group's feed, EoRR; what the new
+    filter rejects is purged by the EoRR, not withdrawn one by one. The
+    others see nothing of it; a filter changed for everyone alike moves
+    everyone into one new group."""
+    d, port = start(start_daemon)
+    a, b, c = (Client(n, port, refresh=True) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.106.1.0/24", [65002])
+    announce(a, "10.106.9.0/24", [65002])
+    c.wait(lambda x: len(x.rib) == 2)
+    b.wait(lambda x: len(x.rib) == 2)
+    d.reconfigure_file(conf(port, export_c="where net != 10.106.9.0/24"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    c.wait(lambda x: x.eorr == 1 and x.rib == {"10.106.1.0/24": 65002})
+    assert c.borr == 1 and ("withdraw", "10.106.9.0/24") not in c.events, c.events
+    # it goes on in its new group, the others in theirs
+    announce(a, "10.106.3.0/24", [65002])
+    b.wait(lambda x: len(x.rib) == 3)
+    c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.3.0/24": 65002})
+    log = d.log()
+    assert "c: Exports alone" not in log and "c: Export changed, refreshing the peer" in log, log
+    first = groups_of(log, "a")
+    assert len(first) == 1 and groups_of(log, "c")[0] == first[0] and groups_of(log, "c")[1] != first[0], log
+    assert a.borr == b.borr == 0
+    # back to the others' filter: back into their group
+    d.reconfigure_file(conf(port))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    c.wait(lambda x: x.eorr == 2 and len(x.rib) == 3)
+    assert groups_of(d.log(), "c")[2:] == first, d.log()
+    # everyone's filter alike: everyone into one new group, each refreshed
+    d.reconfigure_file(conf(port, export_c="where net != 10.106.3.0/24", export_all="where net != 10.106.3.0/24"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    for x in (b, c):
+        x.wait(lambda x: x.eorr == 1 + (x is c) * 2 and x.rib == {"10.106.1.0/24": 65002, "10.106.9.0/24": 65002})
+    a.wait(lambda x: x.eorr == 1)
+    log = d.log()
+    last = {n: groups_of(log, n)[-1] for n in "abc"}
+    assert len(set(last.values())) == 1 and last["a"] not in first, (last, log)
+    assert "Exports alone" not in log, log
+    # changes still reach everyone through it
+    announce(b, "10.106.4.0/24", [65003])
+    for x in (a, c):
+        x.wait(lambda x: x.rib.get("10.106.4.0/24") == 65003)
+
+
 def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
     """Three BIRD 2 route-server clients, one group: each ends up with the
     others' routes and none of its own from us."""
     port = ports[0]
     names = {"b1": ("127.106.1.2", 65011), "b2": ("127.106.1.3", 65012), "b3": ("127.106.1.4", 65013)}
-    d = start_daemon("router id 10.106.0.1;\nprotocol device {}\n" + "".join(
-        "protocol bgp %s { local 127.106.1.1 port %d as 65001; neighbor %s port %d as %d; rs client;"
-        " passive; multihop; ipv4 { import all; export all; }; }\n" % (n, port, a, ports[i + 1], asn)
-        for i, (n, (a, asn)) in enumerate(sorted(names.items()))))
+
+    def ours(export):
+        return "router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+            "protocol bgp %s { local 127.106.1.1 port %d as 65001; neighbor %s port %d as %d; rs client;"
+            " passive; multihop; ipv4 { import all; export %s; }; }\n" % (n, port, a, ports[i + 1], asn, export)
+            for i, (n, (a, asn)) in enumerate(sorted(names.items())))
+    d = start_daemon(ours("all"))
     ps = {}
     for i, (n, (a, asn)) in enumerate(sorted(names.items())):
         routes = "".join("route 10.%d.%d.0/24 blackhole;" % (110 + i, k) for k in range(20))
@@ -222,6 +301,16 @@ def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
         assert poll(lambda: "1007-40 of 60 routes" in got(ps[n]), timeout=30), (n, got(ps[n]))
         own = ps[n].raw("show route protocol dut").decode()
         assert "10.%d." % (110 + i) not in own, own
+    # A new export filter for all: BIRD 2 takes enhanced route refresh, so
+    # each moves to the new group with BoRR ... EoRR, and drops b1's routes
+    # by the EoRR alone (no withdrawal is sent for them).
+    d.reconfigure_file(ours("where net !~ 10.110.0.0/16"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    for n, want in (("b1", 40), ("b2", 20), ("b3", 20)):
+        assert poll(lambda: "1007-%d of %d routes" % (want, want + 20) in got(ps[n]), timeout=30), (n, got(ps[n]))
+    log = d.log()
+    assert all("%s: Export changed, refreshing the peer" % n in log for n in names), log
+    assert len({groups_of(log, n)[-1] for n in names}) == 1, log
 
 
 def test_stalled_client_let_go(start_daemon, ours_only):

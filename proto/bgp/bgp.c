@@ -379,7 +379,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     return 0;
   if ((new->router_id ? new->router_id : new->global->router_id) != p->peer.local_id)
     return 0;
-  u8 refeed[BGP_AF_MAX] = { 0 }, reload[BGP_AF_MAX] = { 0 };
+  u8 refeed[BGP_AF_MAX] = { 0 }, reload[BGP_AF_MAX] = { 0 }, policy[BGP_AF_MAX] = { 0 };
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     const struct bgp_channel_config *nb = (const struct bgp_channel_config *) cc;
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
@@ -392,12 +392,10 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
       return 0;
     refeed[af] = nb->next_hop_mode != ob->next_hop_mode || !ipa_equal(nb->next_hop_addr, ob->next_hop_addr) ||
                  nb->aigp != ob->aigp || nb->aigp_originate != ob->aigp_originate;
-    /* A member of an update group whose export would now differ from
-     * the group's leaves it (bgp_refeed) */
-    if (bgp_group_member(&p->ch[af]) &&
-        (!filter_same(cc->out_filter, ob->c.out_filter) || cc->secondary != ob->c.secondary ||
-         cc->out_limit.max != ob->c.out_limit.max))
-      refeed[af] = 1;
+    /* The export policy changed: the channel refeeds alone (nest/channel.c),
+     * but a member of an update group leaves it (bgp_refeed) */
+    policy[af] = !filter_same(cc->out_filter, ob->c.out_filter) || cc->secondary != ob->c.secondary ||
+                 cc->out_limit.max != ob->c.out_limit.max;
     reload[af] = nb->aigp != ob->aigp && p->conn && p->caps.af[af];
     /* AIGP is taken or dropped at parsing, so even an import table cannot
      * reload it; without route refresh BIRD 2 restarts. */
@@ -406,8 +404,12 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   }
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
-    p->ch[af].cf = (struct bgp_channel_config *) cc;
-    if (refeed[af] && p->conn && p->caps.af[af])
+    struct bgp_channel *bc = &p->ch[af];
+    bc->cf = (struct bgp_channel_config *) cc;
+    /* Into the group of the new settings, with a refresh the peer purges
+     * by; else a member leaves its group */
+    if ((refeed[af] || policy[af]) && p->conn && p->caps.af[af] && !bgp_group_regroup(p, bc, new->global) &&
+        (refeed[af] || bgp_group_member(bc)))
       bgp_refeed(p, af);
     if (reload[af])
       bgp_reload_routes(p->ch[af].c);

@@ -236,6 +236,9 @@ struct bgp_channel {
   struct bgp_bucket withdraw;
   struct lnode ready;           /* buckets with something to send */
   int eor_sent, eor_received;
+  int eor_out;                  /* End-of-RIB has gone to the socket, ours or
+                                   the group's: the peer's initial load is
+                                   over, so BoRR means a refresh to it */
   slab *prefix_slab;
   uint pending;                 /* prefixes waiting in buckets */
   int export_paused;            /* export_busy said so; resume when drained */
@@ -356,6 +359,8 @@ void bgp_nh_cleanup(struct bgp_proto *p);     /* main loop, the loop is gone */
 #define BGP_TX_HIGH (128 * 1024)
 void bgp_tx_init(struct bgp_proto *p);
 void bgp_tx_reset(struct bgp_proto *p);
+/* The same for one family: leave its group, drop what waits. */
+void bgp_tx_reset_channel(struct bgp_proto *p, struct bgp_channel *bc);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
 void bgp_tx_settle_hook(struct timer *t);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
@@ -402,6 +407,8 @@ void bgp_gr_session_up(struct bgp_proto *p);
 void bgp_gr_rx_eor(struct bgp_proto *p, enum bgp_af af);
 /* ROUTE-REFRESH of any subtype from the peer. */
 void bgp_gr_rx_route_refresh(struct bgp_proto *p, enum bgp_af af, u8 subtype);
+/* Send a ROUTE-REFRESH of this subtype (BGP_RR_*) for the family. */
+void bgp_send_rr(struct bgp_proto *p, enum bgp_af af, u8 subtype);
 void bgp_gr_shutdown(struct bgp_proto *p);
 /* Flush a family's routes in chunks (session down without GR). */
 void bgp_flush_af(struct bgp_proto *p, enum bgp_af af);

@@ -409,7 +409,7 @@ bgp_gr_shutdown(struct bgp_proto *p)
 
 /* --- Enhanced route refresh --- */
 
-static void
+void
 bgp_send_rr(struct bgp_proto *p, enum bgp_af af, u8 subtype)
 {
   struct bgp_route_refresh rr = { .afi = bgp_af_afi(af), .subtype = subtype, .safi = BGP_SAFI_UNICAST };

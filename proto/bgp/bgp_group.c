@@ -227,9 +227,9 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   log_msg(L_TRACE, "%s: Exports through update group %s (%s)", gm->name, g->name, gm->cc->name);
   list_add_tail(&g->members, &gm->n);
   hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
-  /* Its End-of-RIB, at least, goes into the log: publishing it wakes
-   * the member (never woken directly: it may be gone by now). */
-  group_feed_request(g, gm, 1);
+  /* Its End-of-RIB (or EoRR), at least, goes into the log: publishing
+   * it wakes the member (never woken directly: it may be gone by now). */
+  group_feed_request(g, gm, gm->join_eor);
 }
 
 static void
@@ -445,16 +445,11 @@ gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
          !p->tx.add_path[bc->af] && !p->gr_deferred && !gr_shutdown_requested();
 }
 
-int
-bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
+/* bc joins the group of its key, made if need be; cfg holds its export
+ * filter; eor: what closes its first feed (struct bgp_gmember.join_eor). */
+static void
+gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor)
 {
-  bgp_group_leave(p, bc);
-  if (!bc->c)
-    return 0;
-  if (!gm_eligible(p, bc)) {
-    chan_export_own(bc->c, 1);
-    return 0;
-  }
   struct bgp_gmember *gm = calloc(1, sizeof(*gm));
   if (!gm)
     die("Out of memory");
@@ -472,7 +467,8 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
     .llgr_peer = !!p->caps.llgr_peer,
   };
   gm->proto = &p->p;
-  gm->config = p->p.pcf->global;
+  gm->config = cfg;
+  gm->join_eor = eor;
   gm->cc = bc->c->cf;
   gm->xprof = bgp_export_profile_get(&x->prof);
   gm->peer = p->peer;
@@ -487,6 +483,35 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
   bc->eor_sent = 1;
   chan_export_own(bc->c, 0);
   ev_send(main_loop(), &gm->main_ev);
+}
+
+int
+bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  bgp_group_leave(p, bc);
+  if (!bc->c)
+    return 0;
+  if (!gm_eligible(p, bc)) {
+    chan_export_own(bc->c, 1);
+    return 0;
+  }
+  gm_join(p, bc, p->p.pcf->global, 1);
+  return 1;
+}
+
+int
+bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg)
+{
+  if (!bc->c || !p->conn || !p->caps.enhanced_refresh || !bc->eor_out || !gm_eligible(p, bc))
+    return 0;
+  /* Whatever the old export had yet to send is dropped: the EoRR that
+   * closes the new group's feed purges what it did not resend. */
+  bgp_tx_reset_channel(p, bc);
+  bc->eorr_pending = 0;
+  bgp_send_rr(p, bc->af, BGP_RR_BEGIN);
+  log_msg(L_TRACE, "%s: Export changed, refreshing the peer through an update group (%s)", p->p.name,
+          bc->c->cf->name);
+  gm_join(p, bc, cfg, 2);
   return 1;
 }
 
@@ -686,6 +711,15 @@ gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
   uatomic_set(&st->exp_routes, routes > own ? routes - own : 0);
 }
 
+/* Is this message of the log an End-of-RIB? */
+static int
+gm_is_eor(const struct bgp_gmember *gm, const u8 *msg, uint len)
+{
+  u8 eor[64];
+  return len < sizeof(eor) && msg[18] == BGP_MSG_UPDATE && len == bgp_update_encode_eor(gm->key.af, eor, sizeof(eor)) &&
+         !memcmp(msg, eor, len);
+}
+
 int
 bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
 {
@@ -711,6 +745,8 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
     /* a failed send closed the session, which left the group: gm is gone */
     if (!p->conn)
       return -1;
+    if (!bc->eor_out && gm_is_eor(gm, bgp_txlog_msg(e), e->len))
+      bc->eor_out = 1;
     bgp_txlog_consume(g->log, &gm->cur);
   }
   gm_stats(bc, gm);

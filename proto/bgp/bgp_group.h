@@ -42,6 +42,14 @@ int bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc);
 /* Session down or protocol stop: leave the group, if in one; the channel
  * stays out of the journal until the next session decides. */
 void bgp_group_leave(struct bgp_proto *p, struct bgp_channel *bc);
+/* The export of bc changed (filter, next hop, ...; the channel has its
+ * new config, cfg is where the new export filter lives): where the peer
+ * takes enhanced route refresh (RFC 7313) and has had its End-of-RIB,
+ * leave the group or the export alone, send BoRR and join the group of
+ * the new settings, whose feed ends with EoRR: the peer drops what was
+ * not sent again. 1 done, 0 not possible (bgp_group_solo, or a refeed
+ * of its own). Member loop. */
+int bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg);
 /* Leave the group, if in one, and export alone from a full feed. */
 void bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc);
 /* The peer asked for everything again (route refresh): in a group, 1 and

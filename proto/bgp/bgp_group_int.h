@@ -62,6 +62,8 @@ struct bgp_gmember {
   struct loop *loop;            /* the member's */
   struct event *wake;           /* its tx event */
   char name[48];                /* for logs */
+  int join_eor;                 /* after the first feed: End-of-RIB (1), or
+                                   EoRR (2) closing the BoRR of a regroup */
 
   u32 refs;                     /* atomic: the member's and the group side's */
   int state;                    /* atomic: GM_* */

@@ -241,7 +241,7 @@ bgp_session_established(struct bgp_proto *p)
     p->rx.ext_next_hop[af] = p->caps.ext_next_hop[af];
     p->tx.add_path[af] = !!(p->caps.add_path[af] & BGP_ADD_PATH_TX);
     p->tx.ext_next_hop[af] = p->caps.ext_next_hop[af];
-    p->ch[af].eor_sent = p->ch[af].eor_received = 0;
+    p->ch[af].eor_sent = p->ch[af].eor_received = p->ch[af].eor_out = 0;
   }
   log_msg(L_TRACE, "%s: BGP session established", p->p.name);
   bgp_gr_session_up(p);

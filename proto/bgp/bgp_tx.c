@@ -117,29 +117,32 @@ bgp_prefix_free(struct bgp_channel *bc, struct bgp_prefix *px)
   sl_free(bc->prefix_slab, px);
 }
 
+void
+bgp_tx_reset_channel(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  bgp_group_leave(p, bc);
+  HASH_WALK_DELSAFE(&bc->prefixes, n)
+    bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
+  HASH_WALK_DELSAFE(&bc->buckets, n)
+    bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
+  if (lnode_linked(&bc->withdraw.n))
+    list_del(&bc->withdraw.n);
+  bc->pending = 0;
+  if (bc->early)
+    bgp_tx_early_free(bc);
+  if (bc->export_paused) {
+    bc->export_paused = 0;
+    ev_schedule(&bc->c->export_ev);
+  }
+}
+
 /* Drop everything pending (session went down). */
 void
 bgp_tx_reset(struct bgp_proto *p)
 {
-  for (int af = 0; af < BGP_AF_MAX; af++) {
-    struct bgp_channel *bc = &p->ch[af];
-    if (!bc->c)
-      continue;
-    bgp_group_leave(p, bc);
-    HASH_WALK_DELSAFE(&bc->prefixes, n)
-      bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
-    HASH_WALK_DELSAFE(&bc->buckets, n)
-      bgp_bucket_free(bc, container_of(n, struct bgp_bucket, hn));
-    if (lnode_linked(&bc->withdraw.n))
-      list_del(&bc->withdraw.n);
-    bc->pending = 0;
-    if (bc->early)
-      bgp_tx_early_free(bc);
-    if (bc->export_paused) {
-      bc->export_paused = 0;
-      ev_schedule(&bc->c->export_ev);
-    }
-  }
+  for (int af = 0; af < BGP_AF_MAX; af++)
+    if (p->ch[af].c)
+      bgp_tx_reset_channel(p, &p->ch[af]);
 }
 
 static struct bgp_bucket *
@@ -416,14 +419,10 @@ bgp_tx_fill(struct bgp_proto *p)
       } else if (!bc->eor_sent && !p->gr_deferred) {
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
-        bc->eor_sent = 1;
+        bc->eor_sent = bc->eor_out = 1;
       } else if (bc->eorr_pending) {
         /* RFC 7313 4: the refeed asked for by the peer has left. */
-        struct bgp_route_refresh rr = { .afi = bgp_af_afi(af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
-        u8 buf[64];
-        uint len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
-        if (len)
-          bgp_send(p->conn, buf, len);
+        bgp_send_rr(p, af, BGP_RR_END);
         bc->eorr_pending = 0;
       }
     }
