@@ -68,7 +68,7 @@ RS_FILTER = """filter rs_in_%s {
 }"""
 
 
-def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1):
+def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all"):
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
@@ -88,12 +88,12 @@ def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1):
             out.append("protocol pipe pipe_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
             table = "table t_%s; " % name
         out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %s%s%s export all; }; }"
-                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp))
+                   " hold time 240; ipv4 { %s%s%s export %s; }; }"
+                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp, export))
     for j in range(monitors):
         out.append("protocol bgp mon%d { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %simport none; export all; }; }"
-                   % (j + 1, DUT, port, peer_addr(2, j), 64901 + j, imex))
+                   " hold time 240; ipv4 { %simport none; export %s; }; }"
+                   % (j + 1, DUT, port, peer_addr(2, j), 64901 + j, imex, export))
     return "\n".join(out) + "\n"
 
 
@@ -140,6 +140,20 @@ def proc_cpu(pid):
     return int(fields[11]) / tick, int(fields[12]) / tick     # utime, stime
 
 
+def cpu_once_idle(pid):
+    """The process's CPU seconds once a second passes with under 0.05 s of
+    it (at most a minute), and when that second began."""
+    u, sy = proc_cpu(pid)
+    last, at = u + sy, time.time()
+    while time.time() - at < 60:
+        time.sleep(1)
+        u, sy = proc_cpu(pid)
+        if u + sy - last < 0.05:
+            break
+        last, at = u + sy, time.time()
+    return u + sy, at
+
+
 def one_run(args, binary, version, threads):
     port = random.randrange(30000, 60000)
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
@@ -167,7 +181,8 @@ def one_run(args, binary, version, threads):
         # line-buffered: its events are read while it runs
         blast = subprocess.Popen(["stdbuf", "-oL", args.bgpblast, "--threads", str(args.blast_threads), "--dut", "%s:%d" % (DUT, port), "--peers", str(args.peers),
                                   "--routes", str(args.routes), "--monitors", str(args.monitors), "--quiet", "--linger", "-1",
-                                  "--timeout", str(args.timeout), "--seed", str(args.seed)],
+                                  "--timeout", str(args.timeout), "--seed", str(args.seed)]
+                                 + (["--enhanced-refresh"] if args.enhanced_refresh else []),
                                  stdout=blast_out, stderr=subprocess.STDOUT)
         while time.time() - t0 < args.timeout:
             if table_done is None:
@@ -193,15 +208,23 @@ def one_run(args, binary, version, threads):
             sys.stderr.write("%s: DUT CPU at convergence: %.2f s (user %.2f, system %.2f)\n" % (version, u + sy, u, sy))
             # The other sessions may still be receiving: the work of
             # delivering everything to everyone is the CPU once it idles.
-            last, idle_at = u + sy, time.time()
-            while time.time() - idle_at < 60:
-                time.sleep(1)
-                u, sy = proc_cpu(dut.pid)
-                if u + sy - last < 0.05:
-                    break
-                last = u + sy
+            cpu, _ = cpu_once_idle(dut.pid)
             sys.stderr.write("%s: DUT CPU once idle: %.2f s (%.1f s after convergence)\n"
-                             % (version, u + sy, time.time() - t0 - max(table_done or 0, monitor_done or 0)))
+                             % (version, cpu, time.time() - t0 - max(table_done or 0, monitor_done or 0)))
+        if args.reconfigure:
+            # Every session's export filter changes to one that accepts
+            # the same routes: what does moving everyone to it cost?
+            before, _ = cpu_once_idle(dut.pid)
+            with open(conf, "w") as f:
+                f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
+                                   export="where bgp_path.len < 64"))
+            t1 = time.time()
+            reply = ctl(sock, "configure")
+            if "Reconfigured" not in reply:
+                raise RuntimeError("configure failed: %s" % reply)
+            after, idle_at = cpu_once_idle(dut.pid)
+            sys.stderr.write("%s: configure with a new export filter for all: %.2f s of DUT CPU, busy %.1f s\n"
+                             % (version, after - before, idle_at - t1))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
             if args.settle:
@@ -251,6 +274,11 @@ def main():
     ap.add_argument("--cpu", action="store_true",
                     help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "
                          "host the injector's share of the cores hides the daemon's cost from the wall clock")
+    ap.add_argument("--reconfigure", action="store_true",
+                    help="after convergence, give every session a new export filter (accepting the same routes) "
+                         "by `configure` and print the DUT's CPU time until it idles again to stderr")
+    ap.add_argument("--enhanced-refresh", action="store_true",
+                    help="the injector's sessions offer enhanced route refresh (RFC 7313)")
     ap.add_argument("--settle", type=float, default=0,
                     help="with --show-memory: wait this long after convergence and show memory again")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")

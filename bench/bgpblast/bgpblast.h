@@ -290,6 +290,7 @@ struct bb_config {
 	unsigned hold;
 	unsigned batch_us; /* pause after each busy epoll round */
 	bool ipv6; /* negotiate IPv6 unicast */
+	bool enhanced_refresh; /* offer enhanced route refresh */
 	const char *mrt_in, *mrt_out;
 	uint64_t expect;
 	bool expect_set;
@@ -341,7 +342,7 @@ struct peer_tx {
 
 void enc_peer_updates(const struct bb_ribs *r, unsigned peer, uint32_t nh, bool ipv6,
 		      struct peer_tx *tx);
-size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6);
+size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6, bool err);
 size_t enc_keepalive(uint8_t *p);
 size_t enc_notification(uint8_t *p, uint8_t code, uint8_t sub);
 void enc_header(uint8_t *p, uint16_t len, uint8_t type);

@@ -21,7 +21,7 @@ void enc_header(uint8_t *p, uint16_t len, uint8_t type)
 	p[18] = type;
 }
 
-size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6)
+size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6, bool err)
 {
 	uint8_t *q = p + BGP_HDR_LEN;
 	*q++ = 4;
@@ -43,6 +43,10 @@ size_t enc_open(uint8_t *p, uint32_t asn, unsigned hold, uint32_t id, bool ipv6)
 	}
 	*q++ = 2; /* route refresh */
 	*q++ = 0;
+	if (err) {
+		*q++ = 70; /* enhanced route refresh */
+		*q++ = 0;
+	}
 	*q++ = 65; /* 4-byte ASN */
 	*q++ = 4;
 	put_u32(q, asn);

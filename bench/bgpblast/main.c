@@ -189,6 +189,7 @@ static void usage(FILE *f)
 	      "  --quiet                  no per-session lines\n"
 	      "  --dry-run                prepare and encode, print the start line, exit\n"
 	      "  --next-hop ADDR          NEXT_HOP of every route (default: the peer's address)\n"
+	      "  --enhanced-refresh       offer enhanced route refresh (RFC 7313) too\n"
 	      "Propagation (one sender, one receiver; see README):\n"
 	      "  --propagate              peer 1 announces, monitor 1 receives, then peer 1\n"
 	      "                           withdraws; per-prefix latency on one clock\n"
@@ -207,7 +208,7 @@ enum {
 	O_DUT = 256, O_PEERS, O_MONITORS, O_PEER_BASE, O_MON_BASE, O_ASN_BASE, O_MON_ASN_BASE, O_HOLD,
 	O_IPV6, O_THREADS, O_ROUTES, O_RATIO, O_V6, O_GROUP, O_SEED, O_MRT, O_WRITE_MRT, O_EXPECT,
 	O_TIMEOUT, O_LINGER, O_SETTLE, O_DRY_RUN, O_BATCH, O_PROGRESS, O_QUIET, O_SINK, O_LISTEN, O_LOCAL_AS, O_HELP,
-	O_NEXT_HOP, O_PROP, O_PROP_AS, O_PROP_IDLE, O_PROP_PAUSE,
+	O_NEXT_HOP, O_PROP, O_PROP_AS, O_PROP_IDLE, O_PROP_PAUSE, O_ERR,
 };
 
 static const struct option long_opts[] = {
@@ -231,6 +232,7 @@ static const struct option long_opts[] = {
 	{ "expect-prefixes", 1, 0, O_EXPECT },
 	{ "timeout", 1, 0, O_TIMEOUT },
 	{ "linger", 1, 0, O_LINGER },
+	{ "enhanced-refresh", 0, 0, O_ERR },
 	{ "settle", 1, 0, O_SETTLE },
 	{ "dry-run", 0, 0, O_DRY_RUN },
 	{ "batch-us", 1, 0, O_BATCH },
@@ -300,6 +302,7 @@ static void parse_args(struct bb_config *cf, int argc, char **argv)
 			break;
 		case O_TIMEOUT: cf->timeout = parse_double("--timeout", optarg, 0, 1e9); break;
 		case O_LINGER: cf->linger = parse_double("--linger", optarg, -1, 1e9); break;
+		case O_ERR: cf->enhanced_refresh = true; break;
 		case O_BATCH:
 			cf->batch_us = (unsigned)parse_u64("--batch-us", optarg, 0, 1000000);
 			batch_set = true;

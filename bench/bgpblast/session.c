@@ -406,7 +406,7 @@ static void rx_open(struct session *s, const uint8_t *b, size_t len)
 	}
 	uint8_t m[128];
 	if (s->role == ROLE_SINK)
-		sess_queue(s, m, enc_open(m, bb->cf.local_asn, bb->cf.hold, s->laddr, true));
+		sess_queue(s, m, enc_open(m, bb->cf.local_asn, bb->cf.hold, s->laddr, true, bb->cf.enhanced_refresh));
 	sess_queue(s, m, enc_keepalive(m));
 	s->last_ka = bb_now();
 	if (s->state != ST_DEAD)
@@ -533,7 +533,8 @@ static void rx_message(struct session *s, uint8_t type, const uint8_t *b, size_t
 		rx_notification(s, b, len);
 		return;
 	case BGP_REFRESH:
-		if (s->role == ROLE_PEER && up) {
+		/* a request (subtype 0); BoRR and EoRR only frame what the DUT resends */
+		if (s->role == ROLE_PEER && up && len >= 4 && b[2] == 0) {
 			if (s->bulk_on)
 				s->refresh_pending = true;
 			else {
@@ -645,7 +646,7 @@ static void sess_connected(struct session *s)
 	s->state = ST_OPENSENT;
 	s->last_rx = bb_now();
 	bool v6 = s->bb->cf.ipv6;
-	sess_queue(s, m, enc_open(m, s->asn, s->bb->cf.hold, s->laddr, v6));
+	sess_queue(s, m, enc_open(m, s->asn, s->bb->cf.hold, s->laddr, v6, s->bb->cf.enhanced_refresh));
 }
 
 static void sess_event(struct session *s, uint32_t ev)
