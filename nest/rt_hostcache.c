@@ -2,9 +2,11 @@
  * DOC: Recursive next-hop resolution and the per-table host cache
  * (see rt_hostcache.h for what and who).
  *
- * The journal check is a linear scan of the entries per item: a router has
- * few distinct next hops (one per neighbor on a route server), and the scan
- * runs in the table's loop, not on the import path.
+ * The journal check looks an item's net up in a sorted copy of the
+ * entries' addresses first (struct rt_hc_index): a route server has a next
+ * hop per neighbor, hundreds, and most nets contain none of them. Only a
+ * net that does is checked against the entries themselves. It all runs in
+ * the table's loop, not on the import path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +23,19 @@ struct rt_hc_sub {
   struct event *ev;
 };
 
+/* The entries' addresses, sorted; table loop. */
+struct rt_hc_index {
+  u32 gen;                    /* of the entry list it was made from */
+  uint count, size;
+  ip_addr *addr;              /* malloc'd */
+};
+
 struct rt_hostcache {
   struct rtable *t;
   pthread_mutex_t lock;       /* writers of entries; subs */
   struct rt_hostentry *entries;   /* RCU list */
+  u32 gen;                    /* atomic, written under lock: entries changed */
+  struct rt_hc_index idx;     /* table loop */
   struct rt_hc_sub *subs;
   struct rt_reader reader;    /* table loop */
   struct event ev;
@@ -208,6 +219,7 @@ rt_hostentry_get(struct rtable *t, ip_addr addr)
   else {
     nhe->next = hc->entries;
     rcu_assign_pointer(hc->entries, nhe);
+    uatomic_inc(&hc->gen);
   }
   pthread_mutex_unlock(&hc->lock);
   if (he) {
@@ -231,6 +243,7 @@ rt_hostentry_put(struct rt_hostentry *he)
   for (struct rt_hostentry **pp = &hc->entries; *pp; pp = &(*pp)->next)
     if (*pp == he) {
       rcu_assign_pointer(*pp, he->next);
+      uatomic_inc(&hc->gen);
       break;
     }
   pthread_mutex_unlock(&hc->lock);
@@ -252,6 +265,61 @@ rt_hc_covers(const net_addr *n, ip_addr addr)
   return !((ip4_to_u32(((const net_addr_ip4 *) n)->prefix) ^ ip4_to_u32(ipa_to_ip4(addr))) & mask);
 }
 
+static int
+rt_hc_addr_cmp(const void *a, const void *b)
+{
+  return ipa_compare(*(const ip_addr *) a, *(const ip_addr *) b);
+}
+
+/* Table loop, inside a read section: the index as the list is now. An
+ * entry added after this is dirty already, and resolved at the end of
+ * the drain from the table as it is then. */
+static void
+rt_hc_index_update(struct rt_hostcache *hc)
+{
+  struct rt_hc_index *x = &hc->idx;
+  u32 gen = uatomic_read(&hc->gen);
+  if (x->addr && x->gen == gen)
+    return;
+  x->gen = gen;
+  x->count = 0;
+  for (struct rt_hostentry *he = rcu_dereference(hc->entries); he; he = rcu_dereference(he->next)) {
+    if (x->count == x->size) {
+      x->size = x->size ? 2 * x->size : 64;
+      if (!(x->addr = realloc(x->addr, x->size * sizeof(*x->addr))))
+        die("Out of memory");
+    }
+    x->addr[x->count++] = he->addr;
+  }
+  if (!x->addr && !(x->addr = malloc(sizeof(*x->addr))))
+    die("Out of memory");
+  qsort(x->addr, x->count, sizeof(*x->addr), rt_hc_addr_cmp);
+}
+
+/* May net n contain an entry's address? */
+static int
+rt_hc_index_hit(const struct rt_hc_index *x, const net_addr *n)
+{
+  ip_addr lo;
+  if (n->type == NET_IP4)
+    lo = ipa_from_ip4(((const net_addr_ip4 *) n)->prefix);
+  else if (n->type == NET_IP6)
+    lo = ((const net_addr_ip6 *) n)->prefix;
+  else
+    return 1;
+  /* the first address from the net's start on: the net holds one if it
+   * holds this one */
+  uint a = 0, b = x->count;
+  while (a < b) {
+    uint m = (a + b) / 2;
+    if (ipa_compare(x->addr[m], lo) < 0)
+      a = m + 1;
+    else
+      b = m;
+  }
+  return a < x->count && rt_hc_covers(n, x->addr[a]);
+}
+
 /* Table loop: re-resolve the entries the journal's changes may concern.
  * The entry list is read through RCU: entries come and go under hc->lock
  * in other loops meanwhile, and are freed only after a grace period.
@@ -264,6 +332,7 @@ rt_hc_drain(struct rt_hostcache *hc, int *more)
   *more = 0;
   uatomic_set(&hc->reader.laggard, 0);
   rcu_read_lock();
+  rt_hc_index_update(hc);
   for (i = 0;; i++) {
     if (i == RT_HC_BATCH) {
       *more = 1;
@@ -277,6 +346,8 @@ rt_hc_drain(struct rt_hostcache *hc, int *more)
     if (it->new_best == it->old_best)
       continue;
     const net_addr *n = &it->net->n;
+    if (!rt_hc_index_hit(&hc->idx, n))
+      continue;
     for (struct rt_hostentry *he = rcu_dereference(hc->entries); he; he = rcu_dereference(he->next))
       /* a net shorter than the resolving one changes nothing */
       if (rt_hc_covers(n, he->addr) && n->pxlen >= rcu_dereference(he->res)->cover_len && !uatomic_read(&he->dirty))
@@ -408,6 +479,8 @@ rt_hostcache_free(struct rtable *t)
     free(s);
   }
   pthread_mutex_destroy(&hc->lock);
+  free(hc->idx.addr);
+  hc->idx.addr = NULL;
   /* ev may be queued in this loop still, and the loop's end discards
    * queued events, touching them: hc goes after that (or the event runs
    * first and finds it dead) */

@@ -1,0 +1,231 @@
+/*
+ * Unit tests of the host cache (nest/rt_hostcache.c): many entries in one
+ * table, nets changing around them (covering one entry, many, none; nets
+ * ending right before or starting right after an entry; entries added
+ * after the cache's index was built, entries dropped and taken again),
+ * every entry's resolution checked against a brute-force longest match
+ * over the nets installed. The table loop re-resolves in the background:
+ * the checks wait for it.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "conf/conf.h"
+#include "lib/log.h"
+#include "lib/printf.h"
+#include "nest/proto.h"
+#include "nest/rt.h"
+#include "nest/reconf.h"
+#include "nest/rt_hostcache.h"
+#include "nest/test_loops.h"
+#include "nest/test_attrs.h"
+
+static const struct proto_class test_class = { .name = "Test", .keyword = "test", .class_id = 9 };
+static struct proto test_proto = { .class = &test_class, .name = "test" };
+
+#define MAX_NETS 1024
+#define MAX_ENTRIES 512
+
+struct hc_case {
+  struct rtable *t;
+  struct rte_src *src;
+  net_addr nets[MAX_NETS];
+  int on[MAX_NETS];
+  uint nets_n;
+  struct rt_hostentry *he[MAX_ENTRIES];
+  uint he_n;
+};
+
+static void
+hc_net(struct hc_case *c, const char *pfx, uint len, int on)
+{
+  ip4_addr a;
+  assert_true(ip4_pton(pfx, &a));
+  net_addr n;
+  net_fill_ip4(&n, a, len);
+  net_normalize(&n);
+  uint i;
+  for (i = 0; i < c->nets_n && !net_equal(&c->nets[i], &n); i++)
+    ;
+  if (i == c->nets_n) {
+    assert_true(c->nets_n < MAX_NETS);
+    net_copy(&c->nets[c->nets_n++], &n);
+  }
+  c->on[i] = on;
+  rt_update(c->t, &n, c->src, NULL, on ? attrs_pref(10, i) : NULL, 0);
+}
+
+static struct rt_hostentry *
+hc_entry(struct hc_case *c, const char *addr)
+{
+  ip4_addr a;
+  assert_true(ip4_pton(addr, &a));
+  assert_true(c->he_n < MAX_ENTRIES);
+  return c->he[c->he_n++] = rt_hostentry_get(c->t, ipa_from_ip4(a));
+}
+
+/* The longest installed net holding addr: its length, 0 for none. */
+static uint
+hc_expected(const struct hc_case *c, ip_addr addr)
+{
+  net_addr host;
+  net_fill_ipa(&host, addr, 32);
+  uint best = 0;
+  for (uint i = 0; i < c->nets_n; i++)
+    if (c->on[i] && net_in_net(&host, &c->nets[i]) && c->nets[i].pxlen > best)
+      best = c->nets[i].pxlen;
+  return best;
+}
+
+/* How many entries resolve otherwise than the brute force says. */
+static uint
+hc_wrong(const struct hc_case *c, int print)
+{
+  uint wrong = 0;
+  rcu_read_lock();
+  for (uint i = 0; i < c->he_n; i++) {
+    if (!c->he[i])
+      continue;
+    const struct rt_nh_res *r = rt_hostentry_res(c->he[i]);
+    uint want = hc_expected(c, c->he[i]->addr);
+    if (r->cover_len != want || r->resolved != !!want || (want && r->dest != RTD_BLACKHOLE)) {
+      if (print && wrong < 5) {
+        char m[96];
+        bsnprintf(m, sizeof(m), "entry %I: resolved by /%u, want /%u", c->he[i]->addr, r->cover_len, want);
+        print_message("%s\n", m);
+      }
+      wrong++;
+    }
+  }
+  rcu_read_unlock();
+  return wrong;
+}
+
+/* The table loop catches up in the background: give it 5 s. */
+static void
+hc_check(const struct hc_case *c)
+{
+  for (int i = 0; i < 500 && hc_wrong(c, 0); i++)
+    usleep(10000);
+  assert_int_equal(hc_wrong(c, 1), 0);
+}
+
+static void
+hc_done(struct hc_case *c)
+{
+  for (uint i = 0; i < c->he_n; i++)
+    if (c->he[i])
+      rt_hostentry_put(c->he[i]);
+  rt_flush_channel(c->t, NULL);
+  rt_unlock_source(c->src);
+}
+
+static void
+test_hostcache_cases(void **state)
+{
+  (void) state;
+  static struct hc_case c;
+  memset(&c, 0, sizeof(c));
+  c.t = rt_aux_table_new("igp4", NET_IP4);
+  c.src = rt_get_source(&test_proto, 1);
+  char a[32];
+  /* one next hop per neighbor of a route server: 10.i.0.1 */
+  for (uint i = 0; i < 200; i++) {
+    bsnprintf(a, sizeof(a), "10.%u.0.1", i);
+    hc_entry(&c, a);
+  }
+  /* right at the ends of 10.9.0.0/16 and 10.10.0.0/16 */
+  hc_entry(&c, "10.9.255.255");
+  hc_entry(&c, "10.10.0.0");
+  hc_check(&c);                               /* nothing resolves */
+
+  hc_net(&c, "10.5.0.0", 16, 1);              /* one entry */
+  hc_check(&c);
+  hc_net(&c, "10.5.0.0", 24, 1);              /* the same, longer */
+  hc_net(&c, "11.0.0.0", 8, 1);               /* none */
+  hc_net(&c, "10.5.1.0", 24, 1);              /* none, beside one */
+  hc_check(&c);
+  hc_net(&c, "10.0.0.0", 8, 1);               /* all; 10.5.0.1 keeps its /24 */
+  hc_check(&c);
+  hc_net(&c, "10.10.0.0", 16, 1);             /* 10.10.0.0 and 10.10.0.1, not 10.9.255.255 */
+  hc_net(&c, "10.9.0.0", 16, 1);              /* 10.9.0.1 and 10.9.255.255 */
+  hc_check(&c);
+  hc_net(&c, "10.9.255.255", 32, 1);          /* a host route */
+  hc_check(&c);
+  hc_net(&c, "10.5.0.0", 24, 0);              /* back to the /16 */
+  hc_check(&c);
+  hc_net(&c, "10.5.0.0", 16, 0);              /* back to the /8 */
+  hc_check(&c);
+
+  /* an entry made after the index: changes reach it too */
+  hc_entry(&c, "10.250.0.1");
+  hc_check(&c);
+  hc_net(&c, "10.250.0.0", 16, 1);
+  hc_check(&c);
+  /* dropped, its net changes, taken again: resolved afresh */
+  rt_hostentry_put(c.he[7]);
+  c.he[7] = NULL;
+  hc_net(&c, "10.7.0.0", 16, 1);
+  hc_check(&c);
+  hc_entry(&c, "10.7.0.1");
+  hc_check(&c);
+  hc_net(&c, "10.0.0.0", 8, 0);
+  hc_check(&c);
+  hc_done(&c);
+}
+
+/* Random nets in 10.0.0.0/12 against random entries there, withdrawn and
+ * announced again in rounds. */
+static void
+test_hostcache_random(void **state)
+{
+  (void) state;
+  static struct hc_case c;
+  memset(&c, 0, sizeof(c));
+  srandom(7);
+  c.t = rt_aux_table_new("igp4r", NET_IP4);
+  c.src = rt_get_source(&test_proto, 2);
+  char a[32];
+  for (uint i = 0; i < 300; i++) {
+    u32 x = 0x0a000000 | (random() & 0x000fffff);
+    bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
+    hc_entry(&c, a);
+  }
+  for (uint round = 0; round < 20; round++) {
+    for (uint k = 0; k < 40; k++) {
+      u32 x = 0x0a000000 | (random() & 0x000fffff);
+      bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
+      hc_net(&c, a, 12 + random() % 21, 1);
+    }
+    for (uint i = 0; i < c.nets_n; i++)
+      if (c.on[i] && random() % 3 == 0) {
+        c.on[i] = 0;
+        rt_update(c.t, &c.nets[i], c.src, NULL, NULL, 0);
+      }
+    hc_check(&c);
+  }
+  hc_done(&c);
+}
+
+static void
+hc_setup(void)
+{
+  config_commit(config_new_empty("test"));
+}
+
+static const struct CMUnitTest tests[] = {
+  cmocka_unit_test(test_hostcache_cases),
+  cmocka_unit_test(test_hostcache_random),
+};
+
+int
+main(void)
+{
+  return test_run_with_loops("rt_hostcache_test", tests, hc_setup);
+}
