@@ -6,8 +6,8 @@ For each run: generate the route-server config of a layout, start the
 daemon, start bgpblast, and measure the time from daemon start until
 (a) `birdc show route table master4 count` shows every route, polled the
 way operators script it, and (b) the monitor holds every prefix. Then read
-RSS/SZ/VSZ of the daemon and append one row per run to a CSV in BIRD's
-format:
+RSS/SZ/VSZ of the daemon and print one row per run (appended to --csv
+FILE too) in BIRD's format:
 
   VERSION;TYPE;PEERS;ROUTES;;TOTAL_ROUTES;TOTAL_PREFICES;RSS;SZ;VSZ;i;TIMEDIF;DATETIME
 
@@ -263,7 +263,7 @@ def main():
     ap.add_argument("--routes", type=int, default=10000, help="routes per peer")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="*", default=[0], help="thread counts to sweep (ours; 0 = default)")
-    ap.add_argument("--csv", default=os.path.join(REPO, "doc", "threads", "stats.csv"))
+    ap.add_argument("--csv", help="append the rows to this file too (bench/run-matrix.sh: doc/threads/stats.csv)")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
@@ -295,17 +295,24 @@ def main():
         version = args.version or "bird-mt-" + ver
         threads_list = args.threads
 
-    new = not os.path.exists(args.csv)
-    with open(args.csv, "a") as out:
+    # rows go to stdout; to a CSV only when asked (a trial run must not
+    # add to the published rows)
+    out = None
+    if args.csv:
+        new = not os.path.exists(args.csv)
+        out = open(args.csv, "a")
         if new:
             out.write("VERSION;TYPE;PEERS;ROUTES;;TOTAL_ROUTES;TOTAL_PREFICES;RSS;SZ;VSZ;i;TIMEDIF;DATETIME\n")
-        for t in threads_list:
-            label = version + ("/t%d" % t if t else "")
-            for _ in range(args.runs):
-                row = one_run(args, binary, label, t)
-                print(row, flush=True)
+    for t in threads_list:
+        label = version + ("/t%d" % t if t else "")
+        for _ in range(args.runs):
+            row = one_run(args, binary, label, t)
+            print(row, flush=True)
+            if out:
                 out.write(row + "\n")
                 out.flush()
+    if out:
+        out.close()
 
 
 if __name__ == "__main__":
