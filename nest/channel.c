@@ -589,11 +589,11 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 }
 
 void
-chan_export_decline(struct channel *c, const struct rte *r)
+chan_export_decline(struct channel *c, u32 id)
 {
-  if (!chan_exp_bit(c, r->id))
+  if (!chan_exp_bit(c, id))
     return;
-  chan_exp_set(c, r->id, 0);
+  chan_exp_set(c, id, 0);
   chan_stat_add(&c->stats.exp_routes, -1);
   chan_stat_add(&c->stats.exp_updates_accepted, -1);
   chan_stat_add(&c->stats.exp_updates_rejected, 1);

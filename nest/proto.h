@@ -543,10 +543,10 @@ void chan_export_own(struct channel *c, int own);
  * accepted with the attributes in *out (a reference for the caller).
  * Proto loop. */
 int chan_export_policy(struct channel *c, const net_addr *n, const struct rte *r, struct ea_list **out);
-/* rt_notify found it cannot take route r (a pipe's loop): r did not go
- * out, so neither may its withdrawal or replacement later; counted as
- * rejected. Proto loop, inside rt_notify. */
-void chan_export_decline(struct channel *c, const struct rte *r);
+/* The protocol found it cannot take the route of id (a pipe's loop): it
+ * did not go out, so neither may its withdrawal or replacement later;
+ * counted as rejected. Proto loop, in the export pass that gave it. */
+void chan_export_decline(struct channel *c, u32 id);
 
 /* A protocol that is no configured instance (a BGP update group) drives
  * its channel itself: new and free in the main loop, up (attach the

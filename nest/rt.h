@@ -177,6 +177,8 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
+  /* the same: the sender's protocol (compared, never read through) */
+  const struct proto **owner;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
@@ -233,6 +235,7 @@ struct rtable {
   /* The channels that write here, by the number their routes carry
    * (nest/rt_sender.c): RCU, changed by the main loop. */
   struct rt_senders *senders;
+  u32 senders_gen;            /* atomic: bumped at every change of senders */
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
@@ -272,6 +275,13 @@ static inline const struct rtable *rt_sender_origin(const struct rtable *t, u16 
   const struct rt_senders *s = rcu_dereference(t->senders);
   return __atomic_load_n(&s->origin[id], __ATOMIC_ACQUIRE);
 }
+/* Does protocol p write into t itself, not through a pipe (or did it until
+ * lately: a number keeps its protocol and origin until reused)? A pipe
+ * never writes p's routes there: that is where they come from. Anyone,
+ * under RCU; a scan of the senders, so callers cache the answer per
+ * rt_senders_gen(). */
+int rt_sender_home(const struct rtable *t, const struct proto *p);
+static inline u32 rt_senders_gen(const struct rtable *t) { return uatomic_read(&t->senders_gen); }
 
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */
 /* Shutdown: retire every table; rt_all_gone() once all are freed. */
@@ -300,6 +310,10 @@ enum rt_update_result { RT_UPD_NONE = 0, RT_UPD_ADD, RT_UPD_REPLACE, RT_UPD_REMO
 #define RT_UPD_USABLE 3
 #define RT_UPD_FILTERED_ADD 4
 #define RT_UPD_FILTERED_REMOVE 8
+/* Nothing done: the writer is a copy (a sender with an origin: a pipe)
+ * and the route of the source there is someone else's (the original, or
+ * another pipe's copy); a copy neither replaces nor withdraws it. */
+#define RT_UPD_CLASH 16
 uint rt_update(struct rtable *t, const net_addr *n, struct rte_src *src,
               struct channel *sender, struct ea_list *attrs, u16 flags);
 /* One route of a batch: the caller's, for the call's duration. */

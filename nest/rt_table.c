@@ -671,9 +671,19 @@ rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte
   net_copy(&u->fresh->n, n);
 }
 
-/* Under the writer lock. */
+/* The sender's number in t when its routes are copies (a pipe's), else 0:
+ * rt_upd_apply() keeps such a sender off the routes of others. Inside a
+ * read section. */
+static u16
+rt_copy_sender(struct rtable *t, struct channel *sender)
+{
+  u16 sid = chan_sender_id(sender, t);
+  return sid && rt_sender_origin(t, sid) ? sid : 0;
+}
+
+/* Under the writer lock. copy: rt_copy_sender(). */
 static void
-rt_upd_apply(struct rtable *t, struct rt_upd *u)
+rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
 {
   struct rcu_hash_iter it;
   struct net *net = rt_index_find(t, u->hash, u->n, &it);
@@ -701,6 +711,10 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u)
     if (r->src == u->src)
       old = r;
 
+  if (old && copy && old->sender != copy) {
+    u->res = RT_UPD_CLASH;
+    return;
+  }
   if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
     /* Announced again unchanged: only a refresh cycle cares (the route is
      * fresh now); no journal item, nothing to export. */
@@ -754,8 +768,9 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0, loop_now_real());
   rcu_read_lock();
   rcu_hash_prefetch(&t->nets, u.hash);
+  u16 copy = rt_copy_sender(t, sender);
   pthread_mutex_lock(&t->lock);
-  rt_upd_apply(t, &u);
+  rt_upd_apply(t, &u, copy);
   rt_journal_publish(t);
   pthread_mutex_unlock(&t->lock);
   rt_upd_finish(t, &u, sender, uatomic_read(&t->debug));
@@ -833,11 +848,12 @@ rt_batch_reach_on(struct rtable *t, uint k, struct rt_upd *u)
 
 /* The last, under the writer lock, and after it. */
 static void
-rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, uint k, struct rt_upd *u, u32 debug)
+rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, uint k, struct rt_upd *u, u32 debug,
+               u16 copy)
 {
   pthread_mutex_lock(&t->lock);
   for (uint i = 0; i < k; i++)
-    rt_upd_apply(t, &u[i]);
+    rt_upd_apply(t, &u[i], copy);
   rt_journal_publish(t);
   pthread_mutex_unlock(&t->lock);
   for (uint i = 0; i < k; i++) {
@@ -862,6 +878,7 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
   btime now = loop_now_real();    /* one UPDATE's routes: one import time */
   uint steps = (n + RT_BATCH_STEP - 1) / RT_BATCH_STEP;
   rcu_read_lock();
+  u16 copy = rt_copy_sender(t, sender);
   for (uint s = 0; s < steps + RT_BATCH_STAGES - 1; s++)
     for (int stage = RT_BATCH_STAGES - 1; stage >= 0; stage--) {
       if (s < (uint) stage || s - (uint) stage >= steps)
@@ -874,7 +891,7 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
         case 0: rt_batch_prepare(t, sender, b, k, us, now); break;
         case 1: rt_batch_reach(t, b, k, us); break;
         case 2: rt_batch_reach_on(t, k, us); break;
-        case 3: rt_batch_apply(t, sender, b, k, us, debug); break;
+        case 3: rt_batch_apply(t, sender, b, k, us, debug, copy); break;
       }
     }
   rcu_read_unlock();

@@ -460,6 +460,79 @@ test_refresh_cycle(void **state)
   fake_channel_free(o);
 }
 
+/* --- Copies: a pipe's sender keeps off the routes of others --- */
+
+static uint
+copy_route_sender(struct rtable *t, u32 i, struct ea_list **attrs)
+{
+  net_addr n;
+  net4(&n, i);
+  rcu_read_lock();
+  struct net *x = rt_find_net(t, &n);
+  struct rte *r = x ? net_best(x) : NULL;
+  uint sender = r ? r->sender : 0;
+  *attrs = r ? r->attrs : NULL;
+  rcu_read_unlock();
+  return sender;
+}
+
+static void
+test_copy_clash(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *a = fake_channel(t, "orig"), *p1 = fake_channel(t, "pipe1"), *p2 = fake_channel(t, "pipe2");
+  /* what p1 and p2 write are copies of another table's routes */
+  rt_sender_set_origin(t, p1->sender_id, t);
+  rt_sender_set_origin(t, p2->sender_id, t);
+  struct rte_src *s = rt_get_source(a->proto, 0);
+  struct ea_list *x = attrs_pref(100, 1), *y = attrs_pref(100, 2), *at;
+  net_addr n;
+  const u32 N1 = 7001, N2 = 7002;
+
+  /* the original stays: a copy of its source neither replaces nor withdraws it */
+  net4(&n, N1);
+  assert_int_equal(rt_update(t, &n, s, a, x, 0), RT_UPD_ADD);
+  assert_int_equal(rt_update(t, &n, s, p1, y, 0), RT_UPD_CLASH);
+  assert_int_equal(rt_update(t, &n, s, p1, NULL, 0), RT_UPD_CLASH);
+  assert_int_equal(copy_route_sender(t, N1, &at), a->sender_id);
+  assert_ptr_equal(at, x);
+
+  /* the first copy stays against a second one; its own sender changes it */
+  net4(&n, N2);
+  assert_int_equal(rt_update(t, &n, s, p1, y, 0), RT_UPD_ADD);
+  assert_int_equal(rt_update(t, &n, s, p2, x, 0), RT_UPD_CLASH);
+  assert_int_equal(rt_update(t, &n, s, p2, NULL, 0), RT_UPD_CLASH);
+  assert_int_equal(rt_update(t, &n, s, p1, x, 0), RT_UPD_REPLACE);
+  assert_int_equal(copy_route_sender(t, N2, &at), p1->sender_id);
+  /* a writer that is no copy takes the route over, and then keeps it */
+  assert_int_equal(rt_update(t, &n, s, a, y, 0), RT_UPD_REPLACE);
+  assert_int_equal(copy_route_sender(t, N2, &at), a->sender_id);
+  assert_int_equal(rt_update(t, &n, s, p1, NULL, 0), RT_UPD_CLASH);
+  assert_int_equal(rt_update(t, &n, s, a, NULL, 0), RT_UPD_REMOVE);
+
+  /* the same in a batch: N1 is the original's, N2 is free */
+  net_addr nets[2];
+  net4(&nets[0], N1);
+  net4(&nets[1], N2);
+  struct rt_import im[2] = { { .net = &nets[0], .src = s, .attrs = y }, { .net = &nets[1], .src = s, .attrs = y } };
+  rt_update_batch(t, p2, im, 2);
+  assert_int_equal(im[0].result, RT_UPD_CLASH);
+  assert_int_equal(im[1].result, RT_UPD_ADD);
+  assert_int_equal(copy_route_sender(t, N1, &at), a->sender_id);
+  assert_int_equal(copy_route_sender(t, N2, &at), p2->sender_id);
+  assert_int_equal(rt_flush_channel(t, p2), 1);
+  assert_int_equal(rt_flush_channel(t, a), 1);
+  assert_int_equal(copy_route_sender(t, N1, &at), 0);
+
+  ea_unref(x);
+  ea_unref(y);
+  rt_unlock_source(s);
+  fake_channel_free(a);
+  fake_channel_free(p1);
+  fake_channel_free(p2);
+}
+
 static struct ea_list *
 modify_tag(struct channel *c, const struct rte *r)
 {
@@ -1079,6 +1152,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_batch),
   cmocka_unit_test(test_concurrent),
   cmocka_unit_test(test_refresh_cycle),
+  cmocka_unit_test(test_copy_clash),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_recursive_nexthop),

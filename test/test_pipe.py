@@ -169,9 +169,11 @@ protocol pipe p31 { table t3; peer table master4; export all; import none; }
 
 def test_pipe_ring(start_daemon, ours_only):
     """A copy coming round a ring of pipes (master4 -> t2 -> t3 -> master4)
-    meets its original in master4 and stays out; when the copies go again
-    (p12 disabled) p31 passes nothing on: it never wrote them, and the
-    originals keep their place."""
+    never enters master4, where its source's protocol writes; when the
+    copies go again (p12 disabled) p31 passes nothing on: it never wrote
+    them, and the originals keep their place. When the originals go while
+    copies are still on their way round, the copies go too: none comes
+    back into master4 to keep the others alive."""
     routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(300))
     d = start_daemon(RING_CONF % routes)
     want = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300)}
@@ -188,6 +190,50 @@ def test_pipe_ring(start_daemon, ours_only):
     assert d.raw("disable s1").startswith(b"0009-")
     want = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0), "t3": (0, 0)}
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    # the originals go while p12's copies are on their way round: nothing
+    # may be left circling
+    for _ in range(3):
+        assert d.raw("enable s1").startswith(b"0011-")
+        full = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300)}
+        assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+        assert d.raw("disable p12").startswith(b"0009-")
+        assert d.raw("enable p12").startswith(b"0011-")
+        assert d.raw("disable s1").startswith(b"0009-")
+        assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+
+
+DIAMOND_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+ipv4 table t3;
+ipv4 table t4;
+protocol static s1 { ipv4; %s }
+# two ways from master4 to t4: both bring copies of the same routes
+protocol pipe p12 { table master4; peer table t2; export all; import none; }
+protocol pipe p13 { table master4; peer table t3; export all; import none; }
+protocol pipe p24 { table t2; peer table t4; export all; import none; }
+protocol pipe p34 { table t3; peer table t4; export all; import none; }
+"""
+
+
+def test_pipe_diamond(start_daemon, ours_only):
+    """Two pipes bring copies of one route (same source) into t4: the first
+    stays, the second is refused by the table (logged as a loop) and never
+    replaces or withdraws it; when the originals go, t4 empties, and fills
+    again with one route per net when they come back."""
+    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(300))
+    d = start_daemon(DIAMOND_CONF % routes)
+    full = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300), "t4": (300, 300)}
+    empty = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0), "t3": (0, 0), "t4": (0, 0)}
+    assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+    assert poll(lambda: "Route loop detected" in d.log(), timeout=5), d.log()
+    # together the two ways put each route into t4 once
+    assert poll(lambda: proto_routes(d, "p24")[1] + proto_routes(d, "p34")[1] == 300, timeout=5), \
+        (proto_routes(d, "p24"), proto_routes(d, "p34"))
+    for _ in range(2):
+        assert d.raw("disable s1").startswith(b"0009-")
+        assert poll(lambda: counts(d) == empty, timeout=10), counts(d)
+        assert d.raw("enable s1").startswith(b"0011-")
+        assert poll(lambda: counts(d) == full, timeout=10), counts(d)
 
 
 LIMIT_CONF = """router id 10.0.0.1;

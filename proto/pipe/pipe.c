@@ -12,13 +12,16 @@
  * the pass ends (export_flush) or the queue is full.
  *
  * Loops of pipes would bounce a route forever; a route is therefore never
- * written into a table that already holds a route of the same source from
- * someone else (the original, or another pipe's copy), and such attempts
+ * written into a table its source's protocol writes into itself (where it
+ * came from: in a ring of pipes, copies of a route gone would otherwise
+ * keep one another alive), nor into one that already holds a route of the
+ * same source from someone else (another pipe's copy), and such attempts
  * are logged and count as rejected exports, so that the route's withdrawal
  * is not passed on either.
  */
 #include <string.h>
 #include "proto/pipe/pipe.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/printf.h"
 
@@ -115,22 +118,6 @@ pipe_start(struct proto *pp)
   return PS_UP;
 }
 
-/* Does dst already hold a route of src that is not our copy? */
-static int
-pipe_collides(struct channel *dst, const net_addr *n, struct rte_src *src)
-{
-  int hit = 0;
-  rcu_read_lock();
-  struct net *net = rt_find_net(dst->table, n);
-  for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
-    if (r->src == src && !chan_sent(dst, r)) {
-      hit = 1;
-      break;
-    }
-  rcu_read_unlock();
-  return hit;
-}
-
 /* Write what the queue of the exports of channel c holds into the other table. */
 static void
 pipe_flush(struct proto *pp, struct channel *c)
@@ -142,10 +129,16 @@ pipe_flush(struct proto *pp, struct channel *c)
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   rt_update_batch(dst->table, dst, q->im, q->n);
   /* The import side of dst counts what entered its table (BIRD's pipe
-   * statistics). */
+   * statistics). A copy the table refused (a route of its source from
+   * someone else is there: a loop) did not go out: its withdrawal, later,
+   * is not ours to pass on either. */
   struct chan_tally t = { 0 };
   for (uint i = 0; i < q->n; i++) {
     chan_tally(&t, q->im[i].result, !!q->im[i].attrs, 0);
+    if ((q->im[i].result & RT_UPD_CLASH) && q->im[i].attrs) {
+      log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, q->im[i].net);
+      chan_export_decline(c, q->from[i]);
+    }
     if (q->own[i])
       ea_unref(q->im[i].attrs);
   }
@@ -157,8 +150,8 @@ pipe_flush(struct proto *pp, struct channel *c)
  * (RCU), and so do their sources and attributes; the export filter's
  * list (attrs other than the table route's own) goes right after: hold it. */
 static void
-pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs,
-           const struct ea_list *table_attrs)
+pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, const struct rte *from,
+           struct ea_list *attrs, const struct ea_list *table_attrs)
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct pipe_queue *q = &p->q[c != p->pri];
@@ -176,6 +169,7 @@ pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_sr
   uint i = q->n++;
   net_copy(&q->net[i].n, n);
   q->own[i] = attrs && attrs != table_attrs;
+  q->from[i] = from ? from->id : 0;
   q->im[i] = (struct rt_import){ .net = &q->net[i].n, .src = src, .attrs = q->own[i] ? ea_ref(attrs) : attrs };
   if (q->n == PIPE_BATCH)
     pipe_flush(pp, c);
@@ -191,28 +185,49 @@ pipe_copied_from(struct channel *c, const struct rte *r, struct channel *dst)
   return r && rt_sender_origin(c->table, r->sender) == dst->table;
 }
 
+/* Does the protocol of src write into dst's table itself? Then a copy of
+ * its route never goes there (with the original gone, copies in a ring of
+ * pipes would keep one another alive). Inside the export's read section. */
+static int
+pipe_home(struct pipe_proto *p, struct channel *dst, const struct rte_src *src)
+{
+  struct pipe_home_cache *hc = &p->home[dst == p->pri];
+  u32 gen = rt_senders_gen(dst->table);
+  if (hc->gen != gen) {
+    memset(hc, 0, sizeof(*hc));
+    hc->gen = gen;
+  }
+  uint k = hash_ptr(src->proto) % PIPE_HOME_SLOTS;
+  if (hc->p[k] != src->proto) {
+    hc->p[k] = src->proto;
+    hc->home[k] = rt_sender_home(dst->table, src->proto);
+  }
+  return hc->home[k];
+}
+
 static void
 pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                const struct ea_list *new_src)
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
-  /* (What the queue holds is ours: a copy by dst, never a collision.) */
-  int take = new && !pipe_copied_from(c, new, dst) && !pipe_collides(dst, n, new->src);
+  /* A route of the same source someone else put into dst (another
+   * pipe's copy) is neither replaced nor withdrawn by ours: the table
+   * refuses (RT_UPD_CLASH, pipe_flush). */
+  int take = new && !pipe_copied_from(c, new, dst) && !pipe_home(p, dst, new->src);
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
-  /* nor is a route of the same source someone else put there since */
-  if (old && (!take || new->src != old->src) && !pipe_collides(dst, n, old->src))
-    pipe_queue(pp, c, n, old->src, NULL, NULL);
+  if (old && (!take || new->src != old->src))
+    pipe_queue(pp, c, n, old->src, NULL, NULL, NULL);
   if (take) {
-    pipe_queue(pp, c, n, new->src, new->attrs, new_src);
+    pipe_queue(pp, c, n, new->src, new, new->attrs, new_src);
     return;
   }
   /* A route not copied is not exported: its withdrawal, later, is not ours
    * to pass on either (it would take the original, same source). */
   if (new) {
     log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, n);
-    chan_export_decline(c, new);
+    chan_export_decline(c, new->id);
   }
 }
 

@@ -30,6 +30,16 @@ struct pipe_queue {
   struct rt_import im[PIPE_BATCH];
   union { net_addr n; net_addr_roa6 roa6; } net[PIPE_BATCH];
   u8 own[PIPE_BATCH];           /* a reference on im[].attrs is ours (the export filter's list) */
+  u32 from[PIPE_BATCH];         /* an update's: the id of the route copied */
+};
+
+/* Which protocols write into a table themselves (rt_sender_home), as of
+ * the table's senders generation gen; direct-mapped by protocol. */
+#define PIPE_HOME_SLOTS 16
+struct pipe_home_cache {
+  u32 gen;
+  const struct proto *p[PIPE_HOME_SLOTS];     /* NULL: empty slot */
+  u8 home[PIPE_HOME_SLOTS];
 };
 
 struct pipe_proto {
@@ -37,6 +47,7 @@ struct pipe_proto {
   struct channel *pri, *sec;    /* owner: the pipe's loop */
   struct log_rate rl;
   struct pipe_queue q[2];       /* [0]: into sec's table (pri's exports), [1]: into pri's */
+  struct pipe_home_cache home[2];     /* [0]: sec's table, [1]: pri's; the pipe's loop */
 };
 
 extern const struct proto_class proto_pipe;
