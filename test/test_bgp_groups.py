@@ -204,9 +204,11 @@ def test_late_client_and_route_refresh(start_daemon):
     assert len(late.rib) == 250 and late.eor == 1
 
 
-def test_filter_change_leaves_the_group(start_daemon, ours_only):
+def filter_c_changed(start_daemon, refresh=False):
+    """Three clients in one group hold a's two routes; then c's export
+    filter drops one of them (`configure`)."""
     d, port = start(start_daemon)
-    a, b, c = (Client(n, port) for n in "abc")
+    a, b, c = (Client(n, port, refresh=refresh) for n in "abc")
     for x in (a, b, c):
         x.wait(lambda x: x.eor == 1)
     announce(a, "10.106.1.0/24", [65002])
@@ -215,6 +217,11 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     b.wait(lambda x: len(x.rib) == 2)
     d.reconfigure_file(conf(port, export_c="where net != 10.106.9.0/24"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    return d, port, a, b, c
+
+
+def test_filter_change_leaves_the_group(start_daemon, ours_only):
+    d, port, a, b, c = filter_c_changed(start_daemon)
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
     # the others keep both, and go on getting changes through the group
     announce(a, "10.106.3.0/24", [65002])
@@ -234,16 +241,7 @@ def test_filter_change_regroups_with_enhanced_refresh(start_daemon, ours_only):
     filter rejects is purged by the EoRR, not withdrawn one by one. The
     others see nothing of it; a filter changed for everyone alike moves
     everyone into one new group."""
-    d, port = start(start_daemon)
-    a, b, c = (Client(n, port, refresh=True) for n in "abc")
-    for x in (a, b, c):
-        x.wait(lambda x: x.eor == 1)
-    announce(a, "10.106.1.0/24", [65002])
-    announce(a, "10.106.9.0/24", [65002])
-    c.wait(lambda x: len(x.rib) == 2)
-    b.wait(lambda x: len(x.rib) == 2)
-    d.reconfigure_file(conf(port, export_c="where net != 10.106.9.0/24"))
-    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    d, port, a, b, c = filter_c_changed(start_daemon, refresh=True)
     c.wait(lambda x: x.eorr == 1 and x.rib == {"10.106.1.0/24": 65002})
     assert c.borr == 1 and ("withdraw", "10.106.9.0/24") not in c.events, c.events
     # it goes on in its new group, the others in theirs

@@ -124,6 +124,9 @@ def test_reload_in_from_import_table(setup):
     (the neighbor has none): the routes go through the filter again, the
     session stays."""
     d = setup(refresh=False)
+    # the import table holds the 3 routes a moment before the channel has
+    # counted the last of them (slow under TSan)
+    assert poll(lambda: import_received(d) == 3, timeout=10), import_received(d)
     before, received = proto_since(d, "a"), import_received(d)
     time.sleep(1.1)         # a restarted session would show a later time
     assert d.raw("reload in a") == b"0015-a: reloading\n0000 \n"

@@ -40,6 +40,11 @@ def test_pipes(start_daemon):
     assert poll(lambda: counts(d) == want, timeout=5), counts(d)
 
 
+def static_routes(count):
+    """A static protocol's routes 10.0.0.0/24, 10.0.1.0/24, ...: count of them."""
+    return " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(count))
+
+
 def proto_routes(d, name):
     """(imported, exported) of `show protocols all NAME`'s Routes line."""
     for line in strip_codes(d.raw("show protocols all %s" % name)):
@@ -68,7 +73,7 @@ def test_pipe_batches(start_daemon):
     The pipe writes into the other table in batches at the end of each
     export pass: counts, the attributes its export filter set, its own
     route counters and the loop check must come out as route by route."""
-    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(3000))
+    routes = static_routes(3000)
     d = start_daemon(BATCH_CONF % routes)
     # 256 of the 3000 are in 10.0.0.0/16 and stay behind; s3's route goes to t2 as well
     want = {"master4": (3000, 3000), "master6": (0, 0), "t2": (2745, 2745), "t3": (2745, 2745)}
@@ -110,6 +115,7 @@ def test_pipe_show(start_daemon):
     assert poll(lambda: block() == want, timeout=5), block()
 
 
+
 LOOP_CONF = """router id 10.0.0.1;
 ipv4 table t2;
 protocol static s1 { ipv4; %s }
@@ -129,7 +135,7 @@ def test_pipe_loop(start_daemon, ours_only):
     withdrawing the originals removes the copies and nothing else, even
     when the pipes run late (copies of copies must not circle between
     the two tables once the originals are gone)."""
-    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(500))
+    routes = static_routes(500)
     d = start_daemon(LOOP_CONF % routes)
     want = {"master4": (501, 501), "master6": (0, 0), "t2": (501, 501)}
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)
@@ -174,7 +180,7 @@ def test_pipe_ring(start_daemon, ours_only):
     them, and the originals keep their place. When the originals go while
     copies are still on their way round, the copies go too: none comes
     back into master4 to keep the others alive."""
-    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(300))
+    routes = static_routes(300)
     d = start_daemon(RING_CONF % routes)
     want = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300)}
     assert poll(lambda: counts(d) == want, timeout=10), counts(d)
@@ -220,7 +226,7 @@ def test_pipe_diamond(start_daemon, ours_only):
     stays, the second is refused by the table (logged as a loop) and never
     replaces or withdraws it; when the originals go, t4 empties, and fills
     again with one route per net when they come back."""
-    routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(300))
+    routes = static_routes(300)
     d = start_daemon(DIAMOND_CONF % routes)
     full = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300), "t4": (300, 300)}
     empty = {"master4": (0, 0), "master6": (0, 0), "t2": (0, 0), "t3": (0, 0), "t4": (0, 0)}
