@@ -533,6 +533,34 @@ test_copy_clash(void **state)
   fake_channel_free(p2);
 }
 
+/* A protocol's home tables: where it writes itself, not through a pipe;
+ * still home after its channel goes, until the number is reused. */
+static void
+test_sender_home(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *a = fake_channel(t, "direct"), *p = fake_channel(t, "pipe");
+  rt_sender_set_origin(t, p->sender_id, t);
+  struct proto *other = fake_proto("elsewhere");
+  u32 gen = rt_senders_gen(t);
+  rcu_read_lock();
+  assert_true(rt_sender_home(t, a->proto));
+  assert_false(rt_sender_home(t, p->proto));
+  assert_false(rt_sender_home(t, other));
+  rcu_read_unlock();
+  struct proto *ap = a->proto;
+  a->proto = fake_proto("direct");      /* fake_channel_free frees it */
+  fake_channel_free(a);
+  assert_true(rt_senders_gen(t) != gen);
+  rcu_read_lock();
+  assert_true(rt_sender_home(t, ap));
+  rcu_read_unlock();
+  fake_channel_free(p);
+  free(ap);
+  free(other);
+}
+
 static struct ea_list *
 modify_tag(struct channel *c, const struct rte *r)
 {
@@ -1153,6 +1181,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_concurrent),
   cmocka_unit_test(test_refresh_cycle),
   cmocka_unit_test(test_copy_clash),
+  cmocka_unit_test(test_sender_home),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_recursive_nexthop),
