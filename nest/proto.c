@@ -328,7 +328,9 @@ static struct proto *
 proto_new(struct proto_config *pc)
 {
   pool *pl = rp_new(root_pool(), MEM_PROTOCOLS, pc->name);
+  static u32 proto_ids;       /* main loop */
   struct proto *p = mb_allocz(pl, pc->class->proto_size);
+  p->id = ++proto_ids;
   p->pool = pl;
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);

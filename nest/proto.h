@@ -176,6 +176,7 @@ struct proto {
   struct lnode n;             /* global list; owner: main */
   const struct proto_class *class;
   const char *name;
+  u32 id;                     /* never reused (an address is); 0: a hidden instance */
   pool *pool;                 /* instance lifetime; owner: main */
   struct proto_config *cf;    /* latest committed config; owner: main */
   struct config *config_held; /* config kept alive for the proto loop; main */

@@ -177,8 +177,8 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
-  /* the same: the sender's protocol (compared, never read through) */
-  const struct proto **owner;
+  /* the same: the sender's protocol's id (struct proto, never reused) */
+  u32 *owner;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
@@ -275,12 +275,12 @@ static inline const struct rtable *rt_sender_origin(const struct rtable *t, u16 
   const struct rt_senders *s = rcu_dereference(t->senders);
   return __atomic_load_n(&s->origin[id], __ATOMIC_ACQUIRE);
 }
-/* Does protocol p write into t itself, not through a pipe (or did it until
+/* Does protocol proto_id write into t itself, not through a pipe (or did it until
  * lately: a number keeps its protocol and origin until reused)? A pipe
  * never writes p's routes there: that is where they come from. Anyone,
  * under RCU; a scan of the senders, so callers cache the answer per
  * rt_senders_gen(). */
-int rt_sender_home(const struct rtable *t, const struct proto *p);
+int rt_sender_home(const struct rtable *t, u32 proto_id);
 static inline u32 rt_senders_gen(const struct rtable *t) { return uatomic_read(&t->senders_gen); }
 
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */

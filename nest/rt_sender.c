@@ -42,7 +42,7 @@ rt_senders_alloc(u32 size)
   if (!s)
     die("Out of memory");
   s->origin = (const struct rtable **) (s->ch + size);
-  s->owner = (const struct proto **) (s->origin + size);
+  s->owner = (u32 *) (s->origin + size);
   s->size = size;
   s->next = 1;
   return s;
@@ -75,7 +75,7 @@ rt_sender_add(struct rtable *t, struct channel *c)
   /* Before any route with this number is published (the publish orders it):
    * the number's origin from its last user goes (set_origin may follow) */
   __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->owner[id], c->proto, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->owner[id], c->proto ? c->proto->id : 0, __ATOMIC_RELAXED);
   __atomic_store_n(&s->ch[id], c, __ATOMIC_RELEASE);
   s->next = id + 1 < s->size ? id + 1 : 1;
   uatomic_inc(&t->senders_gen);
@@ -114,11 +114,11 @@ rt_sender_set_origin(struct rtable *t, u16 id, const struct rtable *from)
 }
 
 int
-rt_sender_home(const struct rtable *t, const struct proto *p)
+rt_sender_home(const struct rtable *t, u32 proto_id)
 {
   const struct rt_senders *s = rcu_dereference(t->senders);
-  for (u32 i = 1; s && i < s->size; i++)
-    if (__atomic_load_n(&s->owner[i], __ATOMIC_RELAXED) == p && !__atomic_load_n(&s->origin[i], __ATOMIC_ACQUIRE))
+  for (u32 i = 1; proto_id && s && i < s->size; i++)
+    if (__atomic_load_n(&s->owner[i], __ATOMIC_RELAXED) == proto_id && !__atomic_load_n(&s->origin[i], __ATOMIC_ACQUIRE))
       return 1;
   return 0;
 }

@@ -541,24 +541,27 @@ test_sender_home(void **state)
   (void) state;
   struct rtable *t = test_table();
   struct channel *a = fake_channel(t, "direct"), *p = fake_channel(t, "pipe");
+  a->proto->id = 1001;
+  p->proto->id = 1002;
+  /* the fake channels were numbered before their protocols had ids */
+  rt_sender_remove(t, a->sender_id);
+  rt_sender_remove(t, p->sender_id);
+  a->sender_id = rt_sender_add(t, a);
+  p->sender_id = rt_sender_add(t, p);
   rt_sender_set_origin(t, p->sender_id, t);
-  struct proto *other = fake_proto("elsewhere");
   u32 gen = rt_senders_gen(t);
   rcu_read_lock();
-  assert_true(rt_sender_home(t, a->proto));
-  assert_false(rt_sender_home(t, p->proto));
-  assert_false(rt_sender_home(t, other));
+  assert_true(rt_sender_home(t, 1001));
+  assert_false(rt_sender_home(t, 1002));
+  assert_false(rt_sender_home(t, 1003));
+  assert_false(rt_sender_home(t, 0));
   rcu_read_unlock();
-  struct proto *ap = a->proto;
-  a->proto = fake_proto("direct");      /* fake_channel_free frees it */
   fake_channel_free(a);
   assert_true(rt_senders_gen(t) != gen);
   rcu_read_lock();
-  assert_true(rt_sender_home(t, ap));
+  assert_true(rt_sender_home(t, 1001));
   rcu_read_unlock();
   fake_channel_free(p);
-  free(ap);
-  free(other);
 }
 
 static struct ea_list *

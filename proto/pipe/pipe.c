@@ -197,10 +197,11 @@ pipe_home(struct pipe_proto *p, struct channel *dst, const struct rte_src *src)
     memset(hc, 0, sizeof(*hc));
     hc->gen = gen;
   }
-  uint k = hash_ptr(src->proto) % PIPE_HOME_SLOTS;
-  if (hc->p[k] != src->proto) {
-    hc->p[k] = src->proto;
-    hc->home[k] = rt_sender_home(dst->table, src->proto);
+  u32 id = src->proto->id;
+  uint k = hash_u32(id) % PIPE_HOME_SLOTS;
+  if (hc->id[k] != id) {
+    hc->id[k] = id;
+    hc->home[k] = rt_sender_home(dst->table, id);
   }
   return hc->home[k];
 }

@@ -38,7 +38,7 @@ struct pipe_queue {
 #define PIPE_HOME_SLOTS 16
 struct pipe_home_cache {
   u32 gen;
-  const struct proto *p[PIPE_HOME_SLOTS];     /* NULL: empty slot */
+  u32 id[PIPE_HOME_SLOTS];      /* protocol ids, 0: empty slot */
   u8 home[PIPE_HOME_SLOTS];
 };
 
