@@ -213,6 +213,7 @@ proto_stop(struct proto *p)
 }
 
 static void proto_free(struct proto *p);
+static void proto_release(void *data);
 static void protos_check_settled(void);
 
 /* The loop is gone: nothing runs for this protocol any more. */
@@ -331,6 +332,8 @@ proto_new(struct proto_config *pc)
   static u32 proto_ids;       /* main loop */
   struct proto *p = mb_allocz(pl, pc->class->proto_size);
   p->id = ++proto_ids;
+  p->src_refs = 1;
+  ev_init(&p->free_ev, proto_release, p);
   p->pool = pl;
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);
@@ -352,17 +355,36 @@ proto_new(struct proto_config *pc)
   return p;
 }
 
+/* The last source of a deleted protocol is gone (main loop). */
+static void
+proto_release(void *data)
+{
+  struct proto *p = data;
+  struct proto_status *st = rcu_xchg_pointer(&p->status, NULL);
+  if (st)
+    call_rcu(&st->rcu, proto_status_free_rcu);
+  rfree(p->pool);
+}
+
+/* The config goes now: it holds the tables, whose teardown frees the
+ * routes that hold the sources. */
 static void
 proto_free(struct proto *p)
 {
   list_del(&p->n);
   config_unref(p->config_held);
+  p->config_held = NULL;
   if (p->reconf_config)
     config_unref(p->reconf_config);
-  struct proto_status *st = rcu_xchg_pointer(&p->status, NULL);
-  if (st)
-    call_rcu(&st->rcu, proto_status_free_rcu);
-  rfree(p->pool);
+  p->reconf_config = NULL;
+  proto_src_unref(p);
+}
+
+void
+proto_src_unref(struct proto *p)
+{
+  if (!uatomic_sub_return(&p->src_refs, 1))
+    ev_send(main_loop(), &p->free_ev);
 }
 
 static int

@@ -213,6 +213,13 @@ struct proto {
   struct event notify_ev, reconf_done_ev, down_ev; /* sent to the main loop */
   struct event limit_ev;          /* to the main loop: a limit asks for restart/disable */
   struct event reload_ev;         /* to the proto loop: `reload` (nest/proto_reload.c) */
+  /* Route sources name their protocol, and copies of its routes (pipes)
+   * outlive its own channels' flush: a deleted protocol stays allocated
+   * (not its config) until its last source goes. Atomic: one for each
+   * live source, one for the instance itself; the last one out sends
+   * free_ev to the main loop (nest/proto.c). */
+  u32 src_refs;
+  struct event free_ev;
   int reload_request;             /* atomic: PROTO_RELOAD_* bits */
   int limit_request;              /* atomic: LIMIT_RESTART or LIMIT_DISABLE */
   struct proto_config *reconf_cf;  /* handed over with reconf_ev */
@@ -338,6 +345,10 @@ struct proto *proto_spawn(struct proto_config *pc);
  * done (may be NULL) is sent to the main loop once every protocol has
  * acknowledged its reconfiguration; returns the number of protocols that
  * were restarted, started or stopped. */
+/* Route sources hold their protocol (src_refs): nest/rt_table.c. Instances
+ * of proto_new only (id != 0); any thread. */
+static inline void proto_src_ref(struct proto *p) { uatomic_inc(&p->src_refs); }
+void proto_src_unref(struct proto *p);
 uint protos_commit(struct config *new, struct config *old, struct event *done);
 /* Protocols that could not take the last config in place (their class's
  * reconfigure hook said so in their loop) and restart: the main loop's

@@ -242,6 +242,35 @@ def test_pipe_diamond(start_daemon, ours_only):
         assert poll(lambda: counts(d) == full, timeout=10), counts(d)
 
 
+DELETE_CONF = """router id 10.0.0.1;
+ipv4 table t2;
+protocol static s2 { ipv4 { table t2; }; %s }
+protocol pipe p12 { table master4; peer table t2; export all; import none; }
+"""
+
+
+def test_pipe_source_deleted(start_daemon):
+    """`configure` deletes s1 while p12's copies of its routes are still in
+    t2, where they meet s2's routes of the same nets: the copies name s1,
+    which must stay readable until the last of them goes (ASan caught the
+    route compare reading a freed protocol)."""
+    unreach = static_routes(5000).replace("blackhole", "unreachable")
+    with_s1 = DELETE_CONF % unreach + "protocol static s1 { ipv4; %s }\n" % static_routes(5000)
+    d = start_daemon(with_s1)
+    full = {"master4": (5000, 5000), "master6": (0, 0), "t2": (10000, 5000)}
+    assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+    for _ in range(2):
+        d.reconfigure_file(DELETE_CONF % unreach)
+        assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+        for _ in range(20):
+            d.raw("show route table t2 10.0.5.0/24 all")
+        want = {"master4": (0, 0), "master6": (0, 0), "t2": (5000, 5000)}
+        assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+        d.reconfigure_file(with_s1)
+        assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+        assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+
+
 LIMIT_CONF = """router id 10.0.0.1;
 ipv4 table t2;
 protocol static s1 { ipv4; route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; route 10.3.0.0/16 blackhole; }
