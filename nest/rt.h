@@ -76,6 +76,7 @@ struct rte_src {
   u64 private_id;
   u32 global_id;
   u32 uc;                     /* atomic */
+  u32 holds_proto;            /* it counts in proto->src_refs (proto_new's instances) */
   struct rcu_head rcu;
 };
 

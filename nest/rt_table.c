@@ -43,8 +43,10 @@ rt_get_source(struct proto *p, u64 private_id)
   struct rte_src *s = mem_alloc_shared(MEM_TABLES, sizeof(struct rte_src));
   memset(s, 0, sizeof(*s));
   s->proto = p;
-  if (p && p->id)
+  if (p && p->id) {
+    s->holds_proto = 1;
     proto_src_ref(p);
+  }
   s->private_id = private_id;
   s->uc = 1;
   pthread_mutex_lock(&src_lock);
@@ -61,9 +63,9 @@ static void
 rt_source_free_rcu(struct rcu_head *h)
 {
   struct rte_src *s = caa_container_of(h, struct rte_src, rcu);
-  struct proto *p = s->proto;
+  struct proto *p = s->holds_proto ? s->proto : NULL;
   mem_free_shared(MEM_TABLES, s, sizeof(*s));
-  if (p && p->id)
+  if (p)
     proto_src_unref(p);
 }
 
