@@ -176,7 +176,8 @@ struct proto {
   struct lnode n;             /* global list; owner: main */
   const struct proto_class *class;
   const char *name;
-  u32 id;                     /* never reused (an address is); 0: a hidden instance */
+  u32 id;                     /* set by main at creation, then read anywhere;
+                                 never reused (an address is); 0: a hidden instance */
   pool *pool;                 /* instance lifetime; owner: main */
   struct proto_config *cf;    /* latest committed config; owner: main */
   struct config *config_held; /* config kept alive for the proto loop; main */
@@ -219,7 +220,7 @@ struct proto {
    * live source, one for the instance itself; the last one out sends
    * free_ev to the main loop (nest/proto.c). */
   u32 src_refs;
-  struct event free_ev;
+  struct event free_ev;           /* to the main loop: proto_release */
   int reload_request;             /* atomic: PROTO_RELOAD_* bits */
   int limit_request;              /* atomic: LIMIT_RESTART or LIMIT_DISABLE */
   struct proto_config *reconf_cf;  /* handed over with reconf_ev */

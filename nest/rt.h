@@ -76,7 +76,8 @@ struct rte_src {
   u64 private_id;
   u32 global_id;
   u32 uc;                     /* atomic */
-  u32 holds_proto;            /* it counts in proto->src_refs (proto_new's instances) */
+  u32 holds_proto;            /* set at creation, then constant: it counts in
+                                 proto->src_refs (proto_new's instances) */
   struct rcu_head rcu;
 };
 
@@ -236,7 +237,8 @@ struct rtable {
   /* The channels that write here, by the number their routes carry
    * (nest/rt_sender.c): RCU, changed by the main loop. */
   struct rt_senders *senders;
-  u32 senders_gen;            /* atomic: bumped at every change of senders */
+  u32 senders_gen;            /* atomic, bumped under the senders' lock at
+                                 every change of senders; read anywhere */
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
