@@ -130,3 +130,47 @@ def test_deterministic_med(start_daemon, peers, ports, det, want):
     assert poll(lambda: routes() == {"a", "b", "c"}, timeout=20), strip_codes(d.raw("show route %s all" % NET))
     assert marked() == "b", strip_codes(d.raw("show route %s all" % NET))
     assert d.raw("show route count").startswith(b"1007-3 of 3 routes for 1 networks in table master4\n")
+
+
+def table_routes(d, table):
+    m = re.search(r"(\d+) of \d+ routes for \d+ networks in table %s\b" % table,
+                  "\n".join(strip_codes(d.raw("show route table %s count" % table))))
+    return int(m.group(1)) if m else -1
+
+
+def test_deleted_session_copies(start_daemon, peers, ports):
+    """`configure` deletes session a while pipe p's copies of a's routes are
+    still in t2 beside b's routes of the same nets: taking them out compares
+    them there, which must not read a's released config (ASan; a second
+    `configure` drops the config kept for `configure undo`)."""
+    nets = " ".join("route 10.103.%d.%d/32 blackhole;" % (i // 256, i % 256) for i in range(3000))
+    base = """router id 10.102.0.1;
+protocol device {}
+ipv4 table t2;
+protocol pipe p { table master4; peer table t2; import none; export all; }
+protocol bgp b { local %s port %d as 65001; neighbor %s port %d as 65003; multihop; %s
+  ipv4 { table t2; import all; export none; }; }
+""" % (DUT, ports[0], B, ports[2], TIMERS)
+    with_a = base + """protocol bgp a { local %s port %d as 65001; neighbor %s port %d as 65002; multihop; %s
+  deterministic med; ipv4 { import all; export none; }; }
+""" % (DUT, ports[0], A, ports[1], TIMERS)
+    d = start_daemon(with_a)
+    for name, addr, pport, asn in (("a", A, ports[1], 65002), ("b", B, ports[2], 65003)):
+        peers(name, """router id %s;
+protocol device {}
+protocol static st { ipv4; %s }
+protocol bgp dut { local %s port %d as %d; neighbor %s port %d as 65001; multihop; %s
+  ipv4 { import none; export all; }; }
+""" % (addr, nets, addr, pport, asn, DUT, ports[0], TIMERS))
+    assert poll(lambda: table_routes(d, "t2") == 6000, timeout=30), strip_codes(d.raw("show protocols"))
+    for _ in range(2):
+        d.reconfigure_file(base)
+        for _ in range(2):   # the second drops the config with a (kept for undo)
+            r = d.raw("configure")
+            assert re.search(rb"\n000[345] ", r), r   # done, in progress, queued
+        assert poll(lambda: table_routes(d, "t2") == 3000, timeout=20), table_routes(d, "t2")
+        assert table_routes(d, "master4") == 0
+        d.reconfigure_file(with_a)
+        r = d.raw("configure")
+        assert r.endswith((b"0003 Reconfigured\n", b"0004 Reconfiguration in progress\n")), r
+        assert poll(lambda: table_routes(d, "t2") == 6000, timeout=30), table_routes(d, "t2")

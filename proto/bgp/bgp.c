@@ -282,6 +282,12 @@ bgp_peer_init(struct bgp_proto *p)
   i->enforce_first_as = cf->enforce_first_as;
   i->interpret_communities = cf->interpret_communities;
   i->local_role = (u8) cf->local_role;
+  i->default_med = cf->default_med;
+  i->path_metric = cf->path_metric;
+  i->med_metric = cf->med_metric;
+  i->igp_metric = cf->igp_metric;
+  i->prefer_older = cf->prefer_older;
+  i->deterministic_med = cf->deterministic_med;
 }
 
 static enum proto_state

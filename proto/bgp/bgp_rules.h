@@ -44,6 +44,11 @@ struct bgp_peer_info {
   bool rs_client, rr_client;
   bool enforce_first_as;
   bool interpret_communities;
+  /* The best-path options (bgp_rte_better, bgp_rte_group): copied here
+   * because copies of the session's routes in other tables are compared
+   * after configure has released the session's config. */
+  u32 default_med;
+  bool path_metric, med_metric, igp_metric, prefer_older, deterministic_med;
 };
 
 enum bgp_rx_verdict {

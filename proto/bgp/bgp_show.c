@@ -287,12 +287,6 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
     bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
 }
 
-static const struct bgp_proto *
-bgp_proto_of(const struct rte *r)
-{
-  return (const struct bgp_proto *) r->src->proto;
-}
-
 static const struct bgp_peer_info *
 bgp_peer_of(const struct rte *r)
 {
@@ -310,7 +304,8 @@ int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
-  const struct bgp_config *cfx = bgp_proto_of(a)->cf, *cfy = bgp_proto_of(b)->cf;
+  /* The session's peer info, never its config (bgp_rules.h) */
+  const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
@@ -332,7 +327,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   bgp_path_of(y, &py, &ny);
   uint lenx = px ? bgp_as_path_length(px, nx) : 0, leny = py ? bgp_as_path_length(py, ny) : 0;
   /* RFC 4271 9.1.2.2 a), unless both sessions have `path metric off` */
-  if (lenx != leny && (cfx->path_metric || cfy->path_metric))
+  if (lenx != leny && (ix->path_metric || iy->path_metric))
     return lenx < leny;
   u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
   if (ox != oy)
@@ -340,24 +335,23 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   /* MEDs compare between routes of one neighbor AS, or between any with
    * `med metric`; a missing one counts as the session's `default bgp_med` */
   u32 fx = px ? bgp_as_path_first_as(px, nx) : 0, fy = py ? bgp_as_path_first_as(py, ny) : 0;
-  if (fx == fy || cfx->med_metric || cfy->med_metric) {
-    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, cfx->default_med);
-    u32 my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, cfy->default_med);
+  if (fx == fy || ix->med_metric || iy->med_metric) {
+    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, ix->default_med);
+    u32 my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, iy->default_med);
     if (mx != my)
       return mx < my;
   }
   /* Prefer external; confederation members count as internal (RFC 5065 5.3) */
-  const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
   if (ix->interior != iy->interior)
     return !ix->interior;
   /* RFC 4271 9.1.2.2 e), where each session's `igp metric` allows */
-  u32 gx = cfx->igp_metric ? x->igp_metric : 0;
-  u32 gy = cfy->igp_metric ? y->igp_metric : 0;
+  u32 gx = ix->igp_metric ? x->igp_metric : 0;
+  u32 gy = iy->igp_metric ? y->igp_metric : 0;
   if (gx != gy)
     return gx < gy;
   /* RFC 5004 (`prefer older`): between external routes of different
    * neighbors the one we had first stays */
-  if ((cfx->prefer_older || cfy->prefer_older) && !ix->ibgp && !iy->ibgp && ix != iy &&
+  if ((ix->prefer_older || iy->prefer_older) && !ix->ibgp && !iy->ibgp && ix != iy &&
       rte_lastmod(a) != rte_lastmod(b))
     return rte_lastmod(a) < rte_lastmod(b);
   u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
@@ -375,7 +369,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
 u64
 bgp_rte_group(const struct rte *r)
 {
-  if (!bgp_proto_of(r)->cf->deterministic_med)
+  if (!bgp_peer_of(r)->deterministic_med)
     return 0;
   const u8 *p;
   uint n;
