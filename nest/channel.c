@@ -710,7 +710,8 @@ chan_export_run(void *data)
     return;
   }
   uint n = 0;
-  while (!(busy && !(n++ & 63) && busy(c->proto, c)) && (it = rt_reader_next(&c->reader))) {
+  while (!(busy && !(n++ & 63) && busy(c->proto, c)) && !(c->export_hold && c->reader.seq >= c->export_until) &&
+         (it = rt_reader_next(&c->reader))) {
     rt_reader_prefetch(&c->reader);
     if (any)
       chan_export_one(c, &it->net->n, it->new_rte, it->retired);
@@ -754,6 +755,23 @@ chan_export_own(struct channel *c, int own)
   c->export_elsewhere = 0;
   if (uatomic_read(&c->state) == CS_UP && chan_exports(c))
     chan_export_start(c);
+}
+
+void
+chan_export_hold(struct channel *c, u64 seq)
+{
+  c->export_hold = 1;
+  c->export_until = seq;
+  ev_schedule(&c->export_ev);
+}
+
+void
+chan_export_release(struct channel *c)
+{
+  if (!c->export_hold)
+    return;
+  c->export_hold = 0;
+  ev_schedule(&c->export_ev);
 }
 
 void

@@ -141,6 +141,10 @@ struct channel {
   int export_elsewhere;       /* the protocol exports the table by other
                                  means (a BGP update group): the channel
                                  reads no journal (chan_export_own) */
+  /* Proto loop: the journal is read no further than export_until (the
+   * next item to read) while export_hold (chan_export_hold) */
+  int export_hold;
+  u64 export_until;
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
   net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
@@ -551,6 +555,12 @@ void chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_
  * it exports again, from a full feed when up. Before channel_up() too.
  * Proto loop. */
 void chan_export_own(struct channel *c, int own);
+/* Read the journal up to seq (the next item to read, as rt_reader.seq)
+ * and no further until chan_export_release(): a BGP session joins an
+ * update group at the group's journal position (bgp_group.c). A feed or
+ * a catch-up still runs. Proto loop. */
+void chan_export_hold(struct channel *c, u64 seq);
+void chan_export_release(struct channel *c);
 /* The export policy (the class's preexport, the export filter) on route r
  * of c's table, counting nothing: 0 rejected, 1 accepted as it is, 2
  * accepted with the attributes in *out (a reference for the caller).

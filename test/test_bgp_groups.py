@@ -65,9 +65,9 @@ class Client(RawPeer):
     With refresh, it takes enhanced route refresh: a BoRR marks every route
     stale, an EoRR drops those not announced since (RFC 7313 4)."""
 
-    def __init__(self, name, port, refresh=False):
+    def __init__(self, name, port, refresh=False, rcvbuf=None):
         addr, asn = CLIENTS[name]
-        super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"")
+        super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
         self.rib, self.events, self.eor = {}, [], 0
         self.stale, self.borr, self.eorr = None, 0, 0
 
@@ -221,13 +221,53 @@ def filter_c_changed(start_daemon, refresh=False):
 
 
 def test_filter_change_leaves_the_group(start_daemon, ours_only):
+    """Without enhanced route refresh a client whose filter changed exports
+    alone (its own refeed withdraws what the new filter rejects), then joins
+    the group of its new settings where its export is, resending nothing;
+    changed back, it rejoins the others' group the same way."""
     d, port, a, b, c = filter_c_changed(start_daemon)
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
     # the others keep both, and go on getting changes through the group
     announce(a, "10.106.3.0/24", [65002])
     b.wait(lambda x: len(x.rib) == 3)
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.3.0/24": 65002})
-    assert "c: Exports alone" in d.log(), d.log()
+    log = d.log()
+    assert "c: Exports alone" in log, log
+    first = groups_of(log, "a")
+    assert poll(lambda: len(groups_of(d.log(), "c")) == 2, timeout=10), d.log()
+    assert groups_of(d.log(), "c")[1] != first[0] and "joined where it was" in d.log(), d.log()
+    # changes reach it through its new group, nothing sent twice
+    n = len(c.events)
+    announce(a, "10.106.4.0/24", [65002])
+    announce(b, "10.106.9.128/25", [65003])
+    withdraw(a, "10.106.1.0/24")
+    b.wait(lambda x: set(x.rib) == {"10.106.3.0/24", "10.106.4.0/24", "10.106.9.0/24"})
+    want = {"10.106.3.0/24": 65002, "10.106.4.0/24": 65002, "10.106.9.128/25": 65003}
+    c.wait(lambda x: x.rib == want)
+    c.drain()
+    assert sorted(c.events[n:]) == [("announce", "10.106.4.0/24", 65002), ("announce", "10.106.9.128/25", 65003),
+                                    ("withdraw", "10.106.1.0/24")], c.events[n:]
+    # back to the others' filter: alone for its refeed, then their group
+    d.reconfigure_file(conf(port))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    want["10.106.9.0/24"] = 65002
+    c.wait(lambda x: x.rib == want)
+    assert poll(lambda: groups_of(d.log(), "c")[2:] == first, timeout=10), d.log()
+    n = len(c.events)
+    announce(a, "10.106.5.0/24", [65002])
+    withdraw(b, "10.106.9.128/25")
+    a.wait(lambda x: "10.106.9.128/25" not in x.rib and len(x.rib) == 0)
+    b.wait(lambda x: "10.106.5.0/24" in x.rib)
+    del want["10.106.9.128/25"]
+    want["10.106.5.0/24"] = 65002
+    c.wait(lambda x: x.rib == want)
+    c.drain()
+    assert sorted(c.events[n:]) == [("announce", "10.106.5.0/24", 65002), ("withdraw", "10.106.9.128/25")], \
+        c.events[n:]
+    assert "c: Stays out of update group" not in d.log(), d.log()
+    # its counters are the group's but for the routes learned from it (none)
+    assert poll(lambda: re.search(rb"Routes: +0 imported, 4 exported", d.raw("show protocols all c")), timeout=5), \
+        d.raw("show protocols all c")
 
 
 def groups_of(log, name):
@@ -373,9 +413,95 @@ def test_stalled_client_let_go(start_daemon, ours_only):
     # reading again: exactly the last round, nothing withdrawn left over
     read_until(s, srib, want)
     assert srib == want, (len(srib - want), len(want - srib))
-    # and it follows changes on its own now
+    # caught up, it joins the group again where its own export is
+    assert poll(lambda: "slow: Exports through update group bgp_group1 (ipv4), joined where it was" in d.log(),
+                timeout=10), d.log()
+    # and follows changes through it
     send_round(rounds + 1)
     want = set(prefixes(rounds + 1))
     read_until(s, srib, want, timeout=30)
     assert srib == want
     a.wait(lambda x: set(x.rib) == want, timeout=30)
+    a.wait(lambda x: set(x.rib) == want, timeout=30)
+
+
+
+def test_rejoin_behind_a_paused_group(start_daemon, ours_only):
+    """A client without enhanced route refresh changes groups by `configure`
+    (alone for its refeed, then joining at a marker) while a feeder replaces
+    every route several times a second. The second time the group it joins
+    is paused behind it (its only other client reads nothing for a while)
+    and falls behind the journal: the client goes on exporting alone and
+    joins once the group has caught up. A withdrawal lost on the way would
+    stay with it for good; it ends up with exactly the table, like the
+    client that stayed."""
+    import threading
+    import time
+    port = free_ports(1)[0]
+    feeder = ("127.106.3.3", 65031)
+
+    def conf_c(export_c):
+        return conf(port, export_c) + ("protocol bgp feeder { local %s port %d as 65001; neighbor %s as %d; passive;"
+                                       " multihop; ipv4 { import all; export none; }; }\n"
+                                       % (OURS, port, feeder[0], feeder[1]))
+    d = start_daemon(conf_c("all"))
+    a, c = Client("a", port, rcvbuf=16384), Client("c", port)
+    for x in (a, c):
+        x.wait(lambda x: x.eor == 1)
+    f = RawPeer(feeder[0], OURS, port, feeder[1], 65001)
+
+    def prefixes(rnd):
+        return ["%d.%d.%d.0/24" % (11 + k // 65536, (k // 256) % 256, k % 256)
+                for k in range(rnd * 20000, (rnd + 1) * 20000)]
+
+    rounds, done = 80, threading.Event()
+
+    def feed():
+        attrs = attrs_of([feeder[1]], CLIENTS_NH)
+        for rnd in range(rounds):
+            new, old = prefixes(rnd), prefixes(rnd - 1) if rnd else []
+            f.send(b"".join(update(withdrawn=b"".join(nlri(p) for p in old[i:i + 900])) for i in range(0, len(old), 900))
+                   + b"".join(update(attrs=attrs, nlris=b"".join(nlri(p) for p in new[i:i + 900]))
+                              for i in range(0, len(new), 900)))
+            f.send(msg(4))
+            time.sleep(0.1)
+        done.set()
+
+    def joins():
+        return d.log().count("c: Exports through update group")
+
+    def drain_for(seconds, readers):
+        end = time.time() + seconds
+        while time.time() < end:
+            for x in readers:
+                x.drain(timeout=0.02)
+
+    # c into a group of its own while the routes churn
+    t = threading.Thread(target=feed)
+    t.start()
+    drain_for(0.5, (a, c))
+    d.reconfigure_file(conf_c("where net !~ 12.0.0.0/8"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    end = time.time() + 20
+    while joins() < 2 and time.time() < end:
+        drain_for(0.1, (a, c))
+    assert joins() == 2, d.log()
+    # a reads nothing: once our socket buffers to it are full too, its
+    # group pauses behind; c goes back to it
+    drain_for(4, (c,))
+    d.reconfigure_file(conf_c("all"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    drain_for(2, (c,))
+    while not done.is_set():
+        drain_for(0.1, (a, c))
+    t.join()
+    end = time.time() + 10
+    while joins() < 3 and time.time() < end:
+        drain_for(0.1, (a, c))
+    want = set(prefixes(rounds - 1))
+    a.wait(lambda x: set(x.rib) == want, timeout=30)
+    c.wait(lambda x: set(x.rib) == want, timeout=30)
+    log = d.log()
+    assert joins() == 3 and groups_of(log, "c")[2] == groups_of(log, "a")[0], log
+    assert log.count("c: Exports alone") == 2 and "joined where it was" in log, log
+    assert "Too slow" not in log, log

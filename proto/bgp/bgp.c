@@ -502,6 +502,7 @@ const struct proto_class proto_bgp = {
   .preexport = bgp_preexport,
   .rt_notify = bgp_rt_notify,
   .export_busy = bgp_export_busy,
+  .export_flush = bgp_export_flush,
   .feed_end = bgp_feed_end,
   .refeed_elsewhere = bgp_group_reload_out,
   .reload_routes = bgp_reload_routes,

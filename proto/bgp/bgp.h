@@ -248,6 +248,9 @@ struct bgp_channel {
   size_t early_len, early_cap, early_sent;
   struct bgp_gmember *gm;       /* the update group it exports through
                                    (bgp_group.h), NULL: alone */
+  int rejoin;                   /* proto loop: alone after a group handed it
+                                   back; joins again once its export is idle */
+  btime rejoin_after;           /* proto loop: not before then */
   /* Recursive next hops (bgp_nexthop.c) */
   struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
   struct event nh_changed_ev;   /* from the IGP tables' host caches */
@@ -367,6 +370,9 @@ void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struc
                    const struct ea_list *new_src);
 int bgp_export_busy(struct proto *pp, struct channel *c);
 void bgp_feed_end(struct channel *c);
+void bgp_export_flush(struct proto *pp, struct channel *c);
+/* Has bc's own export sent everything it had? */
+int bgp_tx_idle(const struct bgp_channel *bc);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
 /* Room for an UPDATE of up to len bytes, sent before anything else of bc

@@ -55,6 +55,7 @@ group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **
 /* --- The group's loop: flushing and flow --- */
 
 static void group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip);
+static void group_member_delist(struct bgp_group *g, struct bgp_gmember *gm);
 
 /* What waits goes into the log; what every member has read goes. */
 static void
@@ -78,9 +79,20 @@ group_evict(struct bgp_group *g)
   u64 limit = MIN(MAX(routes * GROUP_EVICT_PER_ROUTE, GROUP_LAG_EVICT_MIN), GROUP_LAG_EVICT);
   if (bgp_txlog_held(g->log) <= limit)
     return;
-  LIST_WALK_ENTRY_SAFE(gm, &g->members, struct bgp_gmember, n)
-    if (uatomic_read(&gm->state) == GM_JOINED && bgp_txlog_lag(g->log, &gm->cur) > limit)
+  LIST_WALK_ENTRY_SAFE(gm, &g->members, struct bgp_gmember, n) {
+    int state = uatomic_read(&gm->state);
+    if ((state != GM_JOINED && state != GM_MARKER) || bgp_txlog_lag(g->log, &gm->cur) <= limit)
+      continue;
+    if (state == GM_JOINED)
       group_member_handover(g, gm, 1);
+    else if (uatomic_cmpxchg(&gm->state, GM_MARKER, GM_CANCELLED) == GM_MARKER) {
+      /* It still exports alone, and has not sent its own yet: it stays
+       * alone, and its cursor goes once it has seen this */
+      group_member_delist(g, gm);
+      log_msg(L_WARN, "%s: Too slow to join update group %s (%s)", gm->name, g->name, gm->cc->name);
+      bgp_txlog_wake(g->log, &gm->cur);
+    }
+  }
 }
 
 void
@@ -183,6 +195,7 @@ static void
 group_export_flush(struct proto *pp, struct channel *c UNUSED)
 {
   group_settle((struct bgp_group *) pp);
+  group_marker_check((struct bgp_group *) pp);
 }
 
 /* The group's own feed ended: members waiting for it get their End-of-RIB. */
@@ -196,6 +209,7 @@ group_feed_end(struct channel *c)
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
     group_eor_check(g, gm);
   group_flush(g);
+  group_marker_check(g);
 }
 
 /* --- The group's loop: members come and go --- */
@@ -207,9 +221,73 @@ group_unref(struct bgp_group *g)
     ev_send(main_loop(), &g->close_ev);
 }
 
+/* Into the group's lists, its cursor in the log. */
+static void
+group_member_list(struct bgp_group *g, struct bgp_gmember *gm, u32 id)
+{
+  gm->id = id;
+  gm->listed = 1;
+  list_add_tail(&g->members, &gm->n);
+  hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
+}
+
+/* It gave up before it saw the cursor. */
+static void
+group_member_drop(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  bgp_txlog_leave(g->log, &gm->cur);
+  gm_unref(gm);
+  group_unref(g);
+}
+
+/* The group's state and the log agree at its reader's journal position
+ * once it has packed, unless a feed or a catch-up is under way. */
+void
+group_marker_check(struct bgp_group *g)
+{
+  struct channel *c = g->c;
+  if (list_empty(&g->marker_wait) || !c->reader.table || c->feeding || c->catchup ||
+      uatomic_read(&c->reader.laggard))
+    return;
+  int packed = 0;
+  LIST_WALK_ENTRY_SAFE(gm, &g->marker_wait, struct bgp_gmember, mn) {
+    if (uatomic_read(&gm->state) == GM_LEAVING) {
+      /* it gave up waiting; it never had a cursor */
+      list_del(&gm->mn);
+      gm->waiting = 0;
+      gm_unref(gm);
+      group_unref(g);
+      continue;
+    }
+    if (c->reader.seq < gm->m_want)
+      continue;
+    if (!packed)
+      group_pack(g);
+    packed = 1;
+    list_del(&gm->mn);
+    gm->waiting = 0;
+    u32 id = ++g->next_id;
+    bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
+    gm->m_seq = c->reader.seq;
+    gm->m_routes = uatomic_read(&c->stats.exp_routes);
+    if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_MARKER) != GM_PENDING) {
+      group_member_drop(g, gm);
+      continue;
+    }
+    group_member_list(g, gm, id);
+    bgp_txlog_wake(g->log, &gm->cur);
+  }
+}
+
 static void
 group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
 {
+  if (gm->marker) {
+    gm->waiting = 1;
+    list_add_tail(&g->marker_wait, &gm->mn);
+    group_marker_check(g);
+    return;
+  }
   u32 id = ++g->next_id;
   /* the cursor starts after what is pending: the feed's copy of the
    * export map (group_feed_request) is then exactly what gm lacks */
@@ -217,16 +295,11 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_JOINED) != GM_PENDING) {
     /* it gave up before: it never saw the cursor */
-    bgp_txlog_leave(g->log, &gm->cur);
-    gm_unref(gm);
-    group_unref(g);
+    group_member_drop(g, gm);
     return;
   }
-  gm->id = id;
-  gm->listed = 1;
   log_msg(L_TRACE, "%s: Exports through update group %s (%s)", gm->name, g->name, gm->cc->name);
-  list_add_tail(&g->members, &gm->n);
-  hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
+  group_member_list(g, gm, id);
   /* Its End-of-RIB (or EoRR), at least, goes into the log: publishing
    * it wakes the member (never woken directly: it may be gone by now). */
   group_feed_request(g, gm, gm->join_eor);
@@ -235,6 +308,10 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
 static void
 group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
 {
+  if (gm->waiting) {
+    gm->waiting = 0;
+    list_del(&gm->mn);
+  }
   if (!gm->listed)
     return;
   gm->listed = 0;
@@ -305,6 +382,7 @@ group_start_hook(void *data)
   struct bgp_group *g = data;
   hash_init(&g->by_proto, g->p.run_pool, 4);
   list_init(&g->members);
+  list_init(&g->marker_wait);
   struct bgp_tx_ctx tx = { .as4 = g->key.as4, .max_len = g->key.max_len };
   tx.ext_next_hop[g->key.af] = g->key.ext_next_hop;
   g->out = bgp_gout_new(g->p.run_pool, &tx, g->key.af, g->log);
@@ -429,10 +507,17 @@ group_join_main(void *data)
 
 /* --- Members' side --- */
 
+/* Is bc joining at a marker, still exporting alone? */
+static int
+gm_marker_pending(const struct bgp_channel *bc)
+{
+  return bc->gm && bc->gm->marker && !bc->gm->m_switched;
+}
+
 int
 bgp_group_member(const struct bgp_channel *bc)
 {
-  return bc->gm != NULL;
+  return bc->gm && !gm_marker_pending(bc);
 }
 
 /* Can bc's exports be a group's? */
@@ -446,9 +531,10 @@ gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
 }
 
 /* bc joins the group of its key, made if need be; cfg holds its export
- * filter; eor: what closes its first feed (struct bgp_gmember.join_eor). */
+ * filter; eor: what closes its first feed (struct bgp_gmember.join_eor);
+ * marker: it exports alone and joins where its channel is (no feed). */
 static void
-gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor)
+gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor, int marker)
 {
   struct bgp_gmember *gm = calloc(1, sizeof(*gm));
   if (!gm)
@@ -479,9 +565,14 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   gm->state = GM_PENDING;
   ev_init(&gm->main_ev, group_join_main, gm);
   bc->gm = gm;
-  /* The group sends End-of-RIB */
-  bc->eor_sent = 1;
-  chan_export_own(bc->c, 0);
+  gm->marker = marker;
+  if (marker)
+    gm->m_want = bc->c->reader.seq;   /* its own export goes on meanwhile */
+  else {
+    /* The group sends End-of-RIB */
+    bc->eor_sent = 1;
+    chan_export_own(bc->c, 0);
+  }
   ev_send(main_loop(), &gm->main_ev);
 }
 
@@ -495,7 +586,7 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
     chan_export_own(bc->c, 1);
     return 0;
   }
-  gm_join(p, bc, p->p.pcf->global, 1);
+  gm_join(p, bc, p->p.pcf->global, 1, 0);
   return 1;
 }
 
@@ -511,8 +602,77 @@ bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cf
   bgp_send_rr(p, bc->af, BGP_RR_BEGIN);
   log_msg(L_TRACE, "%s: Export changed, refreshing the peer through an update group (%s)", p->p.name,
           bc->c->cf->name);
-  gm_join(p, bc, cfg, 2);
+  gm_join(p, bc, cfg, 2, 0);
   return 1;
+}
+
+void
+bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  struct channel *c = bc->c;
+  if (!c || bc->gm || !p->conn || !gm_eligible(p, bc)) {
+    bc->rejoin = 0;
+    return;
+  }
+  /* Not yet: the tx hook comes by again when its export is idle */
+  if (!bc->eor_sent || !bc->eor_out || bc->eorr_pending || !c->reader.table || c->feeding || c->catchup ||
+      uatomic_read(&c->reader.laggard) || loop_now() < bc->rejoin_after)
+    return;
+  bc->rejoin = 0;
+  gm_join(p, bc, p->p.pcf->global, 0, 1);
+}
+
+/* Joining at a marker, not there yet: leave it (the channel exports
+ * alone as before) and try again later. */
+static void
+gm_marker_abort(struct bgp_proto *p, struct bgp_channel *bc, const char *why, btime wait)
+{
+  log_msg(L_TRACE, "%s: Stays out of update group (%s) for now: %s", p->p.name, bc->c->cf->name, why);
+  bgp_group_leave(p, bc);
+  bc->rejoin = 1;
+  bc->rejoin_after = loop_now() + wait;
+}
+
+void
+bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  if (!gm_marker_pending(bc))
+    return;
+  struct bgp_gmember *gm = bc->gm;
+  struct channel *c = bc->c;
+  if (c->feeding || c->catchup || uatomic_read(&c->reader.laggard) || !c->reader.table) {
+    gm_marker_abort(p, bc, "its export restarted", GROUP_REJOIN_WAIT);
+    return;
+  }
+  int state = uatomic_read(&gm->state);
+  if (state == GM_CANCELLED) {
+    gm_marker_abort(p, bc, "too slow", GROUP_REJOIN_WAIT_SLOW);
+    return;
+  }
+  if (state != GM_MARKER)
+    return;                         /* the group is not there yet */
+  /* It went on exporting meanwhile, past the marker: another time (when
+   * both are idle, at the journal's end, a marker always fits) */
+  if (c->reader.seq > gm->m_seq) {
+    gm_marker_abort(p, bc, "ahead of the group", GROUP_REJOIN_WAIT);
+    return;
+  }
+  if (c->reader.seq < gm->m_seq) {
+    if (c->export_until != gm->m_seq)
+      chan_export_hold(c, gm->m_seq);
+    return;
+  }
+  /* What its own export has yet to send goes first */
+  if (!bgp_tx_idle(bc))
+    return;
+  if (uatomic_cmpxchg(&gm->state, GM_MARKER, GM_JOINED) != GM_MARKER)
+    return;                         /* cancelled: the next call leaves */
+  gm->own_base = (s64) gm->m_routes - (s64) uatomic_read(&c->stats.exp_routes);
+  chan_export_release(c);
+  chan_export_own(c, 0);
+  gm->m_switched = 1;
+  log_msg(L_TRACE, "%s: Exports through update group %s (%s), joined where it was", p->p.name, gm->group->name,
+          c->cf->name);
 }
 
 void
@@ -521,6 +681,8 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
   struct bgp_gmember *gm = bc->gm;
   if (!gm)
     return;
+  if (gm_marker_pending(bc) && bc->c)
+    chan_export_release(bc->c);
   bc->gm = NULL;
   if (bc->c)
     uatomic_set(&bc->c->export_via, NULL);
@@ -529,7 +691,10 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
     gm_unref(gm);
     return;
   }
-  if (uatomic_cmpxchg(&gm->state, GM_JOINED, GM_LEAVING) != GM_JOINED) {
+  /* MARKER may become CANCELLED meanwhile, which only we leave */
+  if (uatomic_cmpxchg(&gm->state, GM_MARKER, GM_LEAVING) != GM_MARKER &&
+      uatomic_cmpxchg(&gm->state, GM_CANCELLED, GM_LEAVING) != GM_CANCELLED &&
+      uatomic_cmpxchg(&gm->state, GM_JOINED, GM_LEAVING) != GM_JOINED) {
     /* HANDOVER: what the group handed over is ours to drop */
     rt_reader_detach(&gm->h_pin);
     chan_exp_discard(gm->h_map);
@@ -555,6 +720,8 @@ gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
   bc->gm = NULL;
   gm_request(gm, GM_REQ_LEAVE);
   gm_unref(gm);
+  /* once its own export has caught up, it joins the group of its settings */
+  bc->rejoin = 1;
   ev_schedule(&p->tx_ev);
 }
 
@@ -666,8 +833,10 @@ bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
 }
 
 int
-bgp_group_refeed(struct bgp_proto *p UNUSED, struct bgp_channel *bc, int eorr)
+bgp_group_refeed(struct bgp_proto *p, struct bgp_channel *bc, int eorr)
 {
+  if (gm_marker_pending(bc))
+    gm_marker_abort(p, bc, "the peer asked for a refresh", GROUP_REJOIN_WAIT);
   struct bgp_gmember *gm = bc->gm;
   if (!gm)
     return 0;
@@ -707,8 +876,9 @@ gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
                         &gs->exp_updates_accepted, &gs->exp_withdraws_received, &gs->exp_withdraws_accepted };
   for (uint i = 0; i < ARRAY_SIZE(to); i++)
     uatomic_set(to[i], uatomic_read(from[i]));
-  u32 routes = uatomic_read(&gs->exp_routes), own = uatomic_read(&gm->own_routes);
-  uatomic_set(&st->exp_routes, routes > own ? routes - own : 0);
+  /* own_routes counts from the marker of a member that joined at one */
+  s64 own = (s32) uatomic_read(&gm->own_routes) + gm->own_base, routes = uatomic_read(&gs->exp_routes);
+  uatomic_set(&st->exp_routes, (u32) (routes > own ? routes - own : 0));
 }
 
 /* Is this message of the log an End-of-RIB? */

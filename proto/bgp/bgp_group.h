@@ -66,7 +66,23 @@ int bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc);
  * those routes), which then feeds it everything the table exports. Member
  * loop, from the tx hook. */
 void bgp_group_skip(struct bgp_proto *p, struct bgp_channel *bc);
-/* Is bc exporting through a group (joined or joining)? */
+/* Is bc exporting through a group (joined or joining; not while it
+ * joins at a marker, when it still exports alone)? */
 int bgp_group_member(const struct bgp_channel *bc);
+/* bc exports alone (a group handed it back: its settings changed
+ * without enhanced route refresh, or it was let go for lagging) and its
+ * own export has sent everything: join the group of its settings at a
+ * marker, with nothing resent. The group, once its reader is where bc's
+ * was, packs and hands over its journal position and the log from there;
+ * bc's channel, still exporting alone, exports up to that position,
+ * sends what it has, and reads the group's log from then on (or, gone
+ * past it meanwhile, tries again later). Nothing when it cannot be in a
+ * group. Member loop. */
+void bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc);
+/* From the tx hook, while bc joins at a marker: go on to the marker, or
+ * over to the group's log once there; give up for now when the channel
+ * went past the marker or its own export restarted (a refeed, a
+ * catch-up). Member loop. */
+void bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc);
 
 #endif

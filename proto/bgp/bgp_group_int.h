@@ -25,6 +25,11 @@
 #define GROUP_EVICT_PER_ROUTE 64
 /* Log entries a member let go passes over per turn of its loop. */
 #define GROUP_SKIP_BUDGET 1024
+/* A session exporting alone that failed to join at a marker tries again
+ * after this long (a marker it had passed, its export restarted), or this
+ * (it fell too far behind the log meanwhile: a slow peer). */
+#define GROUP_REJOIN_WAIT (S_ 1)
+#define GROUP_REJOIN_WAIT_SLOW (S_ 60)
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
@@ -41,8 +46,12 @@ struct bgp_group_key {
 
 /* PENDING -> JOINED (group) -> HANDOVER (group) -> left; any but
  * HANDOVER -> LEAVING (member). Only a member that saw JOINED touches the
- * cursor, only one that saw HANDOVER the h_ fields. */
-enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING };
+ * cursor, only one that saw HANDOVER the h_ fields. A session exporting
+ * alone joins at a marker instead: PENDING -> MARKER (group) -> JOINED
+ * (member, once its own export reached the marker and went out), or
+ * MARKER -> CANCELLED (group: it fell too far behind the log meanwhile)
+ * -> LEAVING (member). */
+enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING, GM_MARKER, GM_CANCELLED };
 #define GM_REQ_JOIN 1
 #define GM_REQ_LEAVE 2
 #define GM_REQ_REFEED 4
@@ -64,6 +73,20 @@ struct bgp_gmember {
   char name[48];                /* for logs */
   int join_eor;                 /* after the first feed: End-of-RIB (1), or
                                    EoRR (2) closing the BoRR of a regroup */
+  /* Joining at a marker (bgp_group_rejoin): m_want is the member's
+   * journal position when it asked; the group waits until its own reader
+   * is there or further, packs, and hands the member the marker: m_seq,
+   * its reader's position then, and the log from that point on. The
+   * member, still exporting alone, exports up to m_seq and no further,
+   * sends what it has and reads the log; one that went past m_seq
+   * meanwhile leaves and tries again later. */
+  int marker;
+  u64 m_want;
+  u64 m_seq;                    /* group's loop, before MARKER */
+  u32 m_routes;                 /* group's loop, before MARKER: its exports then */
+  int m_switched;               /* member's loop: reads the log now */
+  s64 own_base;                 /* member's loop: its own exports the group's
+                                   own_routes did not count (the marker's) */
 
   u32 refs;                     /* atomic: the member's and the group side's */
   int state;                    /* atomic: GM_* */
@@ -83,6 +106,8 @@ struct bgp_gmember {
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
 
   /* Group's loop. */
+  int waiting;                  /* in marker_wait */
+  struct lnode mn;              /* group->marker_wait */
   int listed;                   /* in members and by_proto */
   struct lnode n;               /* in group->members */
   struct hash_node hn;          /* group->by_proto */
@@ -128,6 +153,7 @@ struct bgp_group {
   struct channel *c;
   struct bgp_gout *out;
   struct lnode members;         /* struct bgp_gmember */
+  struct lnode marker_wait;     /* struct bgp_gmember joining at a marker */
   struct hash_table by_proto;   /* struct bgp_gmember by proto */
   u32 next_id;
   struct group_walk walk;
@@ -139,6 +165,9 @@ struct bgp_group {
 u32 group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp);
 void group_flush(struct bgp_group *g);
 void group_settle(struct bgp_group *g);
+/* Members joining at a marker get it once the group's reader has got to
+ * their journal position and reads the journal, not a feed. */
+void group_marker_check(struct bgp_group *g);
 int group_busy(struct bgp_group *g);
 
 /* bgp_group_feed.c, the group's loop */

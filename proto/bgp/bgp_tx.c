@@ -121,6 +121,7 @@ void
 bgp_tx_reset_channel(struct bgp_proto *p, struct bgp_channel *bc)
 {
   bgp_group_leave(p, bc);
+  bc->rejoin = 0;
   HASH_WALK_DELSAFE(&bc->prefixes, n)
     bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
   HASH_WALK_DELSAFE(&bc->buckets, n)
@@ -343,6 +344,26 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
 static void bgp_tx_fill(struct bgp_proto *p);
 
 int
+bgp_tx_idle(const struct bgp_channel *bc)
+{
+  return !bc->pending && list_empty(&bc->ready) && bc->early_sent >= bc->early_len;
+}
+
+/* The tx hook moves a channel over to an update group: one that joins
+ * at a marker once it got there (and the rest of its own export has
+ * gone), one that may join again once its feed or catch-up is over (a
+ * catch-up's last withdrawals may come after the feed's end). */
+void
+bgp_export_flush(struct proto *pp, struct channel *c)
+{
+  struct bgp_proto *p = (struct bgp_proto *) pp;
+  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  if ((bc->gm && c->export_hold && c->reader.seq >= c->export_until) ||
+      (bc->rejoin && !c->feeding && !c->catchup && bgp_tx_idle(bc)))
+    ev_schedule(&p->tx_ev);
+}
+
+int
 bgp_export_busy(struct proto *pp, struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
@@ -363,6 +384,8 @@ bgp_tx_hook(void *data)
   for (int af = 0; af < BGP_AF_MAX; af++)
     if (p->ch[af].c && bgp_group_member(&p->ch[af]))
       bgp_group_skip(p, &p->ch[af]);
+    else if (p->ch[af].c)
+      bgp_group_marker(p, &p->ch[af]);    /* cancelled: leaves the log at once, too */
   bgp_tx_fill(p);
   if (!p->conn)
     return;
@@ -394,6 +417,7 @@ bgp_tx_fill(struct bgp_proto *p)
       struct bgp_channel *bc = &p->ch[af];
       if (!bc->c || !p->caps.af[af])
         continue;
+      bgp_group_marker(p, bc);
       if (bgp_group_member(bc)) {
         /* the group sends End-of-RIB and EoRR in the log */
         if (bgp_group_tx(p, bc) < 0)
@@ -424,7 +448,8 @@ bgp_tx_fill(struct bgp_proto *p)
         /* RFC 7313 4: the refeed asked for by the peer has left. */
         bgp_send_rr(p, af, BGP_RR_END);
         bc->eorr_pending = 0;
-      }
+      } else if (bc->rejoin)
+        bgp_group_rejoin(p, bc);
     }
     if (!any)
       return;
