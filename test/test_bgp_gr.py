@@ -197,10 +197,11 @@ def test_reload_out_and_errors(gr_pair):
     assert has(p, "10.79.100.0/24") and has(d, "10.79.1.0/24")
 
 
-def test_restarting_speaker(start_daemon, peers, ports):
+def test_restarting_speaker(start_daemon, peers, ports, is_reference):
     """Our own graceful restart: `graceful restart`, then `bird -R`: the BIRD 2 helper keeps
     our routes; we send R and F, and hold our End-of-RIB until the recovery ends (here the
-    wait timer, as a second neighbor never comes up)."""
+    wait timer, as a second neighbor never comes up). Ours exports alone during the
+    recovery and joins an update group after it."""
     def conf(statics):
         return ("graceful restart wait 5;\n"
                 + ours_conf(ports[0], [("b2", "127.79.0.2", ports[1], 65002),
@@ -241,6 +242,9 @@ def test_restarting_speaker(start_daemon, peers, ports):
     assert since(p, "10.79.100.0/24") == t1
     assert "recovery" not in strip_codes(d.raw("show status"))
     assert has(d, "10.79.1.0/24")
+    if not is_reference:
+        assert poll(lambda: "b2: Exports through update group bgp_group1 (ipv4), joined where it was" in d.log(),
+                    timeout=10), d.log()
 
 
 def test_gr_helper_with_import_table(start_daemon, peers, ports, is_reference):

@@ -584,6 +584,8 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
     return 0;
   if (!gm_eligible(p, bc)) {
     chan_export_own(bc->c, 1);
+    /* Our own graceful restart's recovery keeps it out for a while only */
+    bc->rejoin = p->gr_deferred;
     return 0;
   }
   gm_join(p, bc, p->p.pcf->global, 1, 0);
@@ -610,12 +612,12 @@ void
 bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
 {
   struct channel *c = bc->c;
-  if (!c || bc->gm || !p->conn || !gm_eligible(p, bc)) {
+  if (!c || bc->gm || !p->conn || (!p->gr_deferred && !gm_eligible(p, bc))) {
     bc->rejoin = 0;
     return;
   }
   /* Not yet: the tx hook comes by again when its export is idle */
-  if (!bc->eor_sent || !bc->eor_out || bc->eorr_pending || !c->reader.table || c->feeding || c->catchup ||
+  if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !c->reader.table || c->feeding || c->catchup ||
       uatomic_read(&c->reader.laggard) || loop_now() < bc->rejoin_after)
     return;
   bc->rejoin = 0;

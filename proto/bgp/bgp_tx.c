@@ -444,10 +444,12 @@ bgp_tx_fill(struct bgp_proto *p)
         u8 buf[64];
         bgp_send(p->conn, buf, bgp_update_encode_eor(af, buf, sizeof(buf)));
         bc->eor_sent = bc->eor_out = 1;
+        any = 1;                    /* then an EoRR, or a rejoin */
       } else if (bc->eorr_pending) {
         /* RFC 7313 4: the refeed asked for by the peer has left. */
         bgp_send_rr(p, af, BGP_RR_END);
         bc->eorr_pending = 0;
+        any = 1;
       } else if (bc->rejoin)
         bgp_group_rejoin(p, bc);
     }
