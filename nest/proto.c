@@ -216,12 +216,28 @@ static void proto_free(struct proto *p);
 static void proto_release(void *data);
 static void protos_check_settled(void);
 
+/* p's channel into t wrote copies (a pipe's) and has flushed them. */
+static void
+proto_copies_gone(const struct proto *p, struct rtable *t)
+{
+  LIST_WALK_ENTRY(q, &protos, struct proto, n)
+    if (q != p && q->class->copies_gone && q->state == PS_UP && !q->stopping && q->loop)
+      q->class->copies_gone(q, t);
+}
+
 /* The loop is gone: nothing runs for this protocol any more. */
 static void
 proto_down_done(void *data)
 {
   struct proto *p = data;
   p->stopping = 0;
+  LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
+    rcu_read_lock();
+    int copies = c->sender_id && rt_sender_origin(c->table, c->sender_id);
+    rcu_read_unlock();
+    if (copies)
+      proto_copies_gone(p, c->table);
+  }
   LIST_WALK_ENTRY_SAFE(c, &p->channels, struct channel, n)
     channel_free(c);
   rt_unlock_source(p->main_source);

@@ -297,6 +297,11 @@ struct proto_class {
   /* `reload out` of a channel that exports by other means
    * (export_elsewhere: a BGP update group). Protocol loop. */
   void (*refeed_elsewhere)(struct channel *c);
+  /* Main loop: another protocol's channel that wrote copies of routes
+   * into table t (a pipe's) has gone down, its routes flushed. One that
+   * left out copies of the same routes because those were there (two
+   * pipes bring one route into t) may offer them now. NULL: none. */
+  void (*copies_gone)(struct proto *, struct rtable *t);
   /* A feed of the channel (its first, or a refeed) has handed every route
    * to rt_notify; c->feeding is CHAN_FEED_NONE again. Protocol loop; BGP
    * sends End-of-RIB or EoRR only then. NULL: nothing to do. */

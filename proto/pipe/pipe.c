@@ -17,7 +17,12 @@
  * keep one another alive), nor into one that already holds a route of the
  * same source from someone else (another pipe's copy), and such attempts
  * are logged and count as rejected exports, so that the route's withdrawal
- * is not passed on either.
+ * is not passed on either. When two pipes bring copies of one route into a
+ * table (a diamond), the second pipe's copy is refused while the first's
+ * is there; when the first pipe goes down, its copies leave and the second
+ * offers what it left out again (copies_gone, a refeed). A first pipe that
+ * stays up but stops carrying the route (its filter changed) does not
+ * make the second offer it again until the route changes.
  */
 #include <string.h>
 #include "proto/pipe/pipe.h"
@@ -100,11 +105,33 @@ pipe_copy_config(struct proto_config *dst, const struct proto_config *src)
   list_init(&dst->channels);
 }
 
+/* Copies left out because another pipe's were there may go in now: the
+ * direction that left any out feeds its table again (what is there
+ * already changes nothing). Once per departure of a pipe, so a walk. */
+static void
+pipe_reoffer(void *data)
+{
+  struct pipe_proto *p = data;
+  for (int dir = 0; dir < 2; dir++)
+    if (p->declined[dir]) {
+      p->declined[dir] = 0;
+      chan_refeed(dir ? p->sec : p->pri);
+    }
+}
+
+static void
+pipe_copies_gone(struct proto *pp, struct rtable *t UNUSED)
+{
+  ev_send(pp->loop, &((struct pipe_proto *) pp)->reoffer_ev);
+}
+
 static enum proto_state
 pipe_start(struct proto *pp)
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
   p->pri = p->sec = NULL;
+  p->declined[0] = p->declined[1] = 0;
+  ev_init(&p->reoffer_ev, pipe_reoffer, p);
   LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
     if (!p->pri)
       p->pri = c;
@@ -138,6 +165,7 @@ pipe_flush(struct proto *pp, struct channel *c)
     if ((q->im[i].result & RT_UPD_CLASH) && q->im[i].attrs) {
       log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, q->im[i].net);
       chan_export_decline(c, q->from[i]);
+      p->declined[c != p->pri] = 1;
     }
     if (q->own[i])
       ea_unref(q->im[i].attrs);
@@ -257,6 +285,7 @@ const struct proto_class proto_pipe = {
   .start = pipe_start,
   .rt_notify = pipe_rt_notify,
   .export_flush = pipe_flush,
+  .copies_gone = pipe_copies_gone,
   .show_channels = pipe_show_channels,
   .reconfigure = pipe_reconfigure,
 };

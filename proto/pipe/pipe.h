@@ -48,6 +48,11 @@ struct pipe_proto {
   struct log_rate rl;
   struct pipe_queue q[2];       /* [0]: into sec's table (pri's exports), [1]: into pri's */
   struct pipe_home_cache home[2];     /* [0]: sec's table, [1]: pri's; the pipe's loop */
+  /* Copies declined because another pipe's were there ([0]: into sec's
+   * table, [1]: into pri's; the pipe's loop), offered again by a refeed
+   * when copies leave the table (reoffer_ev, sent by the main loop) */
+  int declined[2];
+  struct event reoffer_ev;
 };
 
 extern const struct proto_class proto_pipe;
