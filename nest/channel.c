@@ -774,6 +774,12 @@ chan_export_release(struct channel *c)
   ev_schedule(&c->export_ev);
 }
 
+int
+chan_export_steady(struct channel *c)
+{
+  return c->reader.table && !c->feeding && !c->catchup && !uatomic_read(&c->reader.laggard);
+}
+
 void
 chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map)
 {

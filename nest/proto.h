@@ -566,6 +566,10 @@ void chan_export_own(struct channel *c, int own);
  * a catch-up still runs. Proto loop. */
 void chan_export_hold(struct channel *c, u64 seq);
 void chan_export_release(struct channel *c);
+/* Does c export by reading the journal (attached, no feed, no catch-up,
+ * not a laggard), so that what it exported is exactly the table as of its
+ * reader's position? Proto loop. */
+int chan_export_steady(struct channel *c);
 /* The export policy (the class's preexport, the export filter) on route r
  * of c's table, counting nothing: 0 rejected, 1 accepted as it is, 2
  * accepted with the attributes in *out (a reference for the caller).

@@ -302,7 +302,7 @@ bgp_start(struct proto *pp)
   bgp_peer_init(p);
   memset(p->ch, 0, sizeof(p->ch));
   LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
-    int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    int af = bgp_net_af(c->net_type);
     p->ch[af].c = c;
     p->ch[af].af = af;
     p->ch[af].cf = (struct bgp_channel_config *) c->cf;
@@ -388,7 +388,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
   u8 refeed[BGP_AF_MAX] = { 0 }, reload[BGP_AF_MAX] = { 0 }, policy[BGP_AF_MAX] = { 0 };
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
     const struct bgp_channel_config *nb = (const struct bgp_channel_config *) cc;
-    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    int af = bgp_net_af(cc->net_type);
     const struct bgp_channel_config *ob = p->ch[af].cf;
     if (!ob || nb->add_path != ob->add_path || nb->gr_able != ob->gr_able || nb->llgr_able != ob->llgr_able ||
         nb->llgr_time != ob->llgr_time || cc->export_table != ob->c.export_table ||
@@ -409,7 +409,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
       return 0;
   }
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
-    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    int af = bgp_net_af(cc->net_type);
     struct bgp_channel *bc = &p->ch[af];
     bc->cf = (struct bgp_channel_config *) cc;
     /* Into the group of the new settings, with a refresh the peer purges
@@ -432,7 +432,7 @@ bgp_reload_routes(struct channel *c)
   struct bgp_proto *p = (struct bgp_proto *) c->proto;
   if (!p->conn)
     return;           /* the next session imports through the new filter */
-  int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  int af = bgp_net_af(c->net_type);
   if (!p->caps.route_refresh) {
     struct bgp_error e;
     bgp_error_set(&e, BGP_ERR_CEASE, BGP_ERR_CEASE_CONFIG_CHANGE, NULL, 0, "Configuration change");

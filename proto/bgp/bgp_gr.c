@@ -106,7 +106,7 @@ bgp_gr_recovery_init(struct bgp_proto *p)
   if (!gr_recovery_active() || cf->gr_mode != BGP_GR_ABLE)
     return;
   LIST_WALK_ENTRY(cc, &cf->c.channels, struct channel_config, n) {
-    int af = cc->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+    int af = bgp_net_af(cc->net_type);
     if (!p->gr_recovery_lock[af]) {
       p->gr_recovery_lock[af] = 1;
       gr_recovery_lock();
@@ -462,7 +462,7 @@ void
 bgp_gr_show_channel(struct proto *pp, struct channel *c, struct cli *cli)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  int af = bgp_net_af(c->net_type);
   rcu_read_lock();
   const struct bgp_show *s = pp->loop ? rcu_dereference(p->show) : NULL;
   if (s && s->gr_state[af] != BGP_GRS_NONE)

@@ -246,8 +246,7 @@ void
 group_marker_check(struct bgp_group *g)
 {
   struct channel *c = g->c;
-  if (list_empty(&g->marker_wait) || !c->reader.table || c->feeding || c->catchup ||
-      uatomic_read(&c->reader.laggard))
+  if (list_empty(&g->marker_wait) || !chan_export_steady(c))
     return;
   int packed = 0;
   LIST_WALK_ENTRY_SAFE(gm, &g->marker_wait, struct bgp_gmember, mn) {
@@ -617,8 +616,8 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
     return;
   }
   /* Not yet: the tx hook comes by again when its export is idle */
-  if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !c->reader.table || c->feeding || c->catchup ||
-      uatomic_read(&c->reader.laggard) || loop_now() < bc->rejoin_after)
+  if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !chan_export_steady(c) ||
+      loop_now() < bc->rejoin_after)
     return;
   bc->rejoin = 0;
   gm_join(p, bc, p->p.pcf->global, 0, 1);
@@ -642,7 +641,7 @@ bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc)
     return;
   struct bgp_gmember *gm = bc->gm;
   struct channel *c = bc->c;
-  if (c->feeding || c->catchup || uatomic_read(&c->reader.laggard) || !c->reader.table) {
+  if (!chan_export_steady(c)) {
     gm_marker_abort(p, bc, "its export restarted", GROUP_REJOIN_WAIT);
     return;
   }
@@ -862,7 +861,7 @@ void
 bgp_group_reload_out(struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) c->proto;
-  bgp_group_refeed(p, &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6], 0);
+  bgp_group_refeed(p, &p->ch[bgp_net_af(c->net_type)], 0);
 }
 
 /* The channel's export counters are the group's, but for the routes it

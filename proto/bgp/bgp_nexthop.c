@@ -135,7 +135,7 @@ bgp_nh_current(struct channel *c, const struct rte *r)
   if (!(r->attrs->flags & EAL_RECURSIVE))
     return NULL;
   struct bgp_proto *p = (struct bgp_proto *) c->proto;
-  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  struct bgp_channel *bc = &p->ch[bgp_net_af(c->net_type)];
   const struct eattr *e = ea_find(r->attrs, BGP_EA(BA_NEXT_HOP));
   if (!e)
     return NULL;

@@ -205,7 +205,7 @@ void
 bgp_show_channel(struct proto *pp, struct channel *c, struct cli *cli)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  int af = c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  int af = bgp_net_af(c->net_type);
   bgp_gr_show_channel(pp, c, cli);
   rcu_read_lock();
   const struct bgp_show *s = pp->loop ? rcu_dereference(p->show) : NULL;

@@ -256,7 +256,7 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
    * would withdraw what the neighbor is to keep. */
   if (!p->conn || p->gr_deferred || gr_shutdown_requested())
     return;
-  int af = n->type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6;
+  int af = bgp_net_af(n->type);
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c || !p->caps.af[af])
     return;
@@ -357,9 +357,9 @@ void
 bgp_export_flush(struct proto *pp, struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  struct bgp_channel *bc = &p->ch[bgp_net_af(c->net_type)];
   if ((bc->gm && c->export_hold && c->reader.seq >= c->export_until) ||
-      (bc->rejoin && !c->feeding && !c->catchup && bgp_tx_idle(bc)))
+      (bc->rejoin && chan_export_steady(c) && bgp_tx_idle(bc)))
     ev_schedule(&p->tx_ev);
 }
 
@@ -367,7 +367,7 @@ int
 bgp_export_busy(struct proto *pp, struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) pp;
-  struct bgp_channel *bc = &p->ch[c->net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6];
+  struct bgp_channel *bc = &p->ch[bgp_net_af(c->net_type)];
   if (!p->conn || bc->pending < bgp_pending_high())
     return 0;
   bc->export_paused = 1;

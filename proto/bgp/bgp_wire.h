@@ -165,6 +165,8 @@ static inline int bgp_af_index(u16 afi, u8 safi)
 }
 static inline u16 bgp_af_afi(enum bgp_af af) { return af == BGP_AF_IPV4 ? BGP_AFI_IPV4 : BGP_AFI_IPV6; }
 static inline u8 bgp_af_net_type(enum bgp_af af) { return af == BGP_AF_IPV4 ? NET_IP4 : NET_IP6; }
+/* The family of a channel's net type (NET_IP4 or NET_IP6). */
+static inline enum bgp_af bgp_net_af(uint net_type) { return net_type == NET_IP4 ? BGP_AF_IPV4 : BGP_AF_IPV6; }
 
 /* ---------------------------------------------------------------- */
 /* Capabilities (RFC 5492 and the ones named)                        */
