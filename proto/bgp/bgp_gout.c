@@ -21,10 +21,13 @@
 struct gout_change {
   struct hash_node hn;
   struct lnode n;               /* in changes, in the order of first change */
-  struct ea_list *now;          /* what the members get now; NULL: nothing */
+  struct ea_list **now;         /* what each class gets now, NULL: nothing (now1 with one class) */
+  u32 *had;                     /* at the first change: the classes that had a route (had1) */
+  struct ea_list *now1;
+  u32 had1;
   u32 now_src;                  /* member it came from, 0: none */
+  u32 src_cls;                  /* its class */
   u32 was_src;                  /* at the first change: member the old route came from */
-  bool had;                     /* at the first change: the members had a route */
   net_addr net;
 };
 
@@ -32,6 +35,7 @@ struct gout_change {
 struct gout_item {
   struct lnode n;
   u32 aud, cohort, member;      /* the audience (bgp_txlog.h) */
+  const u32 *set;               /* its classes, NULL: all */
   struct ea_list *attrs;
   u8 *msg;
   uint len;
@@ -48,6 +52,12 @@ struct bgp_gout {
   struct lnode items;           /* struct gout_item, in order */
   uint n_changes, n_items;
   slab *change_slab, *item_slab;
+  /* Export classes: ids below classes, words of bitmap, live by the
+   * group (bgp_gout_classes); one class alone needs no bitmap. */
+  uint classes, words;
+  const u32 *live;
+  u32 live1;
+  linpool *lp;                  /* per-class arrays and sets until the flush */
   /* The flush's scratch (gout_encode), for scratch_size outputs */
   struct gout_run *runs;
   u32 *run_of, *order, *slots;
@@ -61,7 +71,15 @@ struct bgp_gout {
 struct gout_out {
   const struct ea_list *attrs;
   u32 aud, member, cohort;
+  const u32 *set;               /* classes, NULL: all */
   const net_addr *net;
+};
+
+/* The outputs of a flush, growing: classes make a change give more than
+ * two. */
+struct gout_outs {
+  struct gout_out *o;
+  uint n, size;
 };
 
 static void
@@ -90,7 +108,21 @@ bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_tx
   list_init(&g->items);
   g->change_slab = sl_new(p, sizeof(struct gout_change));
   g->item_slab = sl_new(p, sizeof(struct gout_item));
+  g->lp = lp_new(p);
+  g->classes = g->words = 1;
+  g->live1 = 1;
+  g->live = &g->live1;
   return g;
+}
+
+void
+bgp_gout_classes(struct bgp_gout *g, uint count, const u32 *live)
+{
+  uint words = (count + 31) / 32;
+  ASSERT_DIE(count && (words == g->words || !bgp_gout_pending(g)));
+  g->classes = count;
+  g->words = words;
+  g->live = live;
 }
 
 static int
@@ -107,10 +139,19 @@ gout_change_find(const struct bgp_gout *g, const net_addr *n, u32 h)
 }
 
 static void
+gout_now_drop(struct bgp_gout *g, struct gout_change *c)
+{
+  for (uint k = 0; k < g->classes; k++)
+    if (c->now[k]) {
+      ea_unref(c->now[k]);
+      c->now[k] = NULL;
+    }
+}
+
+static void
 gout_change_free(struct bgp_gout *g, struct gout_change *c)
 {
-  if (c->now)
-    ea_unref(c->now);
+  gout_now_drop(g, c);
   list_del(&c->n);
   hash_remove(&g->changes_by_net, &c->hn);
   sl_free(g->change_slab, c);
@@ -139,12 +180,23 @@ bgp_gout_free(struct bgp_gout *g)
   hash_free(&g->changes_by_net);
   rfree(g->change_slab);
   rfree(g->item_slab);
+  rfree(g->lp);
   gout_scratch_free(g);
   mb_free(g);
 }
 
+static bool
+gout_set_empty(const struct bgp_gout *g, const u32 *set)
+{
+  for (uint w = 0; w < g->words; w++)
+    if (set[w])
+      return false;
+  return true;
+}
+
 void
-bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had, u32 was_src)
+bgp_gout_change_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *const *now, u32 now_src,
+                        u32 src_cls, const u32 *had, u32 was_src)
 {
   u32 h = net_hash(n);
   struct gout_change *c = gout_change_find(g, n, h);
@@ -152,15 +204,36 @@ bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 
     c = sl_alloc(g->change_slab);
     memset(c, 0, sizeof(*c));
     net_copy(&c->net, n);
-    c->had = had;
-    c->was_src = had ? was_src : 0;
+    if (g->classes == 1) {
+      c->now = &c->now1;
+      c->had = &c->had1;
+    } else {
+      c->now = lp_allocz(g->lp, g->classes * sizeof(*c->now));
+      c->had = lp_alloc(g->lp, g->words * sizeof(u32));
+    }
+    memcpy(c->had, had, g->words * sizeof(u32));
+    c->was_src = gout_set_empty(g, had) ? 0 : was_src;
     hash_insert(&g->changes_by_net, &c->hn, h);
     list_add_tail(&g->changes, &c->n);
     g->n_changes++;
-  } else if (c->now)
-    ea_unref(c->now);
-  c->now = now ? ea_ref(now) : NULL;
-  c->now_src = now ? now_src : 0;
+  } else
+    gout_now_drop(g, c);
+  bool any = false;
+  for (uint k = 0; k < g->classes; k++)
+    if (now[k]) {
+      c->now[k] = ea_ref(now[k]);
+      any = true;
+    }
+  c->now_src = any ? now_src : 0;
+  c->src_cls = src_cls;
+}
+
+void
+bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had, u32 was_src)
+{
+  ASSERT_DIE(g->classes == 1);
+  u32 had1 = had;
+  bgp_gout_change_classes(g, n, &now, now_src, 0, &had1, was_src);
 }
 
 bool
@@ -183,11 +256,17 @@ gout_item_new(struct bgp_gout *g, u32 aud, u32 cohort, u32 member)
 }
 
 static void
-gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 aud, u32 cohort, u32 member)
+gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 aud, u32 cohort, u32 member,
+          const u32 *set)
 {
   struct gout_item *it = gout_item_new(g, aud, cohort, member);
   it->attrs = ea_ref(attrs);
   net_copy(&it->net, n);
+  if (set) {
+    u32 *copy = lp_alloc(g->lp, g->words * sizeof(u32));
+    memcpy(copy, set, g->words * sizeof(u32));
+    it->set = copy;
+  }
 }
 
 static void
@@ -202,13 +281,14 @@ gout_raw(struct bgp_gout *g, u32 aud, u32 cohort, u32 member, const void *msg, u
 void
 bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member)
 {
-  gout_feed(g, n, attrs, BGP_TXLOG_ONLY, 0, member);
+  gout_feed(g, n, attrs, BGP_TXLOG_ONLY, 0, member, NULL);
 }
 
 void
-bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but)
+bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but,
+                     const u32 *set)
 {
-  gout_feed(g, n, attrs, but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but);
+  gout_feed(g, n, attrs, but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but, set);
 }
 
 void
@@ -234,8 +314,25 @@ bgp_gout_pending(const struct bgp_gout *g)
 struct gout_run {
   const struct ea_list *attrs;
   u32 aud, member, cohort;
+  const u32 *set;
   u32 count, start;
 };
+
+static bool
+gout_set_eq(const struct bgp_gout *g, const u32 *a, const u32 *b)
+{
+  return a == b || (a && b && !memcmp(a, b, g->words * sizeof(u32)));
+}
+
+static u32
+gout_set_hash(const struct bgp_gout *g, const u32 *set)
+{
+  u32 h = 0;
+  if (set)
+    for (uint w = 0; w < g->words; w++)
+      h = hash_mix(h, set[w] + w);
+  return h;
+}
 
 static void
 gout_scratch(struct bgp_gout *g, uint n)
@@ -275,7 +372,7 @@ gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_
       log_rl(&g->rl, L_ERR, "Update group: cannot encode UPDATE for %N", &nets[sent]);
       done = 1;
     } else {
-      bgp_txlog_append_cohort(g->log, r->aud, r->cohort, r->member, buf, len);
+      bgp_txlog_append_set(g->log, r->aud, r->cohort, r->member, r->set, r->set ? g->words : 0, buf, len);
       msgs++;
     }
     sent += done;
@@ -296,15 +393,17 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
   u32 *slots = g->slots, mask = g->slots_size - 1, nruns = 0;
   memset(slots, 0, g->slots_size * sizeof(u32));
   for (uint i = 0; i < n; i++) {
-    u32 h = hash_mix(hash_ptr(o[i].attrs), (o[i].aud << 24) ^ o[i].member ^ (o[i].cohort * 0x9e3779b9U)) & mask;
+    u32 h = hash_mix(hash_ptr(o[i].attrs), (o[i].aud << 24) ^ o[i].member ^ (o[i].cohort * 0x9e3779b9U) ^
+                                              gout_set_hash(g, o[i].set)) & mask;
     for (;; h = (h + 1) & mask) {
       if (!slots[h]) {
-        runs[nruns] = (struct gout_run) { o[i].attrs, o[i].aud, o[i].member, o[i].cohort, 0, 0 };
+        runs[nruns] = (struct gout_run) { o[i].attrs, o[i].aud, o[i].member, o[i].cohort, o[i].set, 0, 0 };
         slots[h] = ++nruns;
         break;
       }
       const struct gout_run *r = &runs[slots[h] - 1];
-      if (r->attrs == o[i].attrs && r->aud == o[i].aud && r->member == o[i].member && r->cohort == o[i].cohort)
+      if (r->attrs == o[i].attrs && r->aud == o[i].aud && r->member == o[i].member && r->cohort == o[i].cohort &&
+          gout_set_eq(g, r->set, o[i].set))
         break;
     }
     g->run_of[i] = slots[h] - 1;
@@ -331,48 +430,92 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
 }
 
 static void
-gout_put(struct gout_out *o, uint *n, const struct ea_list *attrs, u32 aud, u32 member, u32 cohort,
-         const net_addr *net)
+gout_put(struct bgp_gout *g, struct gout_outs *v, const struct ea_list *attrs, u32 aud, u32 member, u32 cohort,
+         const u32 *set, const net_addr *net)
 {
-  o[(*n)++] = (struct gout_out) { attrs, aud, member, cohort, net };
+  if (v->n == v->size) {
+    uint size = 2 * v->size;
+    struct gout_out *o = mb_alloc(g->pool, size * sizeof(*o));
+    memcpy(o, v->o, v->n * sizeof(*o));
+    mb_free(v->o);
+    v->o = o;
+    v->size = size;
+  }
+  v->o[v->n++] = (struct gout_out) { attrs, aud, member, cohort, set, net };
+}
+
+/* Encode what the outputs hold so far. */
+static uint
+gout_put_out(struct bgp_gout *g, struct gout_outs *v)
+{
+  uint msgs = gout_encode(g, v->o, v->n);
+  v->n = 0;
+  return msgs;
 }
 
 /* Feed items and raw messages, in their order: a raw message closes the
  * feed items before it. */
 static uint
-gout_flush_items(struct bgp_gout *g, struct gout_out *o)
+gout_flush_items(struct bgp_gout *g, struct gout_outs *v)
 {
-  uint n = 0, msgs = 0;
+  uint msgs = 0;
   LIST_WALK(x, &g->items) {
     struct gout_item *it = container_of(x, struct gout_item, n);
     if (it->attrs) {
-      gout_put(o, &n, it->attrs, it->aud, it->member, it->cohort, &it->net);
+      gout_put(g, v, it->attrs, it->aud, it->member, it->cohort, it->set, &it->net);
       continue;
     }
-    msgs += gout_encode(g, o, n);
-    n = 0;
+    msgs += gout_put_out(g, v);
     bgp_txlog_append_cohort(g->log, it->aud, it->cohort, it->member, it->msg, it->len);
     msgs++;
   }
-  return msgs + gout_encode(g, o, n);
+  return msgs + gout_put_out(g, v);
 }
 
-/* The split horizon of bgp_gout.h. */
-static uint
-gout_flush_changes(struct bgp_gout *g, struct gout_out *o)
+static bool
+gout_bit(const u32 *set, u32 k)
 {
-  uint n = 0;
-  LIST_WALK(x, &g->changes) {
-    struct gout_change *c = container_of(x, struct gout_change, n);
-    if (c->now) {
-      gout_put(o, &n, c->now, c->now_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->now_src, 0, &c->net);
-      /* the member the route came from had the old one, unless that was its own too */
-      if (c->now_src && c->had && c->was_src != c->now_src)
-        gout_put(o, &n, NULL, BGP_TXLOG_ONLY, c->now_src, 0, &c->net);
-    } else if (c->had)
-      gout_put(o, &n, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, 0, &c->net);
+  return set[k / 32] & (1U << (k % 32));
+}
+
+/* A set of classes as the log takes it: NULL for every live class. */
+static const u32 *
+gout_set_final(const struct bgp_gout *g, const u32 *set)
+{
+  return memcmp(set, g->live, g->words * sizeof(u32)) ? set : NULL;
+}
+
+/* The split horizon of bgp_gout.h, class by class: each distinct result
+ * to the classes that get it, a withdrawal to those that had a route and
+ * get none now. */
+static void
+gout_change_out(struct bgp_gout *g, struct gout_outs *v, struct gout_change *c)
+{
+  uint words = g->words;
+  u32 *got = lp_allocz(g->lp, words * sizeof(u32));
+  u32 s = c->now_src;
+  for (uint k = 0; k < g->classes; k++) {
+    struct ea_list *a = c->now[k];
+    if (!a || gout_bit(got, k))
+      continue;
+    u32 *set = lp_allocz(g->lp, words * sizeof(u32));
+    for (uint j = k; j < g->classes; j++)
+      if (c->now[j] == a) {
+        set[j / 32] |= 1U << (j % 32);
+        got[j / 32] |= 1U << (j % 32);
+      }
+    gout_put(g, v, a, s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_set_final(g, set), &c->net);
   }
-  return gout_encode(g, o, n);
+  u32 *gone = lp_alloc(g->lp, words * sizeof(u32));
+  for (uint w = 0; w < words; w++)
+    gone[w] = c->had[w] & ~got[w] & g->live[w];
+  if (!gout_set_empty(g, gone))
+    gout_put(g, v, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, 0, gout_set_final(g, gone),
+             &c->net);
+  /* the member the route came from had the old one, unless that was its
+   * own too: it gets no route now, so it loses that one */
+  if (s && gout_bit(c->had, c->src_cls) && gout_bit(got, c->src_cls) && c->was_src != s)
+    gout_put(g, v, NULL, BGP_TXLOG_ONLY, s, 0, NULL, &c->net);
 }
 
 uint
@@ -380,14 +523,17 @@ bgp_gout_flush(struct bgp_gout *g)
 {
   if (!g->n_changes && !g->n_items)
     return 0;
-  /* at most two outputs per change, one per item */
-  struct gout_out *o = mb_alloc(g->pool, sizeof(*o) * (2 * g->n_changes + g->n_items + 1));
-  uint msgs = gout_flush_items(g, o);
-  msgs += gout_flush_changes(g, o);
-  mb_free(o);
+  struct gout_outs v = { .size = 2 * g->n_changes + g->n_items + 1 };
+  v.o = mb_alloc(g->pool, v.size * sizeof(*v.o));
+  uint msgs = gout_flush_items(g, &v);
+  LIST_WALK(x, &g->changes)
+    gout_change_out(g, &v, container_of(x, struct gout_change, n));
+  msgs += gout_put_out(g, &v);
+  mb_free(v.o);
   while (!list_empty(&g->items))
     gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
   while (!list_empty(&g->changes))
     gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n));
+  lp_flush(g->lp);
   return msgs;
 }

@@ -18,6 +18,12 @@
  * members had; later ones only replace what they get now. So the group
  * keeps no Adj-RIB-Out, only the nets changed since the last flush.
  *
+ * Members whose export filters differ read as export classes (bgp_txlog.h).
+ * A change then says what each class gets now and which classes had a
+ * route; the flush sends each distinct result once, to the classes that
+ * got it, and a withdrawal to those that had a route and get none now.
+ * A set that holds every class with members goes without a bitmap.
+ *
  * A member that joins late gets the group's current exports on its own
  * or with the others that joined meanwhile (feed items, audience: that
  * member only, or a cohort) interleaved with raw messages for it alone
@@ -42,7 +48,19 @@ struct bgp_gout *bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af 
 /* Drops what is pending (references included). */
 void bgp_gout_free(struct bgp_gout *g);
 
-/* What the group exports for n changed: now (NULL: nothing; the group
+/* The export classes from now on: ids below count, live the bitmap of
+ * those with members (the caller's, read at each flush; words of it:
+ * (count + 31) / 32). A count that changes needs nothing pending. One
+ * class (id 0) until called. */
+void bgp_gout_classes(struct bgp_gout *g, uint count, const u32 *live);
+
+/* What the group exports for n changed, class by class: now[k] for
+ * class k (NULL: nothing; the group takes references) learned from
+ * member now_src of class src_cls; had: the bitmap of the classes that
+ * had a route before this change, learned from member was_src. */
+void bgp_gout_change_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *const *now, u32 now_src,
+                             u32 src_cls, const u32 *had, u32 was_src);
+/* The same with one class: what the group exports for n changed: now (NULL: nothing; the group
  * takes a reference) learned from member now_src. Before this change the
  * members had a route (had) learned from member was_src. */
 void bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had,
@@ -56,8 +74,10 @@ bool bgp_gout_changed(const struct bgp_gout *g, const net_addr *n);
  * packed by attributes, so a second one could overtake the first. */
 void bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member);
 /* The same to the members of a cohort (bgp_txlog.h) but member but (0:
- * none), which its bgp_gout_define() names first. */
-void bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but);
+ * none), which its bgp_gout_define() names first, of the classes in set
+ * (a bitmap as in bgp_gout_classes(); NULL: all). */
+void bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but,
+                          const u32 *set);
 /* A message for member only, after its feed items so far. */
 void bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len);
 /* Who is in a cohort, in order with the feed items. */

@@ -13,6 +13,10 @@
  *    come before the changes of the same flush;
  *  - cohorts: a feed to the members a definition names, one of them left
  *    out where the route came from it, packed as one audience;
+ *  - classes: members in three export classes get each class's result,
+ *    withdrawals where a class had a route and gets none, split horizon
+ *    across classes, one message for a result every class shares, and a
+ *    cohort feed narrowed to a set of classes;
  *  - bookkeeping: bgp_gout_changed(), bgp_gout_pending(), an empty flush;
  *  - an unencodable net is dropped without taking its neighbours along;
  *  - references: held while pending, dropped by the flush and by the free.
@@ -118,7 +122,7 @@ setup(void **state UNUSED)
   gout = bgp_gout_new(tpool, &tx, BGP_AF_IPV4, tlog);
   memset(mem, 0, sizeof(mem));
   for (u32 m = 1; m < MEMBERS; m++)
-    bgp_txlog_join(tlog, &mem[m].cur, m, NULL, NULL);
+    bgp_txlog_join(tlog, &mem[m].cur, m, 0, NULL, NULL);
   la = mk_list(MED_A, v4(0xc0000201));
   lb = mk_list(MED_B, v4(0xc0000202));
   return 0;
@@ -214,7 +218,7 @@ drain(u32 id)
     uint len;
     u8 type;
     struct bgp_error err;
-    assert_true(bgp_txlog_for(e, id, m->cur.cohort));
+    assert_true(bgp_txlog_for(e, id, m->cur.cohort, m->cur.cls));
     assert_int_equal(bgp_header_check(msg, BGP_MAX_EXT_MSG_LEN, &len, &type, &err), 0);
     assert_int_equal(len, e->len);
     assert_true(len <= 4096);
@@ -503,9 +507,9 @@ test_cohort_feed(void **state UNUSED)
   u8 eor[64];
   uint eor_len = bgp_update_encode_eor(BGP_AF_IPV4, eor, sizeof(eor));
   bgp_gout_define(gout, 5, (u32[]){ 2, 3 }, 2);
-  bgp_gout_feed_cohort(gout, &n1, la, 5, 0);
-  bgp_gout_feed_cohort(gout, &n3, la, 5, 0);
-  bgp_gout_feed_cohort(gout, &n2, lb, 5, 3);    /* learned from member 3 */
+  bgp_gout_feed_cohort(gout, &n1, la, 5, 0, NULL);
+  bgp_gout_feed_cohort(gout, &n3, la, 5, 0, NULL);
+  bgp_gout_feed_cohort(gout, &n2, lb, 5, 3, NULL);    /* learned from member 3 */
   bgp_gout_raw(gout, 2, eor, eor_len);
   bgp_gout_raw(gout, 3, eor, eor_len);
   /* a change beside them: after the feed for the cohort */
@@ -536,7 +540,7 @@ test_cohort_feed(void **state UNUSED)
   /* members stay in their cohort: a later feed to 5 reaches 2 and 3 */
   for (u32 id = 1; id < MEMBERS; id++)
     mem[id].nev = mem[id].msgs = 0;
-  bgp_gout_feed_cohort(gout, &n3, lb, 5, 0);
+  bgp_gout_feed_cohort(gout, &n3, lb, 5, 0, NULL);
   flush_and_drain();
   assert_int_equal(mem[1].nev, 0);
   expect(2, 3, ANN_B);
@@ -682,6 +686,78 @@ test_references(void **state UNUSED)
   assert_true(bgp_txlog_end(tlog) == end);
 }
 
+/* Members 1, 2, 3 in classes 0, 1, 2. */
+static u32 t_live = 7;
+
+static void
+classes_join(void)
+{
+  bgp_gout_classes(gout, 3, &t_live);
+  for (u32 m = 1; m < MEMBERS; m++) {
+    bgp_txlog_leave(tlog, &mem[m].cur);
+    bgp_txlog_join(tlog, &mem[m].cur, m, m - 1, NULL, NULL);
+  }
+}
+
+static void
+test_classes(void **state UNUSED)
+{
+  classes_join();
+  net_addr n[8];
+  for (uint i = 1; i < 8; i++)
+    n[i] = net_n(i);
+  u32 none = 0, all = 7;
+  /* N1, N6: every class gets A: one message for both, no bitmap */
+  bgp_gout_change_classes(gout, &n[1], (struct ea_list *[]){ la, la, la }, 0, 0, &none, 0);
+  bgp_gout_change_classes(gout, &n[6], (struct ea_list *[]){ la, la, la }, 0, 0, &none, 0);
+  /* N2: class 0 A, class 1 B, class 2 nothing */
+  bgp_gout_change_classes(gout, &n[2], (struct ea_list *[]){ la, lb, NULL }, 0, 0, &none, 0);
+  /* N3: all had it; class 1 rejects it now */
+  bgp_gout_change_classes(gout, &n[3], (struct ea_list *[]){ la, NULL, la }, 0, 0, &all, 0);
+  /* N4: a route from member 2 (class 1) that only class 1 takes; class 1
+   * had the one from 3 before */
+  u32 had4 = 2;
+  bgp_gout_change_classes(gout, &n[4], (struct ea_list *[]){ NULL, la, NULL }, 2, 1, &had4, 3);
+  /* N5: gone; classes 0 and 2 had it, from member 1 */
+  u32 had5 = 5;
+  bgp_gout_change_classes(gout, &n[5], (struct ea_list *[]){ NULL, NULL, NULL }, 0, 0, &had5, 1);
+  /* N7: B for class 2 first, then A for all: the last one counts */
+  bgp_gout_change_classes(gout, &n[7], (struct ea_list *[]){ NULL, NULL, lb }, 0, 0, &none, 0);
+  bgp_gout_change_classes(gout, &n[7], (struct ea_list *[]){ la, la, la }, 0, 0, &all, 0);
+
+  /* withdrawals: N3 to class 1, N4 to member 2, N5 to classes 0, 2 but 1;
+   * announcements: N1 N6 N7 to all, N2 A, N2 B, N3 A, N4 A (class 1 but 2) */
+  assert_int_equal(bgp_gout_flush(gout), 8);
+  bgp_txlog_publish(tlog);
+  for (u32 m = 1; m < MEMBERS; m++)
+    drain(m);
+  static const enum outcome want[8][MEMBERS] = {
+    /*        -     1      2      3 */
+    [1] = { NONE, ANN_A, ANN_A, ANN_A },
+    [2] = { NONE, ANN_A, ANN_B, NONE },
+    [3] = { NONE, ANN_A, WD, ANN_A },
+    [4] = { NONE, NONE, WD, NONE },
+    [5] = { NONE, NONE, NONE, WD },
+    [6] = { NONE, ANN_A, ANN_A, ANN_A },
+    [7] = { NONE, ANN_A, ANN_A, ANN_A },
+  };
+  for (uint i = 1; i < 8; i++)
+    for (u32 m = 1; m < MEMBERS; m++)
+      expect(m, i, want[i][m]);
+
+  /* a cohort of all three, fed for classes 0 and 2 only */
+  u32 ids[] = { 1, 2, 3 }, set = 5;
+  bgp_gout_define(gout, 9, ids, 3);
+  bgp_gout_feed_cohort(gout, &n[2], lb, 9, 0, &set);
+  flush_and_drain();
+  assert_int_equal(mem[1].rib[2], MED_B);
+  assert_int_equal(mem[2].rib[2], MED_B);       /* from before: B */
+  assert_int_equal(mem[3].rib[2], MED_B);
+  struct event ev[8];
+  assert_int_equal(events_about(2, 2, ev, 8), 1);
+  assert_int_equal(events_about(3, 2, ev, 8), 1);
+}
+
 int
 main(void)
 {
@@ -690,7 +766,8 @@ main(void)
     cmocka_unit_test_setup_teardown(test_split_horizon, setup, teardown),
     cmocka_unit_test_setup_teardown(test_packing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_feed_and_raw_order, setup, teardown),
-cmocka_unit_test_setup_teardown(test_cohort_feed, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cohort_feed, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_classes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_changed_and_pending, setup, teardown),
     cmocka_unit_test_setup_teardown(test_unencodable_dropped, setup, teardown),
     cmocka_unit_test_setup_teardown(test_references, setup, teardown),

@@ -266,7 +266,7 @@ group_marker_check(struct bgp_group *g)
     list_del(&gm->mn);
     gm->waiting = 0;
     u32 id = ++g->next_id;
-    bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
+    bgp_txlog_join(g->log, &gm->cur, id, 0, gm->loop, gm->wake);
     gm->m_seq = c->reader.seq;
     gm->m_routes = uatomic_read(&c->stats.exp_routes);
     if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_MARKER) != GM_PENDING) {
@@ -291,7 +291,7 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   /* the cursor starts after what is pending: the feed's copy of the
    * export map (group_feed_request) is then exactly what gm lacks */
   group_flush(g);
-  bgp_txlog_join(g->log, &gm->cur, id, gm->loop, gm->wake);
+  bgp_txlog_join(g->log, &gm->cur, id, 0, gm->loop, gm->wake);
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_JOINED) != GM_PENDING) {
     /* it gave up before: it never saw the cursor */
     group_member_drop(g, gm);

@@ -147,7 +147,7 @@ group_walk_net(struct bgp_group *g, struct net *n)
     tmp.attrs = mod;
   struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, exp->attrs));
   if (a)
-    bgp_gout_feed_cohort(g->out, &n->n, a, w->cohort, but);
+    bgp_gout_feed_cohort(g->out, &n->n, a, w->cohort, but, NULL);
   if (mod)
     ea_unref(mod);
 }

@@ -59,9 +59,9 @@ struct bgp_txlog {
 };
 
 static inline uint
-txlog_entry_size(uint len)
+txlog_entry_size(uint words, uint len)
 {
-  return ALIGN_UP(sizeof(struct bgp_txlog_entry) + len, 8);
+  return ALIGN_UP(sizeof(struct bgp_txlog_entry) + 4 * words + len, 8);
 }
 
 static struct bgp_txlog_chunk *
@@ -119,8 +119,15 @@ void
 bgp_txlog_append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
                         const void *msg, uint len)
 {
-  ASSERT_DIE(len <= BGP_TXLOG_MAX_MSG);
-  uint need = txlog_entry_size(len);
+  bgp_txlog_append_set(log, aud, cohort, member, NULL, 0, msg, len);
+}
+
+void
+bgp_txlog_append_set(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
+                     const u32 *classes, uint words, const void *msg, uint len)
+{
+  ASSERT_DIE(len <= BGP_TXLOG_MAX_MSG && words <= 0xffff);
+  uint need = txlog_entry_size(words, len);
   struct bgp_txlog_chunk *t = log->tail;
   if (t->size - t->used < need) {
     /* Sizes and offsets are multiples of 8: a rest has room for the mark. */
@@ -133,8 +140,10 @@ bgp_txlog_append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 
     log->tail = t = n;
   }
   struct bgp_txlog_entry *e = (struct bgp_txlog_entry *) (t->data + t->used);
-  *e = (struct bgp_txlog_entry){ .len = len, .audience = aud, .member = member, .cohort = cohort };
-  memcpy(e + 1, msg, len);
+  *e = (struct bgp_txlog_entry){ .len = len, .audience = aud, .classes = words, .member = member, .cohort = cohort };
+  if (words)
+    memcpy(e + 1, classes, 4 * words);
+  memcpy((u8 *) (e + 1) + 4 * words, msg, len);
   t->used += need;
 }
 
@@ -186,9 +195,11 @@ bgp_txlog_held(const struct bgp_txlog *log)
 }
 
 void
-bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, struct loop *loop, struct event *wake)
+bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, u32 cls, struct loop *loop,
+               struct event *wake)
 {
   cur->member = member;
+  cur->cls = cls;
   cur->cohort = 0;
   cur->loop = loop;
   cur->wake = wake;
@@ -240,9 +251,9 @@ bgp_txlog_peek(struct bgp_txlog *log, struct bgp_txlog_cursor *cur)
           break;
         }
       }
-    } else if (bgp_txlog_for(e, cur->member, cur->cohort))
+    } else if (bgp_txlog_for(e, cur->member, cur->cohort, cur->cls))
       break;
-    pos += txlog_entry_size(len);
+    pos += txlog_entry_size(e->classes, len);
     e = NULL;
   }
   /* Skipped entries count as passed: a member that gets nothing from a
@@ -258,7 +269,7 @@ bgp_txlog_consume(struct bgp_txlog *log, struct bgp_txlog_cursor *cur)
   /* peek left pos at the entry it returned, below end */
   ASSERT(cur->pos < __atomic_load_n(&log->end, __ATOMIC_RELAXED));
   const struct bgp_txlog_entry *e = (const void *) (cur->chunk->data + (cur->pos - cur->chunk->base));
-  __atomic_store_n(&cur->pos, cur->pos + txlog_entry_size(e->len), __ATOMIC_RELEASE);
+  __atomic_store_n(&cur->pos, cur->pos + txlog_entry_size(e->classes, e->len), __ATOMIC_RELEASE);
 }
 
 u64

@@ -42,22 +42,33 @@ enum bgp_txlog_audience {
   BGP_TXLOG_DEFINE,                     /* who is in entry.cohort; readers keep it, peek never returns it */
 };
 
+/*
+ * Export classes: members of a group whose export filters differ each
+ * read as one class (a small number, cursor.cls). An entry may narrow its
+ * audience to a set of classes, a bitmap of entry.classes u32 words in
+ * front of the message (0 words: every class). So a route that several
+ * filters pass alike is encoded once for all of them.
+ */
+
 /* An entry as it lies in the log, the message right after it. Written by
  * the writer before publication, read-only afterwards. */
 struct bgp_txlog_entry {
   u32 len;                              /* bytes of the message */
   u16 audience;                         /* enum bgp_txlog_audience */
-  u16 pad;
+  u16 classes;                          /* u32 words of class bitmap before the message, 0: all */
   u32 member;                           /* the member of ALL_BUT, ONLY, COHORT_BUT */
   u32 cohort;                           /* the cohort of COHORT, COHORT_BUT, DEFINE */
 };
 
-static inline const u8 *bgp_txlog_msg(const struct bgp_txlog_entry *e) { return (const u8 *) (e + 1); }
+static inline const u32 *bgp_txlog_classes(const struct bgp_txlog_entry *e) { return (const u32 *) (e + 1); }
+static inline const u8 *bgp_txlog_msg(const struct bgp_txlog_entry *e) { return (const u8 *) (bgp_txlog_classes(e) + e->classes); }
 
-/* Is the entry addressed to member m, in cohort c (0: none)? */
+/* Is the entry addressed to member m, in cohort c (0: none), of class k? */
 static inline bool
-bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m, u32 c)
+bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m, u32 c, u32 k)
 {
+  if (e->classes && (k / 32 >= e->classes || !(bgp_txlog_classes(e)[k / 32] & (1U << (k % 32)))))
+    return false;
   switch (e->audience) {
   case BGP_TXLOG_ALL_BUT: return e->member != m;
   case BGP_TXLOG_ONLY: return e->member == m;
@@ -80,6 +91,7 @@ struct bgp_txlog_cursor {
   u64 pos;                              /* owner: cursor; absolute offset of the next entry to
                                          * look at; stored with release for bgp_txlog_lag() */
   u32 member;                           /* set by join: the member the cursor reads for */
+  u32 cls;                              /* set by join: its export class */
   u32 cohort;                           /* owner: cursor: its cohort by the last DEFINE naming it */
   struct loop *loop;                    /* set by join: where wake runs; NULL: nobody to wake */
   struct event *wake;                   /* set by join: sent on every publication */
@@ -94,6 +106,9 @@ void bgp_txlog_append(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 me
 /* The same with a cohort (COHORT, COHORT_BUT, DEFINE). */
 void bgp_txlog_append_cohort(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
                              const void *msg, uint len);
+/* The same for the classes in the bitmap classes (words u32, 0: all). */
+void bgp_txlog_append_set(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 cohort, u32 member,
+                          const u32 *classes, uint words, const void *msg, uint len);
 /* Make what was appended visible to readers at once, then wake them. */
 void bgp_txlog_publish(struct bgp_txlog *log);
 /* Free the chunks every cursor has left. */
@@ -103,10 +118,10 @@ u64 bgp_txlog_held(const struct bgp_txlog *log);
 
 /* Reader side: any thread, each cursor in one thread at a time. A cursor
  * starts at the published end: it sees what is published after it joined. */
-void bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, struct loop *loop,
+void bgp_txlog_join(struct bgp_txlog *log, struct bgp_txlog_cursor *cur, u32 member, u32 cls, struct loop *loop,
                     struct event *wake);
 void bgp_txlog_leave(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
-/* The next published entry for cur->member (others are skipped), or NULL
+/* The next published entry for cur->member and its class (others are skipped), or NULL
  * when caught up. Valid until consume. */
 const struct bgp_txlog_entry *bgp_txlog_peek(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
 /* Step past the entry peek returned. */

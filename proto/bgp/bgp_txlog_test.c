@@ -5,7 +5,8 @@
  * follows its join; chunks are freed once every cursor has left them and
  * not before; four reader threads keep up with a writer that trims behind
  * them; a publish wakes a member's loop; cohorts reach the members a
- * DEFINE named, until another names them, and none who joined later.
+ * DEFINE named, until another names them, and none who joined later;
+ * a class set reaches the readers of those classes only, its bytes intact.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -86,7 +87,7 @@ test_audience(void **state UNUSED)
   struct bgp_txlog *log = bgp_txlog_new();
   struct bgp_txlog_cursor cur[4];
   for (u32 m = 1; m <= 3; m++)
-    bgp_txlog_join(log, &cur[m], m, NULL, NULL);
+    bgp_txlog_join(log, &cur[m], m, 0, NULL, NULL);
   append_seq(log, BGP_TXLOG_ALL, 0, 10, 19);
   append_seq(log, BGP_TXLOG_ALL_BUT, 2, 11, 4);
   append_seq(log, BGP_TXLOG_ONLY, 3, 12, 100);
@@ -132,7 +133,7 @@ test_cohorts(void **state UNUSED)
   struct bgp_txlog_cursor cur[5];
   u32 seqs[5][16];
   for (u32 m = 1; m <= 3; m++)
-    bgp_txlog_join(log, &cur[m], m, NULL, NULL);
+    bgp_txlog_join(log, &cur[m], m, 0, NULL, NULL);
   append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 1);        /* before its DEFINE: nobody */
   define(log, 7, (u32[]){ 1, 3 }, 2);
   append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 2);
@@ -143,7 +144,7 @@ test_cohorts(void **state UNUSED)
   append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 6);        /* 1 and 3 are still in 7 */
   bgp_txlog_publish(log);
   /* 4 joins now: it is in no cohort */
-  bgp_txlog_join(log, &cur[4], 4, NULL, NULL);
+  bgp_txlog_join(log, &cur[4], 4, 0, NULL, NULL);
   define(log, 9, (u32[]){ 3, 4 }, 2);                    /* 3 moves on to 9 */
   append_cohort(log, BGP_TXLOG_COHORT, 7, 0, 7);
   append_cohort(log, BGP_TXLOG_COHORT_BUT, 9, 4, 8);
@@ -169,7 +170,7 @@ test_publish_and_late_join(void **state UNUSED)
   struct bgp_txlog *log = bgp_txlog_new();
   struct bgp_txlog_cursor a, b;
   u32 seqs[8];
-  bgp_txlog_join(log, &a, 1, NULL, NULL);
+  bgp_txlog_join(log, &a, 1, 0, NULL, NULL);
   append_seq(log, BGP_TXLOG_ALL, 0, 1, 8);
   append_seq(log, BGP_TXLOG_ALL, 0, 2, 8);
   assert_null(bgp_txlog_peek(log, &a));
@@ -178,7 +179,7 @@ test_publish_and_late_join(void **state UNUSED)
   assert_true(bgp_txlog_lag(log, &a) > 0);
 
   /* b joins after the publish of 1 and 2 and before that of 3 */
-  bgp_txlog_join(log, &b, 2, NULL, NULL);
+  bgp_txlog_join(log, &b, 2, 0, NULL, NULL);
   assert_null(bgp_txlog_peek(log, &b));
   append_seq(log, BGP_TXLOG_ALL, 0, 3, 8);
   assert_int_equal(drain(log, &a, seqs, 8), 2);
@@ -227,8 +228,8 @@ test_chunk_boundaries(void **state UNUSED)
   struct bgp_txlog *log = bgp_txlog_new();
   struct bgp_txlog_cursor eager, late;
   u32 eager_next = 0, late_next = 0;
-  bgp_txlog_join(log, &eager, 1, NULL, NULL);
-  bgp_txlog_join(log, &late, 2, NULL, NULL);
+  bgp_txlog_join(log, &eager, 1, 0, NULL, NULL);
+  bgp_txlog_join(log, &late, 2, 0, NULL, NULL);
   /* batches of 1..7 entries: the eager reader stops at every kind of
    * place, chunk ends with and without a skipped rest included */
   for (u32 seq = 0, batch = 1; seq < N; batch = batch % 7 + 1) {
@@ -256,9 +257,9 @@ test_trim_and_lag(void **state UNUSED)
   struct bgp_txlog *log = bgp_txlog_new();
   struct bgp_txlog_cursor fast, slow, none;
   u32 seqs[256];
-  bgp_txlog_join(log, &fast, 1, NULL, NULL);
-  bgp_txlog_join(log, &slow, 2, NULL, NULL);
-  bgp_txlog_join(log, &none, 3, NULL, NULL);    /* gets nothing */
+  bgp_txlog_join(log, &fast, 1, 0, NULL, NULL);
+  bgp_txlog_join(log, &slow, 2, 0, NULL, NULL);
+  bgp_txlog_join(log, &none, 3, 0, NULL, NULL);    /* gets nothing */
   for (u32 seq = 0; seq < 200; seq++)
     append_seq(log, BGP_TXLOG_ALL_BUT, 3, seq, LEN);
   bgp_txlog_publish(log);
@@ -327,7 +328,7 @@ t_for(u32 seq, u32 m)
   u32 k;
   struct bgp_txlog_entry e = { .audience = t_aud(seq, &k) };
   e.member = k;
-  return bgp_txlog_for(&e, m, 0);
+  return bgp_txlog_for(&e, m, 0, 0);
 }
 
 struct t_reader {
@@ -388,7 +389,7 @@ test_threads(void **state UNUSED)
   memset(r, 0, sizeof(r));
   for (u32 m = 0; m < T_MEMBERS; m++) {
     r[m].log = log;
-    bgp_txlog_join(log, &r[m].cur, m, NULL, NULL);
+    bgp_txlog_join(log, &r[m].cur, m, 0, NULL, NULL);
   }
   for (u32 m = 0; m < T_MEMBERS; m++)
     assert_int_equal(pthread_create(&r[m].th, NULL, t_read, &r[m]), 0);
@@ -453,7 +454,7 @@ test_wake(void **state UNUSED)
 {
   struct t_member tm = { .log = bgp_txlog_new() };
   ev_init(&tm.wake, t_member_wake, &tm);
-  bgp_txlog_join(tm.log, &tm.cur, 1, main_loop(), &tm.wake);
+  bgp_txlog_join(tm.log, &tm.cur, 1, 0, main_loop(), &tm.wake);
   append_seq(tm.log, BGP_TXLOG_ALL, 0, 1, 10);
   append_seq(tm.log, BGP_TXLOG_ONLY, 2, 2, 10);
   append_seq(tm.log, BGP_TXLOG_ALL_BUT, 2, 3, 10);
@@ -470,12 +471,50 @@ test_wake(void **state UNUSED)
   bgp_txlog_free(tm.log);
 }
 
+/* Readers of classes 0, 1, 33 and 70; sets of one word, of three, an
+ * entry for every class, and a set with a member left out. */
+static void
+test_class_sets(void **state UNUSED)
+{
+  struct bgp_txlog *log = bgp_txlog_new();
+  static const u32 cls[] = { 0, 1, 33, 70 };
+  struct bgp_txlog_cursor cur[4];
+  for (uint m = 0; m < 4; m++)
+    bgp_txlog_join(log, &cur[m], m + 1, cls[m], NULL, NULL);
+  u8 buf[64];
+  u32 low[1] = { 1U << 1 }, wide[3] = { 1U << 0, 0, 1U << (70 - 64) }, c33[2] = { 0, 1U << 1 };
+  bgp_txlog_append_set(log, BGP_TXLOG_ALL, 0, 0, low, 1, buf, mk_msg(buf, 1, 20));
+  bgp_txlog_append_set(log, BGP_TXLOG_ALL, 0, 0, wide, 3, buf, mk_msg(buf, 2, 33));
+  bgp_txlog_append_set(log, BGP_TXLOG_ALL, 0, 0, NULL, 0, buf, mk_msg(buf, 3, 7));
+  bgp_txlog_append_set(log, BGP_TXLOG_ALL_BUT, 0, 4, wide, 3, buf, mk_msg(buf, 4, 9));
+  bgp_txlog_append_set(log, BGP_TXLOG_ALL, 0, 0, c33, 2, buf, mk_msg(buf, 5, 64));
+  bgp_txlog_publish(log);
+  static const u32 want[4][4] = { { 2, 3, 4 }, { 1, 3 }, { 3, 5 }, { 2, 3 } };
+  static const uint lens[] = { 0, 20, 33, 7, 9, 64 };
+  for (uint m = 0; m < 4; m++) {
+    const struct bgp_txlog_entry *e;
+    uint n = 0;
+    while ((e = bgp_txlog_peek(log, &cur[m]))) {
+      assert_true(n < 3 && want[m][n]);
+      u32 seq = msg_seq(e);
+      assert_int_equal(seq, want[m][n]);
+      assert_true(msg_ok(e, seq, lens[seq]));
+      n++;
+      bgp_txlog_consume(log, &cur[m]);
+    }
+    assert_true(n == 3 || !want[m][n]);
+    bgp_txlog_leave(log, &cur[m]);
+  }
+  bgp_txlog_free(log);
+}
+
 int
 main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_audience),
     cmocka_unit_test(test_cohorts),
+    cmocka_unit_test(test_class_sets),
     cmocka_unit_test(test_publish_and_late_join),
     cmocka_unit_test(test_chunk_boundaries),
     cmocka_unit_test(test_trim_and_lag),
