@@ -133,6 +133,65 @@ def start(start_daemon, export_c="all"):
     return d, port
 
 
+def test_per_client_filters_share_a_group(start_daemon, ours_only):
+    """Route-server clients with filters of their own (as arouteserver
+    writes them) share one update group as export classes: equal filters
+    one class, each client gets exactly what its filter passes, with the
+    attributes its filter made, withdrawals only where it had the route,
+    split horizon across classes, and a late client is fed through its own
+    filter."""
+    port = free_ports(1)[0]
+    drop2 = "where net != 10.107.2.0/24"
+    exports = {"a": "all", "b": drop2, "c": "filter { bgp_path.prepend(65001); accept; }", "d": drop2}
+    out = ["router id 10.106.0.1;", "protocol device {}"]
+    for name, (addr, asn) in sorted(CLIENTS.items()):
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exports[name]))
+    d = start_daemon("\n".join(out) + "\n")
+    a, b, c = (Client(n, port) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.107.1.0/24", [65002])
+    announce(a, "10.107.2.0/24", [65002, 65100])
+    b.wait(lambda x: x.rib == {"10.107.1.0/24": 65002})
+    c.wait(lambda x: x.rib == {"10.107.1.0/24": 65001, "10.107.2.0/24": 65001})
+    # d comes late: fed what its filter passes
+    late = Client("d", port)
+    late.wait(lambda x: x.eor == 1 and x.rib == {"10.107.1.0/24": 65002})
+    log = d.log()
+    joined = {n: classes_of(log, n) for n in "abcd"}
+    assert all(len(j) == 1 for j in joined.values()), log
+    assert len({j[0][0] for j in joined.values()}) == 1, joined
+    assert joined["b"] == joined["d"] and len({joined[n][0] for n in "abc"}) == 3, joined
+
+    # b's route for 10.107.2.0/24 is better (shorter path): a gets it, c
+    # gets it prepended, b and d (whose filters reject it) hear nothing
+    marks = {x: len(x.events) for x in (a, b, c, late)}
+    announce(b, "10.107.2.0/24", [65003])
+    a.wait(lambda x: x.rib == {"10.107.2.0/24": 65003})
+    c.wait(lambda x: x.rib == {"10.107.1.0/24": 65001, "10.107.2.0/24": 65001}
+           and len(x.events) > marks[c])
+    # a's route goes: withdrawn where it was sent, nowhere else
+    withdraw(a, "10.107.1.0/24")
+    for x in (b, c, late):
+        x.wait(lambda x: "10.107.1.0/24" not in x.rib)
+    announce(a, "10.107.9.0/24", [65002])
+    for x in (b, c, late):
+        x.wait(lambda x: "10.107.9.0/24" in x.rib)
+    for x in (a, b, c, late):
+        x.drain()
+    assert a.events[marks[a]:] == [("announce", "10.107.2.0/24", 65003)], a.events[marks[a]:]
+    for x in (b, late):
+        assert x.events[marks[x]:] == [("withdraw", "10.107.1.0/24"), ("announce", "10.107.9.0/24", 65002)], \
+            x.events[marks[x]:]
+    assert c.events[marks[c]:] == [("announce", "10.107.2.0/24", 65001), ("withdraw", "10.107.1.0/24"),
+                                   ("announce", "10.107.9.0/24", 65001)], c.events[marks[c]:]
+    # each counts what its filter let through, less its own routes
+    for n, imported, exported in (("a", 2, 1), ("b", 1, 1), ("c", 0, 2), ("d", 0, 1)):
+        assert poll(lambda: "Routes:         %d imported, %d exported" % (imported, exported)
+                    in d.raw("show protocols all %s" % n).decode(), timeout=5), d.raw("show protocols all %s" % n)
+
+
 def test_split_horizon_message_by_message(start_daemon, ours_only):
     d, port = start(start_daemon)
     a, b, c = (Client(n, port) for n in "abc")
@@ -233,10 +292,13 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.3.0/24": 65002})
     log = d.log()
     assert "c: Exports alone" in log, log
-    first = groups_of(log, "a")
-    assert poll(lambda: len(groups_of(d.log(), "c")) == 2, timeout=10), d.log()
-    assert groups_of(d.log(), "c")[1] != first[0] and "joined where it was" in d.log(), d.log()
-    # changes reach it through its new group, nothing sent twice
+    first = classes_of(log, "a")
+    assert poll(lambda: len(classes_of(d.log(), "c")) == 2, timeout=10), d.log()
+    # the same group (filters that read the route alone make export
+    # classes in it), another class
+    assert classes_of(d.log(), "c")[1][0] == first[0][0], d.log()
+    assert classes_of(d.log(), "c")[1] != first[0] and "joined where it was" in d.log(), d.log()
+    # changes reach it through its new class, nothing sent twice
     n = len(c.events)
     announce(a, "10.106.4.0/24", [65002])
     announce(b, "10.106.9.128/25", [65003])
@@ -252,7 +314,7 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     want["10.106.9.0/24"] = 65002
     c.wait(lambda x: x.rib == want)
-    assert poll(lambda: groups_of(d.log(), "c")[2:] == first, timeout=10), d.log()
+    assert poll(lambda: classes_of(d.log(), "c")[2:] == first, timeout=10), d.log()
     n = len(c.events)
     announce(a, "10.106.5.0/24", [65002])
     withdraw(b, "10.106.9.128/25")
@@ -275,38 +337,46 @@ def groups_of(log, name):
     return re.findall(r"%s: Exports through update group (\S+) " % name, log)
 
 
+def classes_of(log, name):
+    """The (update group, export class) a client joined, in order."""
+    return re.findall(r"%s: Exports through update group (\S+) \(\S+\),(?: joined where it was,)? export class (\d+)"
+                      % name, log)
+
+
 def test_filter_change_regroups_with_enhanced_refresh(start_daemon, ours_only):
-    """A client that takes enhanced route refresh moves to the group of its
-    new export settings: BoRR, the new group's feed, EoRR; what the new
+    """A client that takes enhanced route refresh moves to the class of its
+    new export settings: BoRR, the new class's feed, EoRR; what the new
     filter rejects is purged by the EoRR, not withdrawn one by one. The
     others see nothing of it; a filter changed for everyone alike moves
-    everyone into one new group."""
+    everyone into one new export class."""
     d, port, a, b, c = filter_c_changed(start_daemon, refresh=True)
     c.wait(lambda x: x.eorr == 1 and x.rib == {"10.106.1.0/24": 65002})
     assert c.borr == 1 and ("withdraw", "10.106.9.0/24") not in c.events, c.events
-    # it goes on in its new group, the others in theirs
+    # it goes on in its new class, the others in theirs
     announce(a, "10.106.3.0/24", [65002])
     b.wait(lambda x: len(x.rib) == 3)
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002, "10.106.3.0/24": 65002})
     log = d.log()
     assert "c: Exports alone" not in log and "c: Export changed, refreshing the peer" in log, log
-    first = groups_of(log, "a")
-    assert len(first) == 1 and groups_of(log, "c")[0] == first[0] and groups_of(log, "c")[1] != first[0], log
+    first = classes_of(log, "a")
+    assert len(first) == 1 and classes_of(log, "c")[0] == first[0] and classes_of(log, "c")[1] != first[0], log
     assert a.borr == b.borr == 0
     # back to the others' filter: back into their group
     d.reconfigure_file(conf(port))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     c.wait(lambda x: x.eorr == 2 and len(x.rib) == 3)
-    assert groups_of(d.log(), "c")[2:] == first, d.log()
-    # everyone's filter alike: everyone into one new group, each refreshed
+    assert classes_of(d.log(), "c")[2:] == first, d.log()
+    # everyone's filter alike: everyone into one new class, each refreshed
     d.reconfigure_file(conf(port, export_c="where net != 10.106.3.0/24", export_all="where net != 10.106.3.0/24"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     for x in (b, c):
         x.wait(lambda x: x.eorr == 1 + (x is c) * 2 and x.rib == {"10.106.1.0/24": 65002, "10.106.9.0/24": 65002})
     a.wait(lambda x: x.eorr == 1)
     log = d.log()
-    last = {n: groups_of(log, n)[-1] for n in "abc"}
-    assert len(set(last.values())) == 1 and last["a"] not in first, (last, log)
+    # each joined a class anew (the old one's id may be reused once empty)
+    assert [len(classes_of(log, n)) for n in "abc"] == [2, 2, 4], log
+    last = {n: classes_of(log, n)[-1] for n in "abc"}
+    assert len(set(last.values())) == 1, (last, log)
     assert "Exports alone" not in log, log
     # changes still reach everyone through it
     announce(b, "10.106.4.0/24", [65003])
@@ -348,7 +418,7 @@ def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
         assert poll(lambda: "1007-%d of %d routes" % (want, want + 20) in got(ps[n]), timeout=30), (n, got(ps[n]))
     log = d.log()
     assert all("%s: Export changed, refreshing the peer" % n in log for n in names), log
-    assert len({groups_of(log, n)[-1] for n in names}) == 1, log
+    assert len({classes_of(log, n)[-1] for n in names}) == 1, log
 
 
 def test_stalled_client_let_go(start_daemon, ours_only):
@@ -492,6 +562,6 @@ def test_rejoin_under_churn(start_daemon, ours_only):
     a.wait(lambda x: set(x.rib) == want, timeout=30)
     c.wait(lambda x: set(x.rib) == want, timeout=30)
     log = d.log()
-    assert joins() == 3 and groups_of(log, "c")[2] == groups_of(log, "a")[0], log
+    assert joins() == 3 and classes_of(log, "c")[2] == classes_of(log, "a")[0], log
     assert log.count("c: Exports alone") == 2 and "joined where it was" in log, log
     assert "Too slow" not in log, log

@@ -291,6 +291,43 @@ bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attr
   gout_feed(g, n, attrs, but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but, set);
 }
 
+static bool
+gout_bit(const u32 *set, u32 k)
+{
+  return set[k / 32] & (1U << (k % 32));
+}
+
+/* A set of classes as the log takes it: NULL for every live class. */
+static const u32 *
+gout_set_final(const struct bgp_gout *g, const u32 *set)
+{
+  return memcmp(set, g->live, g->words * sizeof(u32)) ? set : NULL;
+}
+
+/* The classes that get what class k gets (now[k], not NULL), marked in
+ * got as well: each distinct result once, from its first class on. */
+static const u32 *
+gout_same_result(struct bgp_gout *g, struct ea_list *const *now, uint k, u32 *got)
+{
+  u32 *set = lp_allocz(g->lp, g->words * sizeof(u32));
+  for (uint j = k; j < g->classes; j++)
+    if (now[j] == now[k]) {
+      set[j / 32] |= 1U << (j % 32);
+      got[j / 32] |= 1U << (j % 32);
+    }
+  return gout_set_final(g, set);
+}
+
+void
+bgp_gout_feed_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *const *now, u32 cohort, u32 but)
+{
+  u32 *got = lp_allocz(g->lp, g->words * sizeof(u32));
+  for (uint k = 0; k < g->classes; k++)
+    if (now[k] && !gout_bit(got, k))
+      gout_feed(g, n, now[k], but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but,
+                gout_same_result(g, now, k, got));
+}
+
 void
 bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len)
 {
@@ -472,19 +509,6 @@ gout_flush_items(struct bgp_gout *g, struct gout_outs *v)
   return msgs + gout_put_out(g, v);
 }
 
-static bool
-gout_bit(const u32 *set, u32 k)
-{
-  return set[k / 32] & (1U << (k % 32));
-}
-
-/* A set of classes as the log takes it: NULL for every live class. */
-static const u32 *
-gout_set_final(const struct bgp_gout *g, const u32 *set)
-{
-  return memcmp(set, g->live, g->words * sizeof(u32)) ? set : NULL;
-}
-
 /* The split horizon of bgp_gout.h, class by class: each distinct result
  * to the classes that get it, a withdrawal to those that had a route and
  * get none now. */
@@ -495,16 +519,9 @@ gout_change_out(struct bgp_gout *g, struct gout_outs *v, struct gout_change *c)
   u32 *got = lp_allocz(g->lp, words * sizeof(u32));
   u32 s = c->now_src;
   for (uint k = 0; k < g->classes; k++) {
-    struct ea_list *a = c->now[k];
-    if (!a || gout_bit(got, k))
-      continue;
-    u32 *set = lp_allocz(g->lp, words * sizeof(u32));
-    for (uint j = k; j < g->classes; j++)
-      if (c->now[j] == a) {
-        set[j / 32] |= 1U << (j % 32);
-        got[j / 32] |= 1U << (j % 32);
-      }
-    gout_put(g, v, a, s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_set_final(g, set), &c->net);
+    if (c->now[k] && !gout_bit(got, k))
+      gout_put(g, v, c->now[k], s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_same_result(g, c->now, k, got),
+               &c->net);
   }
   u32 *gone = lp_alloc(g->lp, words * sizeof(u32));
   for (uint w = 0; w < words; w++)

@@ -78,6 +78,10 @@ void bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs,
  * (a bitmap as in bgp_gout_classes(); NULL: all). */
 void bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 cohort, u32 but,
                           const u32 *set);
+/* The same with a result per class (now[k] for class k, NULL: nothing),
+ * each distinct one once for the classes that get it. */
+void bgp_gout_feed_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *const *now, u32 cohort,
+                           u32 but);
 /* A message for member only, after its feed items so far. */
 void bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len);
 /* Who is in a cohort, in order with the feed items. */

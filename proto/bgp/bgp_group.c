@@ -16,12 +16,33 @@ static const struct proto_class bgp_group_class;
 /* --- Members, any loop --- */
 
 static void
+gm_free(struct bgp_gmember *gm)
+{
+  bgp_export_profile_put(gm->xprof);
+  free(gm);
+}
+
+/* The main loop lets go of the config it held for the member's filter. */
+static void
+gm_free_main(void *data)
+{
+  struct bgp_gmember *gm = data;
+  config_unref(gm->config);
+  gm_free(gm);
+}
+
+static void
 gm_unref(struct bgp_gmember *gm)
 {
   if (uatomic_sub_return(&gm->refs, 1))
     return;
-  bgp_export_profile_put(gm->xprof);
-  free(gm);
+  if (!gm->config_held) {
+    gm_free(gm);
+    return;
+  }
+  /* main_ev ran the join long ago */
+  ev_init(&gm->main_ev, gm_free_main, gm);
+  ev_send(main_loop(), &gm->main_ev);
 }
 
 /* Ask the group's loop (gm->group set) for something. */
@@ -174,21 +195,9 @@ static void
 group_rt_notify(struct proto *pp, struct channel *c UNUSED, const net_addr *n, struct rte *new, struct rte *old,
                 const struct ea_list *new_src)
 {
-  struct bgp_group *g = (struct bgp_group *) pp;
   /* Once `graceful restart` was ordered nothing goes out (bgp_rt_notify). */
-  if (gr_shutdown_requested())
-    return;
-  struct bgp_gmember *now_gm = NULL, *was_gm = NULL;
-  u32 now_src = new ? group_src_member(g, new, &now_gm) : 0;
-  u32 was_src = old ? group_src_member(g, old, &was_gm) : 0;
-  if (now_gm)
-    uatomic_set(&now_gm->own_routes, uatomic_read(&now_gm->own_routes) + 1);
-  if (was_gm)
-    uatomic_set(&was_gm->own_routes, uatomic_read(&was_gm->own_routes) - 1);
-  struct ea_list *a = new ? bgp_export_attrs_get(g->xprof, new, bgp_med_fresh(new->attrs, new_src)) : NULL;
-  if (!a && !old)
-    return;
-  bgp_gout_change(g->out, n, a, now_src, old != NULL, was_src);
+  if (!gr_shutdown_requested())
+    group_class_change((struct bgp_group *) pp, n, new, old, new_src);
 }
 
 static void
@@ -221,7 +230,16 @@ group_unref(struct bgp_group *g)
     ev_send(main_loop(), &g->close_ev);
 }
 
-/* Into the group's lists, its cursor in the log. */
+/* Its class, then its cursor in the log: right after a pack (a class
+ * made now may have the id of one gone). */
+static void
+group_member_cursor(struct bgp_group *g, struct bgp_gmember *gm, u32 id)
+{
+  group_class_enter(g, gm);
+  bgp_txlog_join(g->log, &gm->cur, id, gm->cls->id, gm->loop, gm->wake);
+}
+
+/* Into the group's lists. */
 static void
 group_member_list(struct bgp_group *g, struct bgp_gmember *gm, u32 id)
 {
@@ -235,6 +253,7 @@ group_member_list(struct bgp_group *g, struct bgp_gmember *gm, u32 id)
 static void
 group_member_drop(struct bgp_group *g, struct bgp_gmember *gm)
 {
+  group_class_leave(g, gm);
   bgp_txlog_leave(g->log, &gm->cur);
   gm_unref(gm);
   group_unref(g);
@@ -266,9 +285,9 @@ group_marker_check(struct bgp_group *g)
     list_del(&gm->mn);
     gm->waiting = 0;
     u32 id = ++g->next_id;
-    bgp_txlog_join(g->log, &gm->cur, id, 0, gm->loop, gm->wake);
+    group_member_cursor(g, gm, id);
     gm->m_seq = c->reader.seq;
-    gm->m_routes = uatomic_read(&c->stats.exp_routes);
+    gm->m_routes = uatomic_read(&gm->cls->routes);
     if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_MARKER) != GM_PENDING) {
       group_member_drop(g, gm);
       continue;
@@ -291,13 +310,14 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   /* the cursor starts after what is pending: the feed's copy of the
    * export map (group_feed_request) is then exactly what gm lacks */
   group_flush(g);
-  bgp_txlog_join(g->log, &gm->cur, id, 0, gm->loop, gm->wake);
+  group_member_cursor(g, gm, id);
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_JOINED) != GM_PENDING) {
     /* it gave up before: it never saw the cursor */
     group_member_drop(g, gm);
     return;
   }
-  log_msg(L_TRACE, "%s: Exports through update group %s (%s)", gm->name, g->name, gm->cc->name);
+  log_msg(L_TRACE, "%s: Exports through update group %s (%s), export class %u", gm->name, g->name, gm->cc->name,
+          gm->cls->id);
   group_member_list(g, gm, id);
   /* Its End-of-RIB (or EoRR), at least, goes into the log: publishing
    * it wakes the member (never woken directly: it may be gone by now). */
@@ -314,6 +334,7 @@ group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
   if (!gm->listed)
     return;
   gm->listed = 0;
+  group_class_leave(g, gm);
   group_feed_forget(g, gm);
   list_del(&gm->n);
   hash_remove(&g->by_proto, &gm->hn);
@@ -385,6 +406,7 @@ group_start_hook(void *data)
   struct bgp_tx_ctx tx = { .as4 = g->key.as4, .max_len = g->key.max_len };
   tx.ext_next_hop[g->key.af] = g->key.ext_next_hop;
   g->out = bgp_gout_new(g->p.run_pool, &tx, g->key.af, g->log);
+  g->ftmp = lp_new(g->p.run_pool);
   channel_up(g->c);
 }
 
@@ -397,6 +419,7 @@ group_stop_hook(void *data)
   tm_stop(&g->settle);
   bgp_gout_free(g->out);
   g->out = NULL;
+  group_class_free(g);
   loop_stop(g->p.loop, &g->done_ev);
 }
 
@@ -452,6 +475,7 @@ group_new(struct bgp_gmember *gm)
   /* The members' channel, exporting only: no import table or filter,
    * nothing kept, no limits (those keep a session out of groups). */
   g->cc = *gm->cc;
+  g->cc.out_filter = g->key.filter ? g->key.filter : FILTER_ACCEPT;
   g->cc.in_filter = FILTER_REJECT;
   g->cc.import_table = g->cc.export_table = 0;
   g->cc.in_keep_filtered = 0;
@@ -490,6 +514,8 @@ group_join_main(void *data)
     gm_unref(gm);
     return;
   }
+  config_ref(gm->config);
+  gm->config_held = 1;
   struct bgp_group *g = NULL;
   LIST_WALK_ENTRY(x, &bgp_groups, struct bgp_group, n)
     if (group_key_equal(&x->key, &gm->key)) {
@@ -529,6 +555,23 @@ gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
          !p->tx.add_path[bc->af] && !p->gr_deferred && !gr_shutdown_requested();
 }
 
+static void
+gm_filter_reads_table(void *ctx, struct rtable_config *t UNUSED)
+{
+  *(bool *) ctx = true;
+}
+
+/* Can the group run f per class (bgp_group_class.c)? Not if its verdicts
+ * change with a ROA or ASPA table: the group's channel runs it then, and
+ * refeeds when those change. */
+static bool
+gm_filter_per_class(const struct filter *f)
+{
+  bool reads = false;
+  filter_tables(f, gm_filter_reads_table, &reads);
+  return !reads;
+}
+
 /* bc joins the group of its key, made if need be; cfg holds its export
  * filter; eor: what closes its first feed (struct bgp_gmember.join_eor);
  * marker: it exports alone and joins where its channel is (no feed). */
@@ -539,9 +582,12 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   if (!gm)
     die("Out of memory");
   const struct bgp_xprof *x = bgp_export_profile_of(p, bc);
+  const struct filter *f = bc->c->out_filter;
+  bool own_class = gm_filter_per_class(f);
+  gm->filter = own_class ? f : FILTER_ACCEPT;
   gm->key = (struct bgp_group_key) {
     .table = bc->c->table,
-    .filter = bc->c->out_filter,
+    .filter = own_class ? NULL : f,
     .prof_id = x->id,
     .max_len = p->tx.max_len,
     .af = bc->af,
@@ -672,8 +718,8 @@ bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc)
   chan_export_release(c);
   chan_export_own(c, 0);
   gm->m_switched = 1;
-  log_msg(L_TRACE, "%s: Exports through update group %s (%s), joined where it was", p->p.name, gm->group->name,
-          c->cf->name);
+  log_msg(L_TRACE, "%s: Exports through update group %s (%s), joined where it was, export class %u", p->p.name,
+          gm->group->name, c->cf->name, gm->cls->id);
 }
 
 void
@@ -878,7 +924,7 @@ gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
   for (uint i = 0; i < ARRAY_SIZE(to); i++)
     uatomic_set(to[i], uatomic_read(from[i]));
   /* own_routes counts from the marker of a member that joined at one */
-  s64 own = (s32) uatomic_read(&gm->own_routes) + gm->own_base, routes = uatomic_read(&gs->exp_routes);
+  s64 own = (s32) uatomic_read(&gm->own_routes) + gm->own_base, routes = uatomic_read(&gm->cls->routes);
   uatomic_set(&st->exp_routes, (u32) (routes > own ? routes - own : 0));
 }
 

@@ -88,6 +88,7 @@ group_walk_start(struct bgp_group *g)
       ids[w->members++] = gm->id;
     }
   bgp_gout_define(g->out, w->cohort, ids, count);
+  w->classes = group_class_cohort(g, w->cohort, &w->nclasses);
   w->map = w->next;
   w->next = NULL;
   rt_reader_attach(g->c->table, &w->pin, g->p.loop, NULL);
@@ -104,6 +105,8 @@ group_walk_end(struct bgp_group *g)
   rt_reader_detach(&w->pin);
   chan_exp_discard(w->map);
   w->map = NULL;
+  mb_free(w->classes);
+  w->classes = NULL;
   u32 cohort = w->cohort;
   w->cohort = 0;
   w->cursor = w->last = NULL;
@@ -121,6 +124,8 @@ group_feed_stop(struct bgp_group *g)
   if (w->cohort) {
     rt_reader_detach(&w->pin);
     chan_exp_discard(w->map);
+    mb_free(w->classes);
+    w->classes = NULL;
   }
   if (w->next)
     chan_exp_discard(w->next);
@@ -145,9 +150,7 @@ group_walk_net(struct bgp_group *g, struct net *n)
   struct rte tmp = *exp;
   if (mod)
     tmp.attrs = mod;
-  struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, exp->attrs));
-  if (a)
-    bgp_gout_feed_cohort(g->out, &n->n, a, w->cohort, but, NULL);
+  group_class_feed(g, &n->n, &tmp, exp->attrs, but);
   if (mod)
     ea_unref(mod);
 }

@@ -35,10 +35,13 @@
 #define GROUP_SETTLE_PREFIXES 512
 #define GROUP_PENDING_MAX 8192
 
-/* What makes exports equal: the group's key. */
+/* What makes exports equal: the group's key. Export filters that read
+ * the route alone differ per export class within a group, not per group
+ * (gm_filter); only one that reads ROA or ASPA tables is the group's, run
+ * by its channel (those tables' changes refeed a channel). */
 struct bgp_group_key {
   struct rtable *table;
-  const struct filter *filter;  /* equal by filter_same() */
+  const struct filter *filter;  /* equal by filter_same(); NULL: per class */
   u64 prof_id;                  /* interned export profile */
   uint max_len;                 /* negotiated message size */
   u8 af, as4, ext_next_hop, rr_client, interpret_communities, llgr_peer;
@@ -59,12 +62,29 @@ enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING, GM_MARKER, GM_CANCELL
 #define GM_REQ_SOLO 16
 
 struct bgp_group;
+struct bgp_gmember;
+
+/* An export class (bgp_txlog.h): the members of a group with the same
+ * export filter (filter_same()). The group runs its filter once per change
+ * for all of them, and sends each distinct result once for every class
+ * that has it. Owner: the group's loop; never freed before the group,
+ * since members read routes. */
+struct group_class {
+  const struct filter *filter;  /* FILTER_ACCEPT: the route as the group's channel exports it */
+  struct bgp_gmember *owner;    /* a member whose config holds filter */
+  u32 id;
+  uint members;
+  u32 routes;                   /* atomic, group's loop writes: routes the class gets */
+};
 
 struct bgp_gmember {
   /* Set by bgp_group_join(), immutable after. */
   struct bgp_group_key key;
   const void *proto;            /* the member session: identity only, never read by the group */
-  struct config *config;        /* the config key.filter lives in (the member's) */
+  struct config *config;        /* the config its filters live in, held from the main loop's join on */
+  const struct filter *filter;  /* its export filter, for its class (FILTER_ACCEPT: the key's) */
+  int config_held;              /* by the main loop, which drops it */
+  int in_class;                 /* group's loop: counted in cls */
   const struct channel_config *cc;
   struct bgp_xprof *xprof;      /* a reference of our own */
   struct bgp_peer_info peer;    /* the member's, for the group's export rules */
@@ -105,6 +125,7 @@ struct bgp_gmember {
   int h_skip;                   /* let go for lagging: pass over the log, do not send it */
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
 
+  struct group_class *cls;      /* group's loop sets it before JOINED or MARKER */
   /* Group's loop. */
   int waiting;                  /* in marker_wait */
   struct lnode mn;              /* group->marker_wait */
@@ -131,6 +152,8 @@ struct group_walk {
   struct net *cursor;
   struct net *last;             /* the newest net when the walk began: one
                                    made later was never sent before */
+  u32 *classes;                 /* the cohort's classes (a bitmap of nclasses ids) */
+  uint nclasses;
 };
 
 struct bgp_group {
@@ -154,6 +177,10 @@ struct bgp_group {
   struct bgp_gout *out;
   struct lnode members;         /* struct bgp_gmember */
   struct lnode marker_wait;     /* struct bgp_gmember joining at a marker */
+  struct group_class **cls;     /* export classes by id, ncls of them */
+  uint ncls, cls_size;
+  u32 *live;                    /* bitmap of the classes with members, cls_size bits */
+  linpool *ftmp;                /* the class filters' scratch */
   struct hash_table by_proto;   /* struct bgp_gmember by proto */
   u32 next_id;
   struct group_walk walk;
@@ -169,6 +196,22 @@ void group_settle(struct bgp_group *g);
  * their journal position and reads the journal, not a feed. */
 void group_marker_check(struct bgp_group *g);
 int group_busy(struct bgp_group *g);
+
+/* bgp_group_class.c, the group's loop */
+/* gm's class: the one of its filter, made if none (pending packed first) */
+void group_class_enter(struct bgp_group *g, struct bgp_gmember *gm);
+void group_class_leave(struct bgp_group *g, struct bgp_gmember *gm);
+/* The table's exported route for n changed from old to new (rt_notify). */
+void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                        const struct ea_list *new_src);
+/* Feed exp, the group's exported route of n (src: its attributes before
+ * the group's channel), to the members of the walk's cohort, but member
+ * but (0: none). */
+void group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src,
+                      u32 but);
+/* The classes with members in cohort: a bitmap (mb_free() it) of count ids. */
+u32 *group_class_cohort(struct bgp_group *g, u32 cohort, uint *count);
+void group_class_free(struct bgp_group *g);
 
 /* bgp_group_feed.c, the group's loop */
 /* gm needs everything the group exported (it joined, a route refresh);
