@@ -44,6 +44,24 @@ f_run(const struct filter *f, struct f_route *r, linpool *tmp)
   return F_ERROR;
 }
 
+bool
+f_run_export(const struct filter *f, struct f_route *r, linpool *tmp)
+{
+  enum f_result res = f_run(f, r, tmp);
+  lp_flush(tmp);
+  if (res != F_ACCEPT) {
+    if (r->out)
+      ea_unref(r->out);
+    r->out = NULL;
+    return false;
+  }
+  if (r->out && r->out == r->attrs) {
+    ea_unref(r->out);
+    r->out = NULL;
+  }
+  return true;
+}
+
 enum f_result
 f_eval_rte(const struct filter *f, struct f_route *r, linpool *tmp)
 {

@@ -52,6 +52,10 @@ struct f_route {
 /* Run a filter on a route; tmp holds scratch values (flush it afterwards). */
 enum f_result f_run(const struct filter *f, struct f_route *r, linpool *tmp);
 
+/* The same for an export: accepted or not; r->out is NULL unless
+ * accepted with other attributes. Flushes tmp. */
+bool f_run_export(const struct filter *f, struct f_route *r, linpool *tmp);
+
 /* Run statements that set attributes and need no verdict (static routes'
  * `{ ... }` blocks); r->out as for f_run(). Returns F_NOP, or F_ERROR. */
 enum f_result f_eval_rte(const struct filter *f, struct f_route *r, linpool *tmp);

@@ -485,17 +485,9 @@ chan_policy_run(struct channel *c, const net_addr *n, const struct rte *r, struc
   if (c->out_filter == FILTER_ACCEPT)
     return 1;
   struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src };
-  enum f_result res = f_run(c->out_filter, &fr, c->filter_tmp);
-  lp_flush(c->filter_tmp);
-  if (res != F_ACCEPT) {
-    if (fr.out)
-      ea_unref(fr.out);
+  if (!f_run_export(c->out_filter, &fr, c->filter_tmp)) {
     *why = &st->exp_updates_filtered;
     return 0;
-  }
-  if (fr.out && fr.out == r->attrs) {
-    ea_unref(fr.out);
-    return 1;
   }
   *out = fr.out;
   return fr.out ? 2 : 1;

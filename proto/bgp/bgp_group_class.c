@@ -164,17 +164,8 @@ cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const str
   struct ea_list *mod = NULL;
   if (k->filter != FILTER_ACCEPT) {
     struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src };
-    enum f_result res = f_run(k->filter, &fr, g->ftmp);
-    lp_flush(g->ftmp);
-    if (res != F_ACCEPT) {
-      if (fr.out)
-        ea_unref(fr.out);
+    if (!f_run_export(k->filter, &fr, g->ftmp))
       return false;
-    }
-    if (fr.out == r->attrs) {
-      ea_unref(fr.out);
-      fr.out = NULL;
-    }
     mod = fr.out;
   }
   if (!out) {

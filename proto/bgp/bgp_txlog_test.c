@@ -326,9 +326,10 @@ static bool
 t_for(u32 seq, u32 m)
 {
   u32 k;
-  struct bgp_txlog_entry e = { .audience = t_aud(seq, &k) };
-  e.member = k;
-  return bgp_txlog_for(&e, m, 0, 0);
+  /* room for a class word, which an entry for every class has not */
+  struct { struct bgp_txlog_entry e; u32 classes[1]; } x = { .e = { .audience = t_aud(seq, &k) } };
+  x.e.member = k;
+  return bgp_txlog_for(&x.e, m, 0, 0);
 }
 
 struct t_reader {
