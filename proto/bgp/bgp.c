@@ -316,7 +316,7 @@ bgp_start(struct proto *pp)
   bgp_conn_init(p, &p->out, 1);
   bgp_conn_init(p, &p->in, 0);
   ev_init(&p->tx_ev, bgp_tx_hook, p);
-  tm_init(&p->tx_settle, pp->loop, bgp_tx_settle_hook, p);
+  tm_init(&p->tx_settle, pp->loop, bgp_tx_timer_hook, p);
   bgp_start_connect(p);
   /* As BIRD 2: up only while the session is established (bgp_rx.c); a
    * range stays in Start with its channels down. */

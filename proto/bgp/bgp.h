@@ -251,6 +251,10 @@ struct bgp_channel {
   int rejoin;                   /* proto loop: alone after a group handed it
                                    back; joins again once its export is idle */
   btime rejoin_after;           /* proto loop: not before then */
+  btime marker_until;           /* proto loop: joining at a marker, its export
+                                   held, gives up waiting then */
+  struct timer group_tm;        /* proto loop: runs the tx hook at rejoin_after
+                                   and marker_until */
   /* Recursive next hops (bgp_nexthop.c) */
   struct hash_table nh_cache;   /* struct bgp_nh_entry by next hop */
   struct event nh_changed_ev;   /* from the IGP tables' host caches */
@@ -365,7 +369,7 @@ void bgp_tx_reset(struct bgp_proto *p);
 /* The same for one family: leave its group, drop what waits. */
 void bgp_tx_reset_channel(struct bgp_proto *p, struct bgp_channel *bc);
 void bgp_tx_cleanup(struct bgp_proto *p);   /* the protocol stops: leave the pending budget */
-void bgp_tx_settle_hook(struct timer *t);
+void bgp_tx_timer_hook(struct timer *t);
 void bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                    const struct ea_list *new_src);
 int bgp_export_busy(struct proto *pp, struct channel *c);

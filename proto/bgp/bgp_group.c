@@ -611,9 +611,14 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   ev_init(&gm->main_ev, group_join_main, gm);
   bc->gm = gm;
   gm->marker = marker;
-  if (marker)
-    gm->m_want = bc->c->reader.seq;   /* its own export goes on meanwhile */
-  else {
+  if (marker) {
+    /* Its own export waits where it is for the group: ahead of the
+     * group's reader, it could not take the log from the marker on. */
+    gm->m_want = bc->c->reader.seq;
+    chan_export_hold(bc->c, gm->m_want);
+    bc->marker_until = loop_now() + GROUP_MARKER_HOLD;
+    tm_set(&bc->group_tm, bc->marker_until);
+  } else {
     /* The group sends End-of-RIB */
     bc->eor_sent = 1;
     chan_export_own(bc->c, 0);
@@ -678,6 +683,8 @@ gm_marker_abort(struct bgp_proto *p, struct bgp_channel *bc, const char *why, bt
   bgp_group_leave(p, bc);
   bc->rejoin = 1;
   bc->rejoin_after = loop_now() + wait;
+  /* an idle export would not run the tx hook again */
+  tm_set(&bc->group_tm, bc->rejoin_after);
 }
 
 void
@@ -696,10 +703,14 @@ bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc)
     gm_marker_abort(p, bc, "too slow", GROUP_REJOIN_WAIT_SLOW);
     return;
   }
-  if (state != GM_MARKER)
-    return;                         /* the group is not there yet */
-  /* It went on exporting meanwhile, past the marker: another time (when
-   * both are idle, at the journal's end, a marker always fits) */
+  if (state != GM_MARKER) {
+    /* the group is not there yet */
+    if (loop_now() >= bc->marker_until)
+      gm_marker_abort(p, bc, "the group is behind", GROUP_REJOIN_WAIT);
+    return;
+  }
+  /* Held where it asked, it cannot be past the marker; if it is anyway
+   * (its export ran on), another time */
   if (c->reader.seq > gm->m_seq) {
     gm_marker_abort(p, bc, "ahead of the group", GROUP_REJOIN_WAIT);
     return;
@@ -717,6 +728,7 @@ bgp_group_marker(struct bgp_proto *p, struct bgp_channel *bc)
   gm->own_base = (s64) gm->m_routes - (s64) uatomic_read(&c->stats.exp_routes);
   chan_export_release(c);
   chan_export_own(c, 0);
+  tm_stop(&bc->group_tm);
   gm->m_switched = 1;
   log_msg(L_TRACE, "%s: Exports through update group %s (%s), joined where it was, export class %u", p->p.name,
           gm->group->name, c->cf->name, gm->cls->id);

@@ -30,6 +30,10 @@
  * (it fell too far behind the log meanwhile: a slow peer). */
 #define GROUP_REJOIN_WAIT (S_ 1)
 #define GROUP_REJOIN_WAIT_SLOW (S_ 60)
+/* A session joining at a marker holds its own export where it asked
+ * until the group has got there, for at most this long (the group is
+ * feeding, or further behind the table than this). */
+#define GROUP_MARKER_HOLD (S_ 5)
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
@@ -94,12 +98,13 @@ struct bgp_gmember {
   int join_eor;                 /* after the first feed: End-of-RIB (1), or
                                    EoRR (2) closing the BoRR of a regroup */
   /* Joining at a marker (bgp_group_rejoin): m_want is the member's
-   * journal position when it asked; the group waits until its own reader
-   * is there or further, packs, and hands the member the marker: m_seq,
-   * its reader's position then, and the log from that point on. The
-   * member, still exporting alone, exports up to m_seq and no further,
-   * sends what it has and reads the log; one that went past m_seq
-   * meanwhile leaves and tries again later. */
+   * journal position when it asked, where its own export holds; the group
+   * waits until its own reader is there or further, packs, and hands the
+   * member the marker: m_seq, its reader's position then, and the log
+   * from that point on. The member, exporting alone, exports up to m_seq
+   * and no further, sends what it has and reads the log. One that waited
+   * too long for the marker (GROUP_MARKER_HOLD), or whose export
+   * restarted, leaves and tries again later. */
   int marker;
   u64 m_want;
   u64 m_seq;                    /* group's loop, before MARKER */

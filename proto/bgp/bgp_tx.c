@@ -73,6 +73,7 @@ bgp_tx_init(struct bgp_proto *p)
     list_init(&bc->withdraw.n);
     list_init(&bc->ready);
     bc->prefix_slab = sl_new(p->p.run_pool, sizeof(struct bgp_prefix));
+    tm_init(&bc->group_tm, p->p.loop, bgp_tx_timer_hook, p);
     uatomic_inc(&bgp_tx_channels);
   }
 }
@@ -85,6 +86,8 @@ bgp_tx_cleanup(struct bgp_proto *p)
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     bgp_group_leave(p, bc);
+    if (bc->c)
+      tm_stop(&bc->group_tm);
     if (bc->early)
       bgp_tx_early_free(bc);
     bgp_export_profile_put(bc->xprof_ref);
@@ -122,6 +125,7 @@ bgp_tx_reset_channel(struct bgp_proto *p, struct bgp_channel *bc)
 {
   bgp_group_leave(p, bc);
   bc->rejoin = 0;
+  tm_stop(&bc->group_tm);
   HASH_WALK_DELSAFE(&bc->prefixes, n)
     bgp_prefix_free(bc, container_of(n, struct bgp_prefix, hn));
   HASH_WALK_DELSAFE(&bc->buckets, n)
@@ -284,8 +288,10 @@ bgp_feed_end(struct channel *c)
   ev_send(c->proto->loop, &((struct bgp_proto *) c->proto)->tx_ev);
 }
 
+/* The session's tx_settle (changes waited long enough) and its channels'
+ * group_tm (a group rejoin or a marker's hold is due) run the tx hook. */
 void
-bgp_tx_settle_hook(struct timer *t)
+bgp_tx_timer_hook(struct timer *t)
 {
   struct bgp_proto *p = t->data;
   ev_schedule(&p->tx_ev);
