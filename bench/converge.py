@@ -19,6 +19,11 @@ with `import table on; export table on` on every BGP channel).
 `import all` (bogon prefixes, prefix length, path length, first AS = the
 peer, bogon ASNs, community scrubbing and tagging): every generated route
 passes it, so the counts stay the same, but each one is filtered.
+--rs-export-filter gives every session (peers and monitors) an export
+filter of its own, as an IXP route server's per-client policy: RFC 1997
+announcement control for its AS (0:AS: not to it; 0:RS: only to those
+named RS:AS) and scrubbing of the route server's large communities. No
+generated route carries those communities, so everything is exported.
 
   bench/converge.py --daemon ours --layout single --peers 10 --routes 10000 --runs 3
   bench/converge.py --daemon bird2 ...   # Debian's /usr/sbin/bird, same config
@@ -68,7 +73,22 @@ RS_FILTER = """filter rs_in_%s {
 }"""
 
 
-def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all"):
+RS_EXPORT_FILTER = """filter rs_out_%s {
+  if (0, %d) ~ bgp_community then reject;
+  if (0, 64500) ~ bgp_community && !((64500, %d) ~ bgp_community) then reject;
+  bgp_large_community.delete([(64500, *, *)]);
+  accept;
+}"""
+
+
+def export_of(name, asn, export, rs_export_filter):
+    """The export clause of a session, with its filter's definition (or "")."""
+    if not rs_export_filter:
+        return "", "export %s;" % export
+    return RS_EXPORT_FILTER % (name, asn, asn), "export filter rs_out_%s;" % name
+
+
+def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all", rs_export_filter=False):
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
@@ -87,13 +107,20 @@ def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export
             out.append("ipv4 table t_%s;" % name)
             out.append("protocol pipe pipe_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
             table = "table t_%s; " % name
+        fdef, exp = export_of(name, 65000 + i + 1, export, rs_export_filter)
+        if fdef:
+            out.append(fdef)
         out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %s%s%s export %s; }; }"
-                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp, export))
+                   " hold time 240; ipv4 { %s%s%s %s }; }"
+                   % (name, DUT, port, peer_addr(1, i), 65000 + i + 1, table, imex, imp, exp))
     for j in range(monitors):
-        out.append("protocol bgp mon%d { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
-                   " hold time 240; ipv4 { %simport none; export %s; }; }"
-                   % (j + 1, DUT, port, peer_addr(2, j), 64901 + j, imex, export))
+        name = "mon%d" % (j + 1)
+        fdef, exp = export_of(name, 64901 + j, export, rs_export_filter)
+        if fdef:
+            out.append(fdef)
+        out.append("protocol bgp %s { local %s port %d as 64500; neighbor %s as %d; passive; rs client; multihop;"
+                   " hold time 240; ipv4 { %simport none; %s }; }"
+                   % (name, DUT, port, peer_addr(2, j), 64901 + j, imex, exp))
     return "\n".join(out) + "\n"
 
 
@@ -159,7 +186,8 @@ def one_run(args, binary, version, threads):
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
     conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
     with open(conf, "w") as f:
-        f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors))
+        f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
+                           rs_export_filter=args.rs_export_filter))
     total = args.peers * args.routes
     log = open(os.path.join(d, "daemon.log"), "wb")
     t0 = time.time()
@@ -268,6 +296,8 @@ def main():
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rs-filter", action="store_true", help="an IXP-style import filter per peer (not `import all`)")
+    ap.add_argument("--rs-export-filter", action="store_true",
+                    help="an export filter per session (announcement control for its AS), not `export all`")
     ap.add_argument("--monitors", type=int, default=1,
                     help="receive-only sessions; convergence waits for all of them to hold every prefix (1)")
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")

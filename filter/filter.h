@@ -43,6 +43,8 @@ struct f_route {
   const struct rte_src *src;    /* `proto`, `source` of the sender; may be NULL */
   const char *proto_name;       /* overrides src->proto->name when set */
   u32 set_preference;           /* nonzero: start with this preference (import stamping) */
+  bool verdict_only;            /* the caller wants accept or reject: out stays NULL
+                                   (no attribute list is made or looked up) */
   /* Output of f_run(): NULL if the attributes did not change or the route
    * was rejected, otherwise a new interned list with one reference that
    * the caller must ea_unref(). */

@@ -617,6 +617,10 @@ test_routes(void **state)
   assert_ptr_equal(r2.out, o);
   ea_unref(r2.out);
   ea_unref(o);
+  /* The verdict only: the same, and no attributes made */
+  r = (struct f_route){ .net = &n, .attrs = a, .verdict_only = true };
+  assert_int_equal(f_run(f_test_find(c, "f_mod"), &r, lp), F_ACCEPT);
+  assert_null(r.out);
 
   u32 bad[] = { 65009 };
   struct ea_list *b = f_test_bgp_attrs(bad, 1, NULL, 0, 0);
@@ -625,6 +629,8 @@ test_routes(void **state)
   assert_null(r.out);
   r = (struct f_route){ .net = &n, .attrs = b };
   assert_int_equal(f_run(f_test_find(c, "f_read"), &r, lp), F_REJECT);
+  r = (struct f_route){ .net = &n, .attrs = b, .verdict_only = true };
+  assert_int_equal(f_run(f_test_find(c, "f_mod"), &r, lp), F_REJECT);
 
   /* No verdict, runaway recursion, runaway work: errors, not hangs. */
   r = (struct f_route){ .net = &n, .attrs = a };

@@ -902,7 +902,7 @@ done:
     buffer_free(&st.out);
   /* A rejected route's attributes go nowhere: not interned, not looked up. */
   if (r)
-    r->out = res == F_ACCEPT || res == F_NOP ? f_st_result(&st) : NULL;
+    r->out = (res == F_ACCEPT || res == F_NOP) && !r->verdict_only ? f_st_result(&st) : NULL;
   return res;
 
 fail:

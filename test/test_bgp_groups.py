@@ -26,6 +26,8 @@ from test_laggard import apply_update, memory, read_until
 OURS = "127.106.0.1"
 CLIENTS = {"a": ("127.106.0.2", 65002), "b": ("127.106.0.3", 65003), "c": ("127.106.0.4", 65004),
            "d": ("127.106.0.5", 65005)}
+# configured by the tests that use them only
+EXTRA_CLIENTS = {"e": ("127.106.0.6", 65006)}
 
 
 def conf(port, export_c="all", export_all="all"):
@@ -66,7 +68,7 @@ class Client(RawPeer):
     stale, an EoRR drops those not announced since (RFC 7313 4)."""
 
     def __init__(self, name, port, refresh=False, rcvbuf=None):
-        addr, asn = CLIENTS[name]
+        addr, asn = CLIENTS[name] if name in CLIENTS else EXTRA_CLIENTS[name]
         super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
         self.rib, self.events, self.eor = {}, [], 0
         self.stale, self.borr, self.eorr = None, 0, 0
@@ -139,12 +141,14 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     one class, each client gets exactly what its filter passes, with the
     attributes its filter made, withdrawals only where it had the route,
     split horizon across classes, and a late client is fed through its own
-    filter."""
+    filter. Each counts its routes, also one whose class is made while the
+    group exports routes and they change."""
     port = free_ports(1)[0]
     drop2 = "where net != 10.107.2.0/24"
-    exports = {"a": "all", "b": drop2, "c": "filter { bgp_path.prepend(65001); accept; }", "d": drop2}
+    exports = {"a": "all", "b": drop2, "c": "filter { bgp_path.prepend(65001); accept; }", "d": drop2,
+               "e": "where net != 10.107.9.0/24"}
     out = ["router id 10.106.0.1;", "protocol device {}"]
-    for name, (addr, asn) in sorted(CLIENTS.items()):
+    for name, (addr, asn) in sorted(dict(CLIENTS, **EXTRA_CLIENTS).items()):
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
                    " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exports[name]))
     d = start_daemon("\n".join(out) + "\n")
@@ -190,6 +194,18 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     for n, imported, exported in (("a", 2, 1), ("b", 1, 1), ("c", 0, 2), ("d", 0, 1)):
         assert poll(lambda: "Routes:         %d imported, %d exported" % (imported, exported)
                     in d.raw("show protocols all %s" % n).decode(), timeout=5), d.raw("show protocols all %s" % n)
+
+    # e comes late with a filter of its own: its class is made while the
+    # group exports 10.107.2.0/24 (b's) and 10.107.9.0/24, and counts both
+    # what was there and what changes before its count is due
+    e = Client("e", port)
+    e.wait(lambda x: x.eor == 1 and x.rib == {"10.107.2.0/24": 65003})
+    announce(a, "10.107.3.0/24", [65002])
+    withdraw(a, "10.107.9.0/24")
+    e.wait(lambda x: x.rib == {"10.107.2.0/24": 65003, "10.107.3.0/24": 65002})
+    assert len(classes_of(d.log(), "e")) == 1 and classes_of(d.log(), "e")[0] not in joined.values(), d.log()
+    assert poll(lambda: "Routes:         0 imported, 2 exported" in d.raw("show protocols all e").decode(),
+                timeout=5), d.raw("show protocols all e")
 
 
 def test_split_horizon_message_by_message(start_daemon, ours_only):

@@ -138,14 +138,27 @@ gout_change_find(const struct bgp_gout *g, const net_addr *n, u32 h)
   return hn ? container_of(hn, struct gout_change, hn) : NULL;
 }
 
+/* References to now[0..count), taken or dropped a run of equal pointers
+ * at a time: neighbouring classes mostly share a result, and each
+ * reference is an atomic add on a line the importing threads touch too. */
+static void
+gout_refs(struct ea_list *const *now, uint count, bool take)
+{
+  for (uint k = 0, j; k < count; k = j) {
+    for (j = k + 1; j < count && now[j] == now[k]; j++)
+      ;
+    if (now[k] && take)
+      ea_ref_many(now[k], j - k);
+    else if (now[k])
+      ea_unref_many(now[k], j - k);
+  }
+}
+
 static void
 gout_now_drop(struct bgp_gout *g, struct gout_change *c)
 {
-  for (uint k = 0; k < g->classes; k++)
-    if (c->now[k]) {
-      ea_unref(c->now[k]);
-      c->now[k] = NULL;
-    }
+  gout_refs(c->now, g->classes, false);
+  memset(c->now, 0, g->classes * sizeof(*c->now));
 }
 
 static void
@@ -220,10 +233,8 @@ bgp_gout_change_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *c
     gout_now_drop(g, c);
   bool any = false;
   for (uint k = 0; k < g->classes; k++)
-    if (now[k]) {
-      c->now[k] = ea_ref(now[k]);
-      any = true;
-    }
+    any |= !!(c->now[k] = now[k]);
+  gout_refs(c->now, g->classes, true);
   c->now_src = any ? now_src : 0;
   c->src_cls = src_cls;
 }

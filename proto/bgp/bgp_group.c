@@ -287,6 +287,7 @@ group_marker_check(struct bgp_group *g)
     u32 id = ++g->next_id;
     group_member_cursor(g, gm, id);
     gm->m_seq = c->reader.seq;
+    group_class_count(g);         /* its own_base needs its class's routes */
     gm->m_routes = uatomic_read(&gm->cls->routes);
     if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_MARKER) != GM_PENDING) {
       group_member_drop(g, gm);
@@ -417,6 +418,7 @@ group_stop_hook(void *data)
   channel_pause(g->c);
   group_feed_stop(g);
   tm_stop(&g->settle);
+  tm_stop(&g->count_tm);
   bgp_gout_free(g->out);
   g->out = NULL;
   group_class_free(g);
@@ -492,6 +494,7 @@ group_new(struct bgp_gmember *gm)
   g->peer.remote_as = 0;
   g->log = bgp_txlog_new();
   tm_init(&g->settle, g->p.loop, group_settle_hook, g);
+  tm_init(&g->count_tm, g->p.loop, group_class_count_hook, g);
   ev_init(&g->start_ev, group_start_hook, g);
   ev_init(&g->stop_ev, group_stop_hook, g);
   ev_init(&g->flush_ev, group_flush_hook, g);

@@ -22,8 +22,24 @@
 #include "proto/bgp/bgp_group_int.h"
 #include "filter/filter.h"
 
+/* The distinct results of one change (or one fed net) across classes:
+ * classes whose filters leave the same attributes share what is sent
+ * (one BGP export lookup, one reference), and most filters of a route
+ * server change nothing or the same thing for every class. */
+struct cls_result {
+  struct ea_list *mod;          /* the filter's output, referenced; NULL: the route's own */
+  struct ea_list *a;            /* what is sent, referenced; NULL: nothing (BGP's rules) */
+};
+struct cls_results {
+  struct cls_result *r;
+  uint n;
+};
+/* Only the latest few are compared: a result like none of them is kept
+ * again, which costs a lookup, not a wrong answer. */
+#define CLS_RESULTS_MATCH 8
+
 static bool cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const struct rte *r,
-                    const struct ea_list *src, struct ea_list **out, struct ea_list **base);
+                    const struct ea_list *src, struct ea_list **out, struct cls_results *res);
 
 static uint
 cls_words(uint count)
@@ -46,6 +62,16 @@ cls_has(const u32 *set, u32 k)
   return set[k / 32] & (1U << (k % 32));
 }
 
+static void
+cls_arrays_free(struct bgp_group *g)
+{
+  mb_free(g->cls);
+  mb_free(g->live);
+  mb_free(g->cls_now);
+  mb_free(g->cls_had);
+  mb_free(g->cls_res);
+}
+
 /* Room for class id k: the bitmap grows by words, never while anything
  * is pending (the caller has packed). */
 static void
@@ -59,34 +85,56 @@ cls_room(struct bgp_group *g, uint k)
   if (g->cls_size) {
     memcpy(cls, g->cls, g->ncls * sizeof(*cls));
     memcpy(live, g->live, cls_words(g->cls_size) * sizeof(u32));
-    mb_free(g->cls);
-    mb_free(g->live);
+    cls_arrays_free(g);
   }
   g->cls = cls;
   g->live = live;
+  g->cls_now = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_now));
+  g->cls_had = mb_alloc(g->p.run_pool, cls_words(size) * sizeof(u32));
+  g->cls_res = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_res));
   g->cls_size = size;
 }
 
-/* What a new class gets of what the group exports now: from here on
- * each change counts, and a change takes back what the route it replaces
- * counted. One run of the filter per exported route, as the class's feed
- * takes anyway. */
-static void
-cls_count(struct bgp_group *g, struct group_class *k)
+/* What the classes being counted get of what the group exports now.
+ * Their counts so far followed the changes since they were made, which
+ * what the group exports now includes; from here on each change counts.
+ * One verdict of each class's filter per exported route, one walk for
+ * all of them. */
+void
+group_class_count(struct bgp_group *g)
 {
-  if (k->filter == FILTER_ACCEPT) {
-    uatomic_set(&k->routes, uatomic_read(&g->c->stats.exp_routes));
+  tm_stop(&g->count_tm);
+  uint count = 0;
+  for (uint i = 0; i < g->ncls; i++)
+    count += g->cls[i]->counting;
+  if (!count)
     return;
-  }
-  u32 count = 0;
+  u32 *routes = mb_allocz(g->p.run_pool, g->ncls * sizeof(u32));
   rcu_read_lock();
   for (struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL; n;
        n = rt_feed_next(n)) {
     struct rte *e = chan_net_exported(g->c, n);
-    count += e && cls_run(g, k, &n->n, e, e->attrs, NULL, NULL);
+    for (uint i = 0; e && i < g->ncls; i++)
+      if (g->cls[i]->counting)
+        routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL);
   }
   rcu_read_unlock();
-  uatomic_set(&k->routes, count);
+  for (uint i = 0; i < g->ncls; i++)
+    if (g->cls[i]->counting)
+      uatomic_set(&g->cls[i]->routes, routes[i]);
+  mb_free(routes);
+  /* a member's channel takes its class's count when it next sends */
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+    if (gm->in_class && gm->cls->counting)
+      ev_send(gm->loop, gm->wake);
+  for (uint i = 0; i < g->ncls; i++)
+    g->cls[i]->counting = false;
+}
+
+void
+group_class_count_hook(struct timer *t)
+{
+  group_class_count(t->data);
 }
 
 void
@@ -109,10 +157,17 @@ group_class_enter(struct bgp_group *g, struct bgp_gmember *gm)
     }
     k->filter = gm->filter;
     k->owner = gm;
-    uatomic_set(&k->routes, 0);
     cls_bit(g->live, k->id, true);
     bgp_gout_classes(g->out, g->ncls, g->live);
-    cls_count(g, k);
+    if (k->filter == FILTER_ACCEPT) {
+      uatomic_set(&k->routes, uatomic_read(&g->c->stats.exp_routes));
+      k->counting = false;
+    } else {
+      uatomic_set(&k->routes, 0);
+      k->counting = true;
+      if (!tm_active(&g->count_tm))
+        tm_start(&g->count_tm, GROUP_COUNT_DELAY);
+    }
   }
   k->members++;
   gm->cls = k;
@@ -139,6 +194,7 @@ group_class_leave(struct bgp_group *g, struct bgp_gmember *gm)
   }
   k->owner = NULL;
   k->filter = NULL;
+  k->counting = false;
   cls_bit(g->live, k->id, false);
 }
 
@@ -149,53 +205,61 @@ group_class_free(struct bgp_group *g)
     return;
   for (uint i = 0; i < g->ncls; i++)
     mb_free(g->cls[i]);
-  mb_free(g->cls);
-  mb_free(g->live);
+  cls_arrays_free(g);
   g->cls_size = g->ncls = 0;
 }
 
+/* The group's scratch for one change: no result, nothing sent, none had it. */
+static struct cls_results
+cls_scratch(struct bgp_group *g)
+{
+  memset(g->cls_now, 0, g->ncls * sizeof(*g->cls_now));
+  memset(g->cls_had, 0, cls_words(g->ncls) * sizeof(u32));
+  return (struct cls_results) { .r = g->cls_res };
+}
+
+static void
+cls_results_drop(struct cls_results *res)
+{
+  for (uint i = 0; i < res->n; i++) {
+    if (res->r[i].mod)
+      ea_unref(res->r[i].mod);
+    if (res->r[i].a)
+      ea_unref(res->r[i].a);
+  }
+  res->n = 0;
+}
+
 /* Does class k take route r (of net n)? With out, also what it sends
- * (NULL: nothing), with a reference; base caches the attributes of r
- * unchanged by a filter. */
+ * (NULL: nothing), valid until res is dropped; without, the filter only
+ * gives its verdict. */
 static bool
 cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const struct rte *r,
-        const struct ea_list *src, struct ea_list **out, struct ea_list **base)
+        const struct ea_list *src, struct ea_list **out, struct cls_results *res)
 {
   struct ea_list *mod = NULL;
   if (k->filter != FILTER_ACCEPT) {
-    struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src };
+    struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src, .verdict_only = !out };
     if (!f_run_export(k->filter, &fr, g->ftmp))
       return false;
     mod = fr.out;
   }
-  if (!out) {
-    if (mod)
-      ea_unref(mod);
+  if (!out)
     return true;
-  }
-  struct ea_list *a;
-  if (mod) {
-    struct rte tmp = *r;
+  for (uint i = res->n; i > 0 && i + CLS_RESULTS_MATCH > res->n; i--)
+    if (res->r[i - 1].mod == mod) {
+      if (mod)
+        ea_unref(mod);
+      *out = res->r[i - 1].a;
+      return true;
+    }
+  struct rte tmp = *r;
+  if (mod)
     tmp.attrs = mod;
-    a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(mod, src));
-    if (a)
-      ea_ref(a);
-    ea_unref(mod);
-  } else {
-    if (!*base)
-      *base = bgp_export_attrs_get(g->xprof, r, bgp_med_fresh(r->attrs, src));
-    a = *base ? ea_ref(*base) : NULL;
-  }
+  struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, src));
+  res->r[res->n++] = (struct cls_result) { .mod = mod, .a = a ? ea_ref(a) : NULL };
   *out = a;
   return true;
-}
-
-static void
-cls_drop(struct ea_list **now, uint count)
-{
-  for (uint i = 0; i < count; i++)
-    if (now[i])
-      ea_unref(now[i]);
 }
 
 void
@@ -205,11 +269,10 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
   struct bgp_gmember *now_gm = NULL, *was_gm = NULL;
   u32 now_src = new ? group_src_member(g, new, &now_gm) : 0;
   u32 was_src = old ? group_src_member(g, old, &was_gm) : 0;
-  linpool *lp = loop_tmp();
   uint count = g->ncls;
-  struct ea_list **now = lp_allocz(lp, count * sizeof(*now));
-  u32 *had = lp_allocz(lp, cls_words(count) * sizeof(u32));
-  struct ea_list *base = NULL;
+  struct cls_results res = cls_scratch(g);
+  struct ea_list **now = g->cls_now;
+  u32 *had = g->cls_had;
   bool any = false;
   for (uint i = 0; i < count; i++) {
     struct group_class *k = g->cls[i];
@@ -217,10 +280,10 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
       continue;
     /* old went out before, to the classes that took it: the same verdict now */
     bool took = old && cls_run(g, k, n, old, old->attrs, NULL, NULL);
-    bool takes = new && cls_run(g, k, n, new, new_src, &now[i], &base);
+    bool takes = new && cls_run(g, k, n, new, new_src, &now[i], &res);
     cls_bit(had, i, took);
     any |= took || now[i];
-    if (took != takes)
+    if (took != takes && !k->counting)
       uatomic_set(&k->routes, uatomic_read(&k->routes) + (takes ? 1 : -1));
     /* a member's own routes it never gets: its channel counts the class's
      * routes but those */
@@ -231,7 +294,7 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
   }
   if (any)
     bgp_gout_change_classes(g->out, n, now, now_src, now_gm ? now_gm->cls->id : 0, had, was_src);
-  cls_drop(now, count);
+  cls_results_drop(&res);
 }
 
 u32 *
@@ -249,14 +312,12 @@ void
 group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src, u32 but)
 {
   const struct group_walk *w = &g->walk;
-  linpool *lp = loop_tmp();
-  uint count = g->ncls;
-  struct ea_list **now = lp_allocz(lp, count * sizeof(*now));
-  struct ea_list *base = NULL;
+  struct cls_results res = cls_scratch(g);
+  struct ea_list **now = g->cls_now;
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
     if (cls_has(w->classes, i) && g->cls[i]->members)
-      cls_run(g, g->cls[i], n, exp, src, &now[i], &base);
+      cls_run(g, g->cls[i], n, exp, src, &now[i], &res);
   bgp_gout_feed_classes(g->out, n, now, g->walk.cohort, but);
-  cls_drop(now, count);
+  cls_results_drop(&res);
 }

@@ -34,6 +34,10 @@
  * until the group has got there, for at most this long (the group is
  * feeding, or further behind the table than this). */
 #define GROUP_MARKER_HOLD (S_ 5)
+/* A new class's routes are counted this long after it was made, by one
+ * walk for every class made meanwhile: a hundred clients coming up
+ * together would make a walk each. */
+#define GROUP_COUNT_DELAY (MS_ 500)
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
@@ -79,6 +83,7 @@ struct group_class {
   u32 id;
   uint members;
   u32 routes;                   /* atomic, group's loop writes: routes the class gets */
+  bool counting;                /* routes is not counted yet (group_class_count) */
 };
 
 struct bgp_gmember {
@@ -185,11 +190,18 @@ struct bgp_group {
   struct group_class **cls;     /* export classes by id, ncls of them */
   uint ncls, cls_size;
   u32 *live;                    /* bitmap of the classes with members, cls_size bits */
+  /* Scratch for one change or fed net, cls_size entries: a route server's
+   * hundred classes would otherwise take kilobytes per change from the
+   * loop's temporary pool, kept until its turn ends. */
+  struct ea_list **cls_now;
+  u32 *cls_had;
+  struct cls_result *cls_res;
   linpool *ftmp;                /* the class filters' scratch */
   struct hash_table by_proto;   /* struct bgp_gmember by proto */
   u32 next_id;
   struct group_walk walk;
   struct timer settle;
+  struct timer count_tm;        /* counts the routes of new classes (group_class_count) */
   struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
 };
 
@@ -214,6 +226,10 @@ void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte
  * but (0: none). */
 void group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src,
                       u32 but);
+/* Count the routes of the classes made since the last count: one walk
+ * over the group's exports for all of them. */
+void group_class_count(struct bgp_group *g);
+void group_class_count_hook(struct timer *t);
 /* The classes with members in cohort: a bitmap (mb_free() it) of count ids. */
 u32 *group_class_cohort(struct bgp_group *g, u32 cohort, uint *count);
 void group_class_free(struct bgp_group *g);
