@@ -118,7 +118,7 @@ bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_tx
 void
 bgp_gout_classes(struct bgp_gout *g, uint count, const u32 *live)
 {
-  uint words = (count + 31) / 32;
+  uint words = bgp_class_words(count);
   ASSERT_DIE(count && (words == g->words || !bgp_gout_pending(g)));
   g->classes = count;
   g->words = words;
@@ -302,12 +302,6 @@ bgp_gout_feed_cohort(struct bgp_gout *g, const net_addr *n, struct ea_list *attr
   gout_feed(g, n, attrs, but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but, set);
 }
 
-static bool
-gout_bit(const u32 *set, u32 k)
-{
-  return set[k / 32] & (1U << (k % 32));
-}
-
 /* A set of classes as the log takes it: NULL for every live class. */
 static const u32 *
 gout_set_final(const struct bgp_gout *g, const u32 *set)
@@ -323,8 +317,8 @@ gout_same_result(struct bgp_gout *g, struct ea_list *const *now, uint k, u32 *go
   u32 *set = lp_allocz(g->lp, g->words * sizeof(u32));
   for (uint j = k; j < g->classes; j++)
     if (now[j] == now[k]) {
-      set[j / 32] |= 1U << (j % 32);
-      got[j / 32] |= 1U << (j % 32);
+      bgp_class_put(set, j, true);
+      bgp_class_put(got, j, true);
     }
   return gout_set_final(g, set);
 }
@@ -334,7 +328,7 @@ bgp_gout_feed_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *con
 {
   u32 *got = lp_allocz(g->lp, g->words * sizeof(u32));
   for (uint k = 0; k < g->classes; k++)
-    if (now[k] && !gout_bit(got, k))
+    if (now[k] && !bgp_class_has(got, k))
       gout_feed(g, n, now[k], but ? BGP_TXLOG_COHORT_BUT : BGP_TXLOG_COHORT, cohort, but,
                 gout_same_result(g, now, k, got));
 }
@@ -530,7 +524,7 @@ gout_change_out(struct bgp_gout *g, struct gout_outs *v, struct gout_change *c)
   u32 *got = lp_allocz(g->lp, words * sizeof(u32));
   u32 s = c->now_src;
   for (uint k = 0; k < g->classes; k++) {
-    if (c->now[k] && !gout_bit(got, k))
+    if (c->now[k] && !bgp_class_has(got, k))
       gout_put(g, v, c->now[k], s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_same_result(g, c->now, k, got),
                &c->net);
   }
@@ -542,7 +536,7 @@ gout_change_out(struct bgp_gout *g, struct gout_outs *v, struct gout_change *c)
              &c->net);
   /* the member the route came from had the old one, unless that was its
    * own too: it gets no route now, so it loses that one */
-  if (s && gout_bit(c->had, c->src_cls) && gout_bit(got, c->src_cls) && c->was_src != s)
+  if (s && bgp_class_has(c->had, c->src_cls) && bgp_class_has(got, c->src_cls) && c->was_src != s)
     gout_put(g, v, NULL, BGP_TXLOG_ONLY, s, 0, NULL, &c->net);
 }
 

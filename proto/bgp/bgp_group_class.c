@@ -41,27 +41,6 @@ struct cls_results {
 static bool cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const struct rte *r,
                     const struct ea_list *src, struct ea_list **out, struct cls_results *res);
 
-static uint
-cls_words(uint count)
-{
-  return (count + 31) / 32;
-}
-
-static void
-cls_bit(u32 *set, u32 k, bool on)
-{
-  if (on)
-    set[k / 32] |= 1U << (k % 32);
-  else
-    set[k / 32] &= ~(1U << (k % 32));
-}
-
-static bool
-cls_has(const u32 *set, u32 k)
-{
-  return set[k / 32] & (1U << (k % 32));
-}
-
 static void
 cls_arrays_free(struct bgp_group *g)
 {
@@ -81,16 +60,16 @@ cls_room(struct bgp_group *g, uint k)
     return;
   uint size = MAX(32U, 2 * g->cls_size);
   struct group_class **cls = mb_allocz(g->p.run_pool, size * sizeof(*cls));
-  u32 *live = mb_allocz(g->p.run_pool, cls_words(size) * sizeof(u32));
+  u32 *live = mb_allocz(g->p.run_pool, bgp_class_words(size) * sizeof(u32));
   if (g->cls_size) {
     memcpy(cls, g->cls, g->ncls * sizeof(*cls));
-    memcpy(live, g->live, cls_words(g->cls_size) * sizeof(u32));
+    memcpy(live, g->live, bgp_class_words(g->cls_size) * sizeof(u32));
     cls_arrays_free(g);
   }
   g->cls = cls;
   g->live = live;
   g->cls_now = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_now));
-  g->cls_had = mb_alloc(g->p.run_pool, cls_words(size) * sizeof(u32));
+  g->cls_had = mb_alloc(g->p.run_pool, bgp_class_words(size) * sizeof(u32));
   g->cls_res = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_res));
   g->cls_size = size;
 }
@@ -157,7 +136,7 @@ group_class_enter(struct bgp_group *g, struct bgp_gmember *gm)
     }
     k->filter = gm->filter;
     k->owner = gm;
-    cls_bit(g->live, k->id, true);
+    bgp_class_put(g->live, k->id, true);
     bgp_gout_classes(g->out, g->ncls, g->live);
     if (k->filter == FILTER_ACCEPT) {
       uatomic_set(&k->routes, uatomic_read(&g->c->stats.exp_routes));
@@ -195,7 +174,7 @@ group_class_leave(struct bgp_group *g, struct bgp_gmember *gm)
   k->owner = NULL;
   k->filter = NULL;
   k->counting = false;
-  cls_bit(g->live, k->id, false);
+  bgp_class_put(g->live, k->id, false);
 }
 
 void
@@ -214,7 +193,7 @@ static struct cls_results
 cls_scratch(struct bgp_group *g)
 {
   memset(g->cls_now, 0, g->ncls * sizeof(*g->cls_now));
-  memset(g->cls_had, 0, cls_words(g->ncls) * sizeof(u32));
+  memset(g->cls_had, 0, bgp_class_words(g->ncls) * sizeof(u32));
   return (struct cls_results) { .r = g->cls_res };
 }
 
@@ -281,7 +260,7 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
     /* old went out before, to the classes that took it: the same verdict now */
     bool took = old && cls_run(g, k, n, old, old->attrs, NULL, NULL);
     bool takes = new && cls_run(g, k, n, new, new_src, &now[i], &res);
-    cls_bit(had, i, took);
+    bgp_class_put(had, i, took);
     any |= took || now[i];
     if (took != takes && !k->counting)
       uatomic_set(&k->routes, uatomic_read(&k->routes) + (takes ? 1 : -1));
@@ -301,10 +280,10 @@ u32 *
 group_class_cohort(struct bgp_group *g, u32 cohort, uint *count)
 {
   *count = g->ncls;
-  u32 *set = mb_allocz(g->p.run_pool, cls_words(MAX(g->ncls, 1U)) * sizeof(u32));
+  u32 *set = mb_allocz(g->p.run_pool, bgp_class_words(MAX(g->ncls, 1U)) * sizeof(u32));
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
     if (gm->walk == cohort)
-      cls_bit(set, gm->cls->id, true);
+      bgp_class_put(set, gm->cls->id, true);
   return set;
 }
 
@@ -316,7 +295,7 @@ group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, 
   struct ea_list **now = g->cls_now;
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
-    if (cls_has(w->classes, i) && g->cls[i]->members)
+    if (bgp_class_has(w->classes, i) && g->cls[i]->members)
       cls_run(g, g->cls[i], n, exp, src, &now[i], &res);
   bgp_gout_feed_classes(g->out, n, now, g->walk.cohort, but);
   cls_results_drop(&res);

@@ -50,6 +50,18 @@ enum bgp_txlog_audience {
  * filters pass alike is encoded once for all of them.
  */
 
+/* Class sets: class k is bit k % 32 of word k / 32. */
+static inline uint bgp_class_words(uint count) { return (count + 31) / 32; }
+static inline bool bgp_class_has(const u32 *set, u32 k) { return set[k / 32] & (1U << (k % 32)); }
+static inline void
+bgp_class_put(u32 *set, u32 k, bool on)
+{
+  if (on)
+    set[k / 32] |= 1U << (k % 32);
+  else
+    set[k / 32] &= ~(1U << (k % 32));
+}
+
 /* An entry as it lies in the log, the message right after it. Written by
  * the writer before publication, read-only afterwards. */
 struct bgp_txlog_entry {
@@ -67,7 +79,7 @@ static inline const u8 *bgp_txlog_msg(const struct bgp_txlog_entry *e) { return 
 static inline bool
 bgp_txlog_for(const struct bgp_txlog_entry *e, u32 m, u32 c, u32 k)
 {
-  if (e->classes && (k / 32 >= e->classes || !(bgp_txlog_classes(e)[k / 32] & (1U << (k % 32)))))
+  if (e->classes && (k / 32 >= e->classes || !bgp_class_has(bgp_txlog_classes(e), k)))
     return false;
   switch (e->audience) {
   case BGP_TXLOG_ALL_BUT: return e->member != m;
