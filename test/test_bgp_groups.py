@@ -194,6 +194,13 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     for n, imported, exported in (("a", 2, 1), ("b", 1, 1), ("c", 0, 2), ("d", 0, 1)):
         assert poll(lambda: "Routes:         %d imported, %d exported" % (imported, exported)
                     in d.raw("show protocols all %s" % n).decode(), timeout=5), d.raw("show protocols all %s" % n)
+    # the updates a client's filter rejected are its own, not the group's
+    def export_updates(n):
+        m = re.search(r"Export updates: +(\d+) +(\d+) +(\d+) +--- +(\d+)", d.raw("show protocols all %s" % n).decode())
+        return tuple(int(x) for x in m.groups())
+    ua, ub = export_updates("a"), export_updates("b")
+    assert ua[2] == 0 and ub[2] >= 1 and ub[0] == ua[0] and ub[3] == ua[3] - ub[2], (ua, ub)
+    assert export_updates("d")[2] == ub[2] and export_updates("c")[2] == 0
 
     # e comes late with a filter of its own: its class is made while the
     # group exports 10.107.2.0/24 (b's) and 10.107.9.0/24, and counts both

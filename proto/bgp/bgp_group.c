@@ -925,8 +925,9 @@ bgp_group_reload_out(struct channel *c)
   bgp_group_refeed(p, &p->ch[bgp_net_af(c->net_type)], 0);
 }
 
-/* The channel's export counters are the group's, but for the routes it
- * never sends back to this member. */
+/* The channel's export counters are the group's, but for what its
+ * class's filter rejected and the routes it never sends back to this
+ * member. */
 static void
 gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
 {
@@ -938,6 +939,9 @@ gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
                         &gs->exp_updates_accepted, &gs->exp_withdraws_received, &gs->exp_withdraws_accepted };
   for (uint i = 0; i < ARRAY_SIZE(to); i++)
     uatomic_set(to[i], uatomic_read(from[i]));
+  u64 filtered = uatomic_read(&gm->cls->filtered), accepted = uatomic_read(&st->exp_updates_accepted);
+  uatomic_set(&st->exp_updates_filtered, uatomic_read(&st->exp_updates_filtered) + filtered);
+  uatomic_set(&st->exp_updates_accepted, accepted > filtered ? accepted - filtered : 0);
   /* own_routes counts from the marker of a member that joined at one */
   s64 own = (s32) uatomic_read(&gm->own_routes) + gm->own_base, routes = uatomic_read(&gm->cls->routes);
   uatomic_set(&st->exp_routes, (u32) (routes > own ? routes - own : 0));

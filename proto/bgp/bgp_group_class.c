@@ -137,6 +137,7 @@ group_class_enter(struct bgp_group *g, struct bgp_gmember *gm)
     k->filter = gm->filter;
     k->owner = gm;
     bgp_class_put(g->live, k->id, true);
+    uatomic_set(&k->filtered, 0);
     bgp_gout_classes(g->out, g->ncls, g->live);
     if (k->filter == FILTER_ACCEPT) {
       uatomic_set(&k->routes, uatomic_read(&g->c->stats.exp_routes));
@@ -262,6 +263,8 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
     bool takes = new && cls_run(g, k, n, new, new_src, &now[i], &res);
     bgp_class_put(had, i, took);
     any |= took || now[i];
+    if (new && !takes)
+      uatomic_set(&k->filtered, uatomic_read(&k->filtered) + 1);
     if (took != takes && !k->counting)
       uatomic_set(&k->routes, uatomic_read(&k->routes) + (takes ? 1 : -1));
     /* a member's own routes it never gets: its channel counts the class's

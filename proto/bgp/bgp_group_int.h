@@ -83,6 +83,7 @@ struct group_class {
   u32 id;
   uint members;
   u32 routes;                   /* atomic, group's loop writes: routes the class gets */
+  u64 filtered;                 /* atomic, group's loop writes: updates its filter rejected */
   bool counting;                /* routes is not counted yet (group_class_count) */
 };
 
