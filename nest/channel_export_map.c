@@ -107,6 +107,13 @@ chan_exp_map_bit(const struct chan_export_map *m, u32 id)
   return map_bit(m, id);
 }
 
+void
+chan_exp_map_drop(struct chan_export_map *m, u32 id)
+{
+  if (id < m->size)
+    m->bits[id / 32] &= ~(1U << (id % 32));
+}
+
 u32
 chan_exp_adopt(struct channel *c, struct chan_export_map *m)
 {

@@ -510,6 +510,8 @@ u32 chan_exp_adopt(struct channel *c, struct chan_export_map *m);
 void chan_exp_discard(struct chan_export_map *m);
 /* A copy's bits: one of them, how many are set. */
 int chan_exp_map_bit(const struct chan_export_map *m, u32 id);
+/* Clear a bit of a copy no channel holds yet (its owner's loop only). */
+void chan_exp_map_drop(struct chan_export_map *m, u32 id);
 u32 chan_exp_count(const struct chan_export_map *m);
 
 /* Pipes, and BGP with ADD-PATH transmit: every route of a net on its own,

@@ -355,6 +355,39 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
         d.raw("show protocols all c")
 
 
+def test_handed_back_withdraws_only_what_it_had(start_daemon, ours_only):
+    """A member of a filtering class handed back to export alone (a
+    `configure` without enhanced route refresh) takes over what its peer
+    has: not the routes its filter rejected, nor its own. Its refeed with
+    the new filter withdraws what that rejects of those, nothing else."""
+    port = free_ports(1)[0]
+    d = start_daemon(conf(port, export_c="where net != 10.106.9.0/24"))
+    a, b, c = (Client(n, port) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.106.9.0/24", [65002])
+    announce(a, "10.106.1.0/24", [65002])
+    announce(c, "10.106.7.0/24", [65004])
+    b.wait(lambda x: set(x.rib) == {"10.106.9.0/24", "10.106.1.0/24", "10.106.7.0/24"})
+    c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
+    assert poll(lambda: re.search(rb"Routes: +1 imported, 1 exported", d.raw("show protocols all c")), timeout=5), \
+        d.raw("show protocols all c")
+    c.drain()
+    n = len(c.events)
+    d.reconfigure_file(conf(port, export_c="where net != 10.106.9.0/24 && net != 10.106.1.0/24"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    c.wait(lambda x: x.rib == {})
+    assert poll(lambda: "c: Exports alone" in d.log()), d.log()
+    # its new class once it joins again, then a route for everyone
+    assert poll(lambda: len(classes_of(d.log(), "c")) == 2, timeout=10), d.log()
+    announce(a, "10.106.3.0/24", [65002])
+    c.wait(lambda x: x.rib == {"10.106.3.0/24": 65002})
+    c.drain()
+    assert c.events[n:] == [("withdraw", "10.106.1.0/24"), ("announce", "10.106.3.0/24", 65002)], c.events[n:]
+    assert poll(lambda: re.search(rb"Routes: +1 imported, 1 exported", d.raw("show protocols all c")), timeout=5), \
+        d.raw("show protocols all c")
+
+
 def groups_of(log, name):
     """The update groups a client joined, in order."""
     return re.findall(r"%s: Exports through update group (\S+) " % name, log)

@@ -360,6 +360,7 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
   gm->h_skip = skip;
   gm->h_end = bgp_txlog_end(g->log);
   gm->h_map = chan_exp_copy(g->c);
+  group_class_peer_map(g, gm, gm->h_map);
   rt_reader_attach_at(g->c->table, &gm->h_pin, gm->loop, NULL, &g->c->reader);
   gm->h_eor_sent = gm->eor_due != 1;
   gm->h_eorr = gm->eor_due == 2;

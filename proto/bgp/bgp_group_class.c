@@ -111,6 +111,20 @@ group_class_count(struct bgp_group *g)
 }
 
 void
+group_class_peer_map(struct bgp_group *g, struct bgp_gmember *gm, struct chan_export_map *map)
+{
+  struct group_class *k = gm->cls;
+  rcu_read_lock();
+  for (struct net *n = chan_exp_count(map) ? rt_feed_first(g->c->table) : NULL; n; n = rt_feed_next(n)) {
+    struct rte *e = chan_net_exported(g->c, n);
+    if (e && ((const void *) e->src->proto == gm->proto ||
+              (gm->in_class && !cls_run(g, k, &n->n, e, e->attrs, NULL, NULL))))
+      chan_exp_map_drop(map, e->id);
+  }
+  rcu_read_unlock();
+}
+
+void
 group_class_count_hook(struct timer *t)
 {
   group_class_count(t->data);

@@ -227,6 +227,10 @@ void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte
  * but (0: none). */
 void group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src,
                       u32 but);
+/* What of the group's exports gm's peer has, for its own export to take
+ * over: map, a copy of the group's export map now, less the routes its
+ * class's filter rejects and those learned from gm. */
+void group_class_peer_map(struct bgp_group *g, struct bgp_gmember *gm, struct chan_export_map *map);
 /* Count the routes of the classes made since the last count: one walk
  * over the group's exports for all of them. */
 void group_class_count(struct bgp_group *g);
