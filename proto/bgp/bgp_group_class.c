@@ -207,8 +207,10 @@ group_class_free(struct bgp_group *g)
 static struct cls_results
 cls_scratch(struct bgp_group *g)
 {
-  memset(g->cls_now, 0, g->ncls * sizeof(*g->cls_now));
-  memset(g->cls_had, 0, bgp_class_words(g->ncls) * sizeof(u32));
+  if (g->ncls) {                  /* no arrays before the first class */
+    memset(g->cls_now, 0, g->ncls * sizeof(*g->cls_now));
+    memset(g->cls_had, 0, bgp_class_words(g->ncls) * sizeof(u32));
+  }
   return (struct cls_results) { .r = g->cls_res };
 }
 
