@@ -285,6 +285,15 @@ expect(u32 id, uint n, enum outcome o)
   }
 }
 
+/* Every member's outcome for nets 1..7 (want[net][member]). */
+static void
+expect_nets(const enum outcome want[8][MEMBERS])
+{
+  for (uint i = 1; i < 8; i++)
+    for (u32 m = 1; m < MEMBERS; m++)
+      expect(m, i, want[i][m]);
+}
+
 /* --- Tests --- */
 
 static void
@@ -324,9 +333,7 @@ test_split_horizon(void **state UNUSED)
     [6] = { NONE, NONE, NONE, NONE },
     [7] = { NONE, ANN_A, NONE, ANN_A },
   };
-  for (uint i = 1; i < 8; i++)
-    for (u32 m = 1; m < MEMBERS; m++)
-      expect(m, i, want[i][m]);
+  expect_nets(want);
   for (u32 m = 1; m < MEMBERS; m++)
     for (uint i = 0; i < mem[m].nev; i++)
       assert_true(mem[m].ev[i].net >= 1 && mem[m].ev[i].net < 8);
@@ -741,9 +748,7 @@ test_classes(void **state UNUSED)
     [6] = { NONE, ANN_A, ANN_A, ANN_A },
     [7] = { NONE, ANN_A, ANN_A, ANN_A },
   };
-  for (uint i = 1; i < 8; i++)
-    for (u32 m = 1; m < MEMBERS; m++)
-      expect(m, i, want[i][m]);
+  expect_nets(want);
 
   /* a cohort of all three, fed for classes 0 and 2 only */
   u32 ids[] = { 1, 2, 3 }, set = 5;

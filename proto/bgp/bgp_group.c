@@ -934,14 +934,14 @@ gm_stats(struct bgp_channel *bc, struct bgp_gmember *gm)
 {
   const struct channel_stats *gs = &gm->group->c->stats;
   struct channel_stats *st = &bc->c->stats;
-  u64 *to[] = { &st->exp_updates_received, &st->exp_updates_rejected, &st->exp_updates_filtered,
-                &st->exp_updates_accepted, &st->exp_withdraws_received, &st->exp_withdraws_accepted };
-  const u64 *from[] = { &gs->exp_updates_received, &gs->exp_updates_rejected, &gs->exp_updates_filtered,
-                        &gs->exp_updates_accepted, &gs->exp_withdraws_received, &gs->exp_withdraws_accepted };
+  u64 *to[] = { &st->exp_updates_received, &st->exp_updates_rejected, &st->exp_withdraws_received,
+                &st->exp_withdraws_accepted };
+  const u64 *from[] = { &gs->exp_updates_received, &gs->exp_updates_rejected, &gs->exp_withdraws_received,
+                        &gs->exp_withdraws_accepted };
   for (uint i = 0; i < ARRAY_SIZE(to); i++)
     uatomic_set(to[i], uatomic_read(from[i]));
-  u64 filtered = uatomic_read(&gm->cls->filtered), accepted = uatomic_read(&st->exp_updates_accepted);
-  uatomic_set(&st->exp_updates_filtered, uatomic_read(&st->exp_updates_filtered) + filtered);
+  u64 filtered = uatomic_read(&gm->cls->filtered), accepted = uatomic_read(&gs->exp_updates_accepted);
+  uatomic_set(&st->exp_updates_filtered, uatomic_read(&gs->exp_updates_filtered) + filtered);
   uatomic_set(&st->exp_updates_accepted, accepted > filtered ? accepted - filtered : 0);
   /* own_routes counts from the marker of a member that joined at one */
   s64 own = (s32) uatomic_read(&gm->own_routes) + gm->own_base, routes = uatomic_read(&gm->cls->routes);

@@ -74,6 +74,30 @@ cls_room(struct bgp_group *g, uint k)
   g->cls_size = size;
 }
 
+/* Each route the group exports now, with its net, to fn. */
+static void
+cls_walk_exported(struct bgp_group *g, void (*fn)(struct bgp_group *g, struct net *n, struct rte *e, void *ctx),
+                  void *ctx)
+{
+  rcu_read_lock();
+  for (struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL; n;
+       n = rt_feed_next(n)) {
+    struct rte *e = chan_net_exported(g->c, n);
+    if (e)
+      fn(g, n, e, ctx);
+  }
+  rcu_read_unlock();
+}
+
+static void
+cls_count_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
+{
+  u32 *routes = ctx;
+  for (uint i = 0; i < g->ncls; i++)
+    if (g->cls[i]->counting)
+      routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL);
+}
+
 /* What the classes being counted get of what the group exports now.
  * Their counts so far followed the changes since they were made, which
  * what the group exports now includes; from here on each change counts.
@@ -89,15 +113,7 @@ group_class_count(struct bgp_group *g)
   if (!count)
     return;
   u32 *routes = mb_allocz(g->p.run_pool, g->ncls * sizeof(u32));
-  rcu_read_lock();
-  for (struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL; n;
-       n = rt_feed_next(n)) {
-    struct rte *e = chan_net_exported(g->c, n);
-    for (uint i = 0; e && i < g->ncls; i++)
-      if (g->cls[i]->counting)
-        routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL);
-  }
-  rcu_read_unlock();
+  cls_walk_exported(g, cls_count_route, routes);
   for (uint i = 0; i < g->ncls; i++)
     if (g->cls[i]->counting)
       uatomic_set(&g->cls[i]->routes, routes[i]);
@@ -110,18 +126,24 @@ group_class_count(struct bgp_group *g)
     g->cls[i]->counting = false;
 }
 
+struct cls_peer_map {
+  struct bgp_gmember *gm;
+  struct chan_export_map *map;
+};
+
+static void
+cls_peer_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
+{
+  struct cls_peer_map *pm = ctx;
+  if ((const void *) e->src->proto == pm->gm->proto ||
+      (pm->gm->in_class && !cls_run(g, pm->gm->cls, &n->n, e, e->attrs, NULL, NULL)))
+    chan_exp_map_drop(pm->map, e->id);
+}
+
 void
 group_class_peer_map(struct bgp_group *g, struct bgp_gmember *gm, struct chan_export_map *map)
 {
-  struct group_class *k = gm->cls;
-  rcu_read_lock();
-  for (struct net *n = chan_exp_count(map) ? rt_feed_first(g->c->table) : NULL; n; n = rt_feed_next(n)) {
-    struct rte *e = chan_net_exported(g->c, n);
-    if (e && ((const void *) e->src->proto == gm->proto ||
-              (gm->in_class && !cls_run(g, k, &n->n, e, e->attrs, NULL, NULL))))
-      chan_exp_map_drop(map, e->id);
-  }
-  rcu_read_unlock();
+  cls_walk_exported(g, cls_peer_route, &(struct cls_peer_map) { .gm = gm, .map = map });
 }
 
 void

@@ -86,8 +86,6 @@ bgp_tx_cleanup(struct bgp_proto *p)
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     bgp_group_leave(p, bc);
-    if (bc->c)
-      tm_stop(&bc->group_tm);
     if (bc->early)
       bgp_tx_early_free(bc);
     bgp_export_profile_put(bc->xprof_ref);
