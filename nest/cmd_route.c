@@ -132,8 +132,9 @@ sr_view_resolve(struct sr_state *s)
 }
 
 /* The attributes the export filter gave r, when they differ from the
- * route's own: into *tmp, one reference in *mod. */
-static void
+ * route's own: into *tmp, one reference in *mod. Returns the filter's
+ * verdict. */
+static int
 sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, const struct filter *ef,
               struct rte *tmp, struct ea_list **mod)
 {
@@ -148,6 +149,7 @@ sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, cons
     *tmp = *r;
     tmp->attrs = *mod = fr.out;
   }
+  return pass;
 }
 
 /* Show (or count) one net; returns 1 if anything of it was shown. */
@@ -192,8 +194,11 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
         }
       if (mode == SRA_EXPORTED) {
         pass = ec && chan_route_exported(ec, r);
-        if (pass)
-          sr_view_attrs(s, n, r, ef, &tmp, &mod);
+        /* an update group's member got what the group exported if its
+         * export class's filter (its own) took it; the filter reads only
+         * the route, so its verdict now is the one the group acted on */
+        if (pass && !sr_view_attrs(s, n, r, ef, &tmp, &mod) && uatomic_read(&ec->export_via))
+          pass = 0;
       } else {
         if (r != best)
           continue;

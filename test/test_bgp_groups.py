@@ -201,6 +201,14 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     ua, ub = export_updates("a"), export_updates("b")
     assert ua[2] == 0 and ub[2] >= 1 and ub[0] == ua[0] and ub[3] == ua[3] - ub[2], (ua, ub)
     assert export_updates("d")[2] == ub[2] and export_updates("c")[2] == 0
+    # `show route exported` lists what each got: d's filter took b's
+    # 10.107.2.0/24 out of what the group exported, c's prepended it
+    for n, want in (("a", ["10.107.2.0/24"]), ("b", ["10.107.9.0/24"]), ("c", ["10.107.2.0/24", "10.107.9.0/24"]),
+                    ("d", ["10.107.9.0/24"])):
+        shown = d.raw("show route exported %s all" % n).decode()
+        assert [p for p in ("10.107.1.0/24", "10.107.2.0/24", "10.107.9.0/24") if p in shown] == want, (n, shown)
+    assert "65001 65003" in d.raw("show route exported c 10.107.2.0/24 all").decode()
+    assert re.search(rb"1007-1 of \d+ routes", d.raw("show route exported d count")), d.raw("show route exported d count")
 
     # e comes late with a filter of its own: its class is made while the
     # group exports 10.107.2.0/24 (b's) and 10.107.9.0/24, and counts both
