@@ -651,7 +651,16 @@ static int
 chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
 {
   int any = chan_exports_every_route(c);
-  struct net *n = c->feeding == CHAN_FEED_START ? rt_feed_first(c->table) : c->feed_cursor;
+  struct net *n = c->feed_cursor;
+  if (c->feeding == CHAN_FEED_START) {
+    /* The feed ends at the table's last net of now: a net made after
+     * that has its journal item behind the reader, which stays where it
+     * is. Chasing the end of a table still filling would feed every net
+     * made meanwhile twice. The last net can only be freed once the
+     * reader passed its death, so its address stays its own. */
+    c->feed_last = rt_feed_last(c->table);
+    n = c->feed_last ? rt_feed_first(c->table) : NULL;
+  }
   c->feeding = CHAN_FEED_RUNNING;
   for (uint k = 0; n; k++) {
     if (busy && !(k & 63) && busy(c->proto, c)) {
@@ -661,7 +670,7 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
     /* a dead net has no routes: nothing happens */
     if (!c->feed_only || net_in_any(&n->n, c->feed_only, c->feed_only_count))
       chan_feed_net(c, n, any);
-    n = rt_feed_next(n);
+    n = n == c->feed_last ? NULL : rt_feed_next(n);
     if (n && loop_budget_left() <= 0) {
       c->feed_cursor = n;
       loop_yield();
@@ -670,7 +679,7 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
     }
   }
   c->feeding = CHAN_FEED_NONE;
-  c->feed_cursor = NULL;
+  c->feed_cursor = c->feed_last = NULL;
   chan_feed_only_clear(c);
   if (c->proto->class->feed_end)
     c->proto->class->feed_end(c);
@@ -694,15 +703,23 @@ chan_export_run(void *data)
   const struct rt_journal_item *it;
   int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
+  /* A feed, a catch-up or a hold stops the reader: it presses the
+   * table's importers no more (nest/rt.h), nor does backpressure of a
+   * protocol whose peers read slowly (busy() == 1); a protocol that has
+   * yet to send what it has (an update group's members, busy() == 2)
+   * may go on pressing, as it moves on once they got the CPU. */
   if ((uatomic_read(&c->reader.laggard) && !chan_catch_up(c)) ||
       (c->feeding && !chan_feed_step(c, busy)) ||
       (c->catchup && !c->feeding && !chan_catch_up_finish(c, busy))) {
+    rt_reader_idle(&c->reader);
     chan_export_flush(c);
     rcu_read_unlock();
     return;
   }
   uint n = 0;
-  while (!(busy && !(n++ & 63) && busy(c->proto, c)) && !(c->export_hold && c->reader.seq >= c->export_until) &&
+  int stop = 0;
+  while (!(busy && !(n++ & 63) && (stop = busy(c->proto, c))) &&
+         !(c->export_hold && c->reader.seq >= c->export_until && (stop = 1)) &&
          (it = rt_reader_next(&c->reader))) {
     rt_reader_prefetch(&c->reader);
     if (any)
@@ -717,6 +734,8 @@ chan_export_run(void *data)
       break;
     }
   }
+  if (stop == 1)
+    rt_reader_idle(&c->reader);
   chan_export_flush(c);
   rcu_read_unlock();
 }

@@ -147,6 +147,8 @@ struct channel {
   u64 export_until;
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
+  struct net *feed_last;      /* the table's last net when the feed began:
+                                 nets made later come through the journal */
   net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
                                  within these prefixes only; NULL: every net */
   uint feed_only_count;       /* proto loop */
@@ -285,9 +287,12 @@ struct proto_class {
    * without new): BGP sends a MED the filter set, not one it learned. */
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old,
                     const struct ea_list *new_src);
-  /* Backpressure: while this says 1 the channel stops reading the journal
-   * (which keeps the changes, shared by all readers); the protocol sends
-   * c->export_ev when it can take more. NULL: never busy. */
+  /* Backpressure: while this is nonzero the channel stops reading the
+   * journal (which keeps the changes, shared by all readers); the protocol
+   * sends c->export_ev when it can take more. 1: its peers read slowly;
+   * 2: it has more to send than it sent yet, which it will once its loops
+   * run (the reader may go on holding the table's imports off: nest/rt.h).
+   * NULL: never busy. */
   int (*export_busy)(struct proto *, struct channel *);
   /* The channel's export pass ends: a protocol that queued what rt_notify
    * gave it must be done with those routes now (they are RCU-protected

@@ -166,6 +166,12 @@ struct rt_reader {
   u32 laggard;
   u64 seen_seq;               /* owner: table loop: seq at the last move seen */
   btime seen_at;              /* owner: table loop: when */
+  /* Atomic: set by an importer that sees the reader RT_PRESS_HIGH
+   * behind, cleared by the reader's loop, or by the table loop once it
+   * stopped moving; counted in the table's `pressing` while set. */
+  u32 press;
+  u32 idle;                   /* atomic: the reader stopped of its own accord
+                                 (rt_reader_idle), until it reads again */
 };
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
@@ -219,6 +225,7 @@ struct rtable {
   u64 jend;                   /* atomic: seq of the next item to be published */
   u32 junpub;                 /* under lock: items written after jend, not yet published */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
+  u32 pressing;               /* atomic: readers pressing (rt_import_pressed) */
   struct lnode readers;       /* struct rt_reader, under lock */
 
   /* Recursive next hops resolved here (nest/rt_hostcache.c); RCU, made
@@ -409,6 +416,24 @@ u64 rt_reader_lag(const struct rt_reader *r);
 #define RT_LAGGARD_MIN 65536
 #define RT_LAGGARD_STUCK (S_ 1)
 u64 rt_laggard_limit(struct rtable *t);
+
+/* Import backpressure. A reader that reads on but falls RT_PRESS_HIGH
+ * items behind (one loop on a few cores against many importing peers)
+ * presses the table until it is back within RT_PRESS_LOW: each item in
+ * between is memory (40 bytes, and the route it retires), and the
+ * importers' CPU is what the reader lacks. Peers' imports wait meanwhile
+ * (their TCP windows close), RT_PRESS_HOLD_MAX at a time at most. A
+ * reader that stops for a reason of its own (its peer reads slowly, a
+ * feed, a hold) presses no more (rt_reader_idle), nor does one that has
+ * not moved for RT_PRESS_STUCK: a stalled peer must not hold the others
+ * up; it is made a laggard as before. */
+#define RT_PRESS_HIGH 65536
+#define RT_PRESS_LOW 16384
+#define RT_PRESS_STUCK (MS_ 200)
+#define RT_PRESS_HOLD_MAX (MS_ 100)
+static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
+/* Reader's loop. */
+void rt_reader_idle(struct rt_reader *r);
 
 /* Table internals (nest/rt_conf.c creates and deletes tables). */
 void rt_index_init(struct rtable *t);

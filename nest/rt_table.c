@@ -361,6 +361,19 @@ rt_journal_push(struct rtable *t, int died)
   return &t->jlast->items[i];
 }
 
+/* The reader presses (on: by an importer, which sees it behind), or no
+ * more (by itself, or by the table loop). */
+static void
+rt_reader_press(struct rt_reader *r, u32 on)
+{
+  if (uatomic_read(&r->press) == on || uatomic_cmpxchg(&r->press, !on, on) != !on)
+    return;
+  if (on)
+    uatomic_inc(&r->table->pressing);
+  else
+    uatomic_dec(&r->table->pressing);
+}
+
 /* The items pushed since the last time, at once (a batch publishes once
  * per step); before the writer lock goes. */
 static void
@@ -378,9 +391,22 @@ rt_journal_publish(struct rtable *t)
   if (list_empty(&t->readers) && !cleanup)
     return;
   rcu_full_fence();
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    if (r->notify && !ev_active(r->notify))
+  /* A reader that cannot keep up for want of CPU cannot say so either:
+   * its loop waits behind ours. */
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
+    if (!r->notify)
+      continue;
+    if (!ev_active(r->notify))
       ev_send(r->loop, r->notify);
+    if (t->jend - uatomic_read(&r->seq) > RT_PRESS_HIGH && !uatomic_read(&r->press) && !uatomic_read(&r->idle) &&
+        !uatomic_read(&r->laggard)) {
+      rt_reader_press(r, 1);
+      /* it may have gone idle meanwhile (rt_reader_idle: the other side
+       * of this order) */
+      if (__atomic_load_n(&r->idle, __ATOMIC_SEQ_CST))
+        rt_reader_press(r, 0);
+    }
+  }
   if (cleanup && !ev_active(&t->cleanup_ev))
     ev_send(t->loop, &t->cleanup_ev);
 }
@@ -1008,6 +1034,15 @@ rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct e
 }
 
 void
+rt_reader_idle(struct rt_reader *r)
+{
+  if (!r->table)
+    return;
+  uatomic_xchg(&r->idle, 1);
+  rt_reader_press(r, 0);
+}
+
+void
 rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify,
                     const struct rt_reader *at)
 {
@@ -1019,6 +1054,8 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   uatomic_set(&r->laggard, 0);
   r->seen_seq = 0;
   r->seen_at = 0;
+  uatomic_set(&r->press, 0);
+  uatomic_set(&r->idle, 0);
   pthread_mutex_lock(&t->lock);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
@@ -1032,6 +1069,7 @@ rt_reader_detach(struct rt_reader *r)
   struct rtable *t = r->table;
   if (!t)
     return;
+  rt_reader_press(r, 0);
   pthread_mutex_lock(&t->lock);
   list_del(&r->n);
   pthread_mutex_unlock(&t->lock);
@@ -1066,6 +1104,8 @@ rt_reader_next(struct rt_reader *r)
 {
   struct rtable *t = r->table;
   u64 seq = r->seq;
+  if (uatomic_read(&r->idle))
+    uatomic_set(&r->idle, 0);
   if (seq >= r->end) {
     r->end = uatomic_read(&t->jend);      /* acquire: pairs with publish */
     if (seq >= r->end) {
@@ -1074,6 +1114,7 @@ rt_reader_next(struct rt_reader *r)
        * the oldest block below, and no import to come. */
       if (seq - uatomic_read(&t->jfirst_seq) >= 2 * RT_JOURNAL_BLOCK && !ev_active(&t->cleanup_ev))
         ev_send(t->loop, &t->cleanup_ev);
+      rt_reader_press(r, 0);
       return NULL;
     }
   }
@@ -1094,6 +1135,9 @@ rt_reader_next(struct rt_reader *r)
     if (r->block->first_seq == uatomic_read(&t->jfirst_seq))
       ev_send(t->loop, &t->cleanup_ev);
     r->block = rcu_dereference(r->block->next);
+    /* a block's worth at a time: jend's line is the importers' */
+    if (uatomic_read(&r->press) && uatomic_read(&t->jend) - seq < RT_PRESS_LOW)
+      rt_reader_press(r, 0);
   }
   return item;
 }
@@ -1196,11 +1240,14 @@ rt_cleanup(void *data)
       r->seen_seq = seq;
       r->seen_at = now;
     }
-    /* A stalled peer would pin every change from now on: tell its loop. */
     u64 lag = t->jend - seq;
+    if (uatomic_read(&r->press) && (now - r->seen_at >= RT_PRESS_STUCK || uatomic_read(&r->laggard)))
+      rt_reader_press(r, 0);
+    /* A stalled peer would pin every change from now on: tell its loop. */
     int stuck = now - r->seen_at >= RT_LAGGARD_STUCK;
     if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
       uatomic_set(&r->laggard, 1);
+      rt_reader_press(r, 0);
       ev_send(r->loop, r->notify);
       laggards++;
       max_lag = MAX(max_lag, lag);

@@ -1175,6 +1175,72 @@ test_route_groups(void **state)
     free(p[i]);
 }
 
+static void press_notified(void *data) { (void) data; }
+
+/* Changes that a route source makes to PRESS_NETS nets: n of them. */
+#define PRESS_NETS 4096
+static void
+press_churn(struct rtable *t, struct two_srcs *x, uint from, uint n)
+{
+  for (uint i = from; i < from + n; i++) {
+    net_addr a;
+    net4(&a, 40000 + i % PRESS_NETS);
+    rt_update(t, &a, x->s1, NULL, (i / PRESS_NETS) & 1 ? x->hi : x->lo, 0);
+  }
+}
+
+/* Import backpressure: a reader that reads presses the table once it is
+ * RT_PRESS_HIGH behind, until it is back within RT_PRESS_LOW; one that
+ * stopped of its own accord (rt_reader_idle) does not, until it reads
+ * again; a reader's leaving takes its pressure along. */
+static void
+test_import_press(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  static struct event ev;     /* may still be queued in the main loop after the test */
+  ev_init(&ev, press_notified, NULL);
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), &ev);
+  uint done = 0;
+  press_churn(t, &x, done, RT_PRESS_HIGH), done += RT_PRESS_HIGH;
+  assert_false(rt_import_pressed(t));
+  press_churn(t, &x, done, 1000), done += 1000;
+  assert_true(rt_import_pressed(t));
+
+  /* reading to within RT_PRESS_LOW lets go */
+  rcu_read_lock();
+  while (rt_reader_lag(&r) > RT_PRESS_LOW + RT_JOURNAL_BLOCK)
+    assert_non_null(rt_reader_next(&r));
+  assert_true(rt_import_pressed(t));
+  for (uint i = 0; i < 2 * RT_JOURNAL_BLOCK; i++)
+    assert_non_null(rt_reader_next(&r));
+  assert_false(rt_import_pressed(t));
+  while (rt_reader_next(&r))
+    ;
+  rcu_read_unlock();
+
+  /* idle: no pressure, however far behind, until it reads again */
+  rt_reader_idle(&r);
+  press_churn(t, &x, done, RT_PRESS_HIGH + 1000), done += RT_PRESS_HIGH + 1000;
+  assert_false(rt_import_pressed(t));
+  rcu_read_lock();
+  assert_non_null(rt_reader_next(&r));
+  rcu_read_unlock();
+  press_churn(t, &x, done, 1), done += 1;
+  assert_true(rt_import_pressed(t));
+
+  rt_reader_detach(&r);
+  assert_false(rt_import_pressed(t));
+  for (uint i = 0; i < PRESS_NETS; i++) {
+    net_addr a;
+    net4(&a, 40000 + i);
+    rt_update(t, &a, x.s1, NULL, NULL, 0);
+  }
+  two_srcs_free(&x);
+}
+
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
  * the main loop, which the table code sends its cleanup events through. */
 static const struct CMUnitTest tests[] = {
@@ -1189,6 +1255,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
+  cmocka_unit_test(test_import_press),
 };
 
 int

@@ -142,6 +142,8 @@ struct bgp_conn {
   uint rlen, rsize;
   struct txq tx;
   struct timer hold_timer, keepalive_timer;
+  struct timer rx_hold_tm;      /* reads again after an import hold */
+  btime rx_held_since;          /* import hold began; 0: not held */
   struct bgp_open_msg remote;
   u32 hold_time, keepalive_time;
   ip_addr local_addr;
@@ -347,6 +349,8 @@ const char *bgp_state_name(enum bgp_conn_state s);
 
 /* bgp_rx.c: received UPDATEs and ROUTE-REFRESH */
 void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
+/* Does a table we import into hold its imports off (rt_import_pressed)? */
+int bgp_import_pressed(struct bgp_proto *p);
 void bgp_session_established(struct bgp_proto *p);
 void bgp_session_down(struct bgp_proto *p);
 void bgp_path_srcs_free(struct bgp_proto *p);

@@ -269,6 +269,8 @@ bgp_conn_close(struct bgp_conn *c)
   c->rlen = 0;
   tm_stop(&c->hold_timer);
   tm_stop(&c->keepalive_timer);
+  tm_stop(&c->rx_hold_tm);
+  c->rx_held_since = 0;
   c->state = BS_IDLE;
   if (was_established) {
     p->conn = NULL;
@@ -461,6 +463,39 @@ bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
   return c->fd < 0 ? -1 : 0;
 }
 
+/* Import backpressure (nest/rt.h, RT_PRESS_HIGH): while a table we
+ * import into has a reader far behind, read nothing more from the peer,
+ * for RT_PRESS_HOLD_MAX at most (its keepalives wait in the socket too),
+ * then a read; the peer's TCP window closes meanwhile. Looked at again
+ * every BGP_RX_HOLD_POLL. */
+#define BGP_RX_HOLD_POLL (MS_ 1)
+
+static int
+bgp_conn_rx_held(struct bgp_conn *c)
+{
+  if (c->state != BS_ESTABLISHED || !bgp_import_pressed(c->p)) {
+    c->rx_held_since = 0;
+    return 0;
+  }
+  btime now = loop_now();
+  if (!c->rx_held_since)
+    c->rx_held_since = now;
+  else if (now - c->rx_held_since >= RT_PRESS_HOLD_MAX) {
+    c->rx_held_since = 0;
+    return 0;
+  }
+  tm_start(&c->rx_hold_tm, BGP_RX_HOLD_POLL);
+  return 1;
+}
+
+static void
+bgp_rx_hold_over(struct timer *t)
+{
+  struct bgp_conn *c = t->data;
+  if (c->fd >= 0)
+    loop_fd_again(&c->lfd, LOOP_FD_READ);
+}
+
 static void
 bgp_conn_rx(struct loop_fd *f)
 {
@@ -468,6 +503,8 @@ bgp_conn_rx(struct loop_fd *f)
   if (c->state == BS_CONNECT && bgp_conn_connected(c) < 0)
     return;
   for (;;) {
+    if (bgp_conn_rx_held(c))
+      return;
     if (c->rlen == c->rsize) {
       /* A whole message can always fit; reaching here means a bug. */
       bgp_conn_error_code(c, BGP_ERR_HEADER, BGP_ERR_HDR_BAD_LENGTH, "Error: Receive buffer overflow");
@@ -593,6 +630,7 @@ bgp_timer_hook_init(struct bgp_proto *p, struct bgp_conn *c)
 {
   tm_init(&c->hold_timer, p->p.loop, bgp_hold_expired, c);
   tm_init(&c->keepalive_timer, p->p.loop, bgp_keepalive_fire, c);
+  tm_init(&c->rx_hold_tm, p->p.loop, bgp_rx_hold_over, c);
 }
 
 void

@@ -146,20 +146,24 @@ group_settle(struct bgp_group *g)
     tm_start(&g->settle, GROUP_SETTLE);
 }
 
-/* Everyone has plenty to send: read no further for now. */
+/* Everyone has plenty to send: read no further for now. For the channel
+ * (export_busy) that is 1 when the member closest to the end waits for
+ * its peer to read, 2 when it may only wait for the CPU (which imports
+ * take: the group may go on holding them off). */
 int
 group_busy(struct bgp_group *g)
 {
   if (bgp_gout_pending(g->out) >= GROUP_PENDING_MAX)
     group_flush(g);
   /* no one lags more than the log holds: most often no walk of members */
-  if (bgp_txlog_held(g->log) <= GROUP_LAG_PAUSE || bgp_txlog_min_lag(g->log) <= GROUP_LAG_PAUSE)
+  int blocked = 0;
+  if (bgp_txlog_held(g->log) <= GROUP_LAG_PAUSE || bgp_txlog_min_lag(g->log, &blocked) <= GROUP_LAG_PAUSE)
     return 0;
   uatomic_set(&g->paused, 1);
   /* a member may have drained between the test and the flag */
-  if (bgp_txlog_min_lag(g->log) <= GROUP_LAG_RESUME)
+  if (bgp_txlog_min_lag(g->log, NULL) <= GROUP_LAG_RESUME)
     ev_schedule(&g->resume_ev);
-  return 1;
+  return blocked ? 1 : 2;
 }
 
 static int
@@ -172,7 +176,7 @@ static void
 group_resume_hook(void *data)
 {
   struct bgp_group *g = data;
-  if (!uatomic_read(&g->paused) || bgp_txlog_min_lag(g->log) > GROUP_LAG_RESUME)
+  if (!uatomic_read(&g->paused) || bgp_txlog_min_lag(g->log, NULL) > GROUP_LAG_RESUME)
     return;
   uatomic_set(&g->paused, 0);
   ev_schedule(&g->c->export_ev);
@@ -986,6 +990,7 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
       bc->eor_out = 1;
     bgp_txlog_consume(g->log, &gm->cur);
   }
+  uatomic_set(&gm->cur.blocked, txq_queued(&p->conn->tx) >= BGP_TX_HIGH);
   gm_stats(bc, gm);
   if (uatomic_read(&g->paused) && bgp_txlog_lag(g->log, &gm->cur) <= GROUP_LAG_RESUME)
     ev_send(g->p.loop, &g->resume_ev);

@@ -23,6 +23,17 @@ bgp_af_channel(struct bgp_proto *p, int af)
   return (af >= 0 && af < BGP_AF_MAX) ? p->ch[af].c : NULL;
 }
 
+int
+bgp_import_pressed(struct bgp_proto *p)
+{
+  for (int af = 0; af < BGP_AF_MAX; af++) {
+    struct channel *c = p->ch[af].c;
+    if (c && c->table && rt_import_pressed(c->table))
+      return 1;
+  }
+  return 0;
+}
+
 static int
 bgp_path_src_eq(const struct hash_node *n, const void *key)
 {

@@ -282,14 +282,16 @@ bgp_txlog_lag(const struct bgp_txlog *log, const struct bgp_txlog_cursor *cur)
 }
 
 u64
-bgp_txlog_min_lag(struct bgp_txlog *log)
+bgp_txlog_min_lag(struct bgp_txlog *log, int *blocked)
 {
   u64 end = __atomic_load_n(&log->end, __ATOMIC_RELAXED), min = UINT64_MAX;
   pthread_mutex_lock(&log->lock);
   for (struct lnode *n = log->cursors.next; n != &log->cursors; n = n->next) {
     struct bgp_txlog_cursor *cur = container_of(n, struct bgp_txlog_cursor, n);
-    u64 pos = __atomic_load_n(&cur->pos, __ATOMIC_ACQUIRE);
-    min = MIN(min, end > pos ? end - pos : 0);
+    u64 pos = __atomic_load_n(&cur->pos, __ATOMIC_ACQUIRE), lag = end > pos ? end - pos : 0;
+    if (lag < min && blocked)
+      *blocked = __atomic_load_n(&cur->blocked, __ATOMIC_RELAXED);
+    min = MIN(min, lag);
   }
   pthread_mutex_unlock(&log->lock);
   return min == UINT64_MAX ? 0 : min;

@@ -107,6 +107,8 @@ struct bgp_txlog_cursor {
   u32 cohort;                           /* owner: cursor: its cohort by the last DEFINE naming it */
   struct loop *loop;                    /* set by join: where wake runs; NULL: nobody to wake */
   struct event *wake;                   /* set by join: sent on every publication */
+  u32 blocked;                          /* atomic, owner: cursor: its reader stopped with
+                                         * the peer's socket full (a slow peer) */
 };
 
 struct bgp_txlog *bgp_txlog_new(void);
@@ -140,8 +142,9 @@ const struct bgp_txlog_entry *bgp_txlog_peek(struct bgp_txlog *log, struct bgp_t
 void bgp_txlog_consume(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
 /* Published bytes the cursor has not passed (any thread: evict slow members). */
 u64 bgp_txlog_lag(const struct bgp_txlog *log, const struct bgp_txlog_cursor *cur);
-/* The least lag of all cursors, 0 without any (writer: is everyone behind?). */
-u64 bgp_txlog_min_lag(struct bgp_txlog *log);
+/* The least lag of all cursors, 0 without any (writer: is everyone behind?);
+ * *blocked (if given): the cursor of that lag waits for its peer. */
+u64 bgp_txlog_min_lag(struct bgp_txlog *log, int *blocked);
 /* Writer: send cur's wake event, unless it left meanwhile (its loop may
  * be gone then). */
 void bgp_txlog_wake(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
