@@ -425,8 +425,8 @@ u64 rt_laggard_limit(struct rtable *t);
  * (their TCP windows close), RT_PRESS_HOLD_MAX at a time at most. A
  * reader that stops for a reason of its own (its peer reads slowly, a
  * feed, a hold) presses no more (rt_reader_idle), nor does one that has
- * not moved for RT_PRESS_STUCK: a stalled peer must not hold the others
- * up; it is made a laggard as before. */
+ * not moved for RT_PRESS_STUCK, until it reads again: a stalled peer must
+ * not hold the others up; it is made a laggard as before. */
 #define RT_PRESS_HIGH 65536
 #define RT_PRESS_LOW 16384
 #define RT_PRESS_STUCK (MS_ 200)

@@ -1241,8 +1241,12 @@ rt_cleanup(void *data)
       r->seen_at = now;
     }
     u64 lag = t->jend - seq;
-    if (uatomic_read(&r->press) && (now - r->seen_at >= RT_PRESS_STUCK || uatomic_read(&r->laggard)))
+    /* one that has not moved for a while is let go until it reads again
+     * (the importers' next batch would take it back else) */
+    if (uatomic_read(&r->press) && (now - r->seen_at >= RT_PRESS_STUCK || uatomic_read(&r->laggard))) {
+      uatomic_xchg(&r->idle, 1);
       rt_reader_press(r, 0);
+    }
     /* A stalled peer would pin every change from now on: tell its loop. */
     int stuck = now - r->seen_at >= RT_LAGGARD_STUCK;
     if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
