@@ -226,6 +226,8 @@ struct rtable {
   u32 junpub;                 /* under lock: items written after jend, not yet published */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   u32 pressing;               /* atomic: readers pressing (rt_import_pressed) */
+  pthread_mutex_t press_lock; /* importers waiting for the pressing to end */
+  struct rt_press_wait *press_waiters;  /* under press_lock */
   struct lnode readers;       /* struct rt_reader, under lock */
 
   /* Recursive next hops resolved here (nest/rt_hostcache.c); RCU, made
@@ -432,8 +434,23 @@ u64 rt_laggard_limit(struct rtable *t);
 #define RT_PRESS_STUCK (MS_ 200)
 #define RT_PRESS_HOLD_MAX (MS_ 100)
 static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
+/* An importer waiting for the table to be pressed no more; its loop's. */
+struct rt_press_wait {
+  struct rt_press_wait *next;       /* under the table's press_lock */
+  struct rtable *table;             /* where it waits; NULL: nowhere */
+  struct loop *loop;
+  struct event *ev;                 /* sent there once the pressing ends */
+};
+/* Is t pressed? Then w waits there (if it does not wait yet): 1. */
+int rt_import_wait(struct rtable *t, struct rt_press_wait *w);
+/* w waits no more (its importer goes away); no send after this. */
+void rt_import_unwait(struct rt_press_wait *w);
 /* Reader's loop. */
 void rt_reader_idle(struct rt_reader *r);
+/* Internal (nest/rt_press.c): press on, or off; a writer's look at a
+ * reader after it published. */
+void rt_reader_press(struct rt_reader *r, u32 on);
+void rt_press_check(struct rtable *t, struct rt_reader *r);
 
 /* Table internals (nest/rt_conf.c creates and deletes tables). */
 void rt_index_init(struct rtable *t);

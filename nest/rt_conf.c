@@ -82,6 +82,7 @@ rt_table_alloc(const char *name, uint net_type)
   pthread_mutex_init(&t->lock, &ma);
   pthread_mutexattr_destroy(&ma);
   list_init(&t->readers);
+  pthread_mutex_init(&t->press_lock, NULL);
   char lname[128];
   snprintf(lname, sizeof(lname), "Routing table service %s", t->name);
   t->loop = loop_new(thread_group_sched(NULL), lname);

@@ -361,19 +361,6 @@ rt_journal_push(struct rtable *t, int died)
   return &t->jlast->items[i];
 }
 
-/* The reader presses (on: by an importer, which sees it behind), or no
- * more (by itself, or by the table loop). */
-static void
-rt_reader_press(struct rt_reader *r, u32 on)
-{
-  if (uatomic_read(&r->press) == on || uatomic_cmpxchg(&r->press, !on, on) != !on)
-    return;
-  if (on)
-    uatomic_inc(&r->table->pressing);
-  else
-    uatomic_dec(&r->table->pressing);
-}
-
 /* The items pushed since the last time, at once (a batch publishes once
  * per step); before the writer lock goes. */
 static void
@@ -391,21 +378,12 @@ rt_journal_publish(struct rtable *t)
   if (list_empty(&t->readers) && !cleanup)
     return;
   rcu_full_fence();
-  /* A reader that cannot keep up for want of CPU cannot say so either:
-   * its loop waits behind ours. */
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
     if (!r->notify)
       continue;
     if (!ev_active(r->notify))
       ev_send(r->loop, r->notify);
-    if (t->jend - uatomic_read(&r->seq) > RT_PRESS_HIGH && !uatomic_read(&r->press) && !uatomic_read(&r->idle) &&
-        !uatomic_read(&r->laggard)) {
-      rt_reader_press(r, 1);
-      /* it may have gone idle meanwhile (rt_reader_idle: the other side
-       * of this order) */
-      if (__atomic_load_n(&r->idle, __ATOMIC_SEQ_CST))
-        rt_reader_press(r, 0);
-    }
+    rt_press_check(t, r);
   }
   if (cleanup && !ev_active(&t->cleanup_ev))
     ev_send(t->loop, &t->cleanup_ev);
@@ -1031,15 +1009,6 @@ void
 rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify)
 {
   rt_reader_attach_at(t, r, l, notify, NULL);
-}
-
-void
-rt_reader_idle(struct rt_reader *r)
-{
-  if (!r->table)
-    return;
-  uatomic_xchg(&r->idle, 1);
-  rt_reader_press(r, 0);
 }
 
 void

@@ -60,6 +60,9 @@ def setup(start_daemon, peers, ports):
         poll(established(d, "a"), timeout=20)
         poll(lambda: len(nets(d.raw("show route import table a.ipv4"))) == 3, timeout=10)
         poll(lambda: len(nets(d.raw("show route export table a.ipv4"))) == 1, timeout=10)
+        # the import table is written before the filter runs and master4
+        # has the result: wait for both (a sanitizer build is slow)
+        poll(lambda: len(nets(d.raw("show route table master4"))) == 3, timeout=10)
         return d
     return make
 

@@ -142,7 +142,9 @@ struct bgp_conn {
   uint rlen, rsize;
   struct txq tx;
   struct timer hold_timer, keepalive_timer;
-  struct timer rx_hold_tm;      /* reads again after an import hold */
+  struct rt_press_wait rx_wait; /* an import hold: waits for its table */
+  struct event rx_wait_ev;      /* the hold is over: read again */
+  struct timer rx_hold_tm;      /* ... or RT_PRESS_HOLD_MAX has passed */
   btime rx_held_since;          /* import hold began; 0: not held */
   struct bgp_open_msg remote;
   u32 hold_time, keepalive_time;
@@ -349,8 +351,9 @@ const char *bgp_state_name(enum bgp_conn_state s);
 
 /* bgp_rx.c: received UPDATEs and ROUTE-REFRESH */
 void bgp_rx_update(struct bgp_conn *c, const u8 *body, uint len);
-/* Does a table we import into hold its imports off (rt_import_pressed)? */
-int bgp_import_pressed(struct bgp_proto *p);
+/* Does a table we import into hold its imports off? Then w waits there
+ * (rt_import_wait). */
+int bgp_import_pressed(struct bgp_proto *p, struct rt_press_wait *w);
 void bgp_session_established(struct bgp_proto *p);
 void bgp_session_down(struct bgp_proto *p);
 void bgp_path_srcs_free(struct bgp_proto *p);

@@ -270,6 +270,7 @@ bgp_conn_close(struct bgp_conn *c)
   tm_stop(&c->hold_timer);
   tm_stop(&c->keepalive_timer);
   tm_stop(&c->rx_hold_tm);
+  rt_import_unwait(&c->rx_wait);
   c->rx_held_since = 0;
   c->state = BS_IDLE;
   if (was_established) {
@@ -464,37 +465,37 @@ bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
 }
 
 /* Import backpressure (nest/rt.h, RT_PRESS_HIGH): while a table we
- * import into has a reader far behind, read nothing more from the peer,
- * for RT_PRESS_HOLD_MAX at most (its keepalives wait in the socket too),
- * then a read; the peer's TCP window closes meanwhile. Looked at again
- * every BGP_RX_HOLD_POLL. */
-#define BGP_RX_HOLD_POLL (MS_ 1)
-
+ * import into has a reader far behind, read nothing more from the peer
+ * until the table lets go (rx_wait_ev), for RT_PRESS_HOLD_MAX at most
+ * (its keepalives wait in the socket too), then a read; the peer's TCP
+ * window closes meanwhile. */
 static int
 bgp_conn_rx_held(struct bgp_conn *c)
 {
-  if (c->state != BS_ESTABLISHED || !bgp_import_pressed(c->p)) {
+  if (c->state != BS_ESTABLISHED || !bgp_import_pressed(c->p, &c->rx_wait)) {
     c->rx_held_since = 0;
     return 0;
   }
   btime now = loop_now();
-  if (!c->rx_held_since)
+  if (!c->rx_held_since) {
     c->rx_held_since = now;
-  else if (now - c->rx_held_since >= RT_PRESS_HOLD_MAX) {
+    tm_start(&c->rx_hold_tm, RT_PRESS_HOLD_MAX);
+  } else if (now - c->rx_held_since >= RT_PRESS_HOLD_MAX) {
     c->rx_held_since = 0;
     return 0;
   }
-  tm_start(&c->rx_hold_tm, BGP_RX_HOLD_POLL);
   return 1;
 }
 
 static void
-bgp_rx_hold_over(struct timer *t)
+bgp_rx_hold_over(struct bgp_conn *c)
 {
-  struct bgp_conn *c = t->data;
-  if (c->fd >= 0)
+  if (c->fd >= 0 && c->rx_held_since)
     loop_fd_again(&c->lfd, LOOP_FD_READ);
 }
+
+static void bgp_rx_hold_timer(struct timer *t) { bgp_rx_hold_over(t->data); }
+static void bgp_rx_wait_hook(void *data) { bgp_rx_hold_over(data); }
 
 static void
 bgp_conn_rx(struct loop_fd *f)
@@ -630,7 +631,9 @@ bgp_timer_hook_init(struct bgp_proto *p, struct bgp_conn *c)
 {
   tm_init(&c->hold_timer, p->p.loop, bgp_hold_expired, c);
   tm_init(&c->keepalive_timer, p->p.loop, bgp_keepalive_fire, c);
-  tm_init(&c->rx_hold_tm, p->p.loop, bgp_rx_hold_over, c);
+  tm_init(&c->rx_hold_tm, p->p.loop, bgp_rx_hold_timer, c);
+  ev_init(&c->rx_wait_ev, bgp_rx_wait_hook, c);
+  c->rx_wait = (struct rt_press_wait) { .loop = p->p.loop, .ev = &c->rx_wait_ev };
 }
 
 void

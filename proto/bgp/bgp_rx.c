@@ -24,11 +24,11 @@ bgp_af_channel(struct bgp_proto *p, int af)
 }
 
 int
-bgp_import_pressed(struct bgp_proto *p)
+bgp_import_pressed(struct bgp_proto *p, struct rt_press_wait *w)
 {
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct channel *c = p->ch[af].c;
-    if (c && c->table && rt_import_pressed(c->table))
+    if (c && c->table && rt_import_wait(c->table, w))
       return 1;
   }
   return 0;
