@@ -216,11 +216,17 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     e = Client("e", port)
     e.wait(lambda x: x.eor == 1 and x.rib == {"10.107.2.0/24": 65003})
     announce(a, "10.107.3.0/24", [65002])
-    withdraw(a, "10.107.9.0/24")
     e.wait(lambda x: x.rib == {"10.107.2.0/24": 65003, "10.107.3.0/24": 65002})
     assert len(classes_of(d.log(), "e")) == 1 and classes_of(d.log(), "e")[0] not in joined.values(), d.log()
     assert poll(lambda: "Routes:         0 imported, 2 exported" in d.raw("show protocols all e").decode(),
                 timeout=5), d.raw("show protocols all e")
+    # the count recorded that e's filter rejects 10.107.9.0/24, which went
+    # out before e came: its withdrawal goes to the others, not to e
+    withdraw(a, "10.107.9.0/24")
+    c.wait(lambda x: "10.107.9.0/24" not in x.rib)
+    e.drain(timeout=0.5)
+    assert not [ev for ev in e.events if ev[1] == "10.107.9.0/24"], e.events
+    assert "Routes:         0 imported, 2 exported" in d.raw("show protocols all e").decode()
 
 
 def test_split_horizon_message_by_message(start_daemon, ours_only):
