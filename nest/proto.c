@@ -216,8 +216,8 @@ static void proto_free(struct proto *p);
 static void proto_release(void *data);
 static void protos_check_settled(void);
 
-/* p's channel into t wrote copies (a pipe's) and has flushed them. */
-static void
+/* p's channel into t wrote copies (a pipe's) and some of them left. */
+void
 proto_copies_gone(const struct proto *p, struct rtable *t)
 {
   LIST_WALK_ENTRY(q, &protos, struct proto, n)

@@ -303,9 +303,11 @@ struct proto_class {
    * (export_elsewhere: a BGP update group). Protocol loop. */
   void (*refeed_elsewhere)(struct channel *c);
   /* Main loop: another protocol's channel that wrote copies of routes
-   * into table t (a pipe's) has gone down, its routes flushed. One that
-   * left out copies of the same routes because those were there (two
-   * pipes bring one route into t) may offer them now. NULL: none. */
+   * into table t (a pipe's) has gone down, its routes flushed, or it took
+   * copies back whose routes are still there (its filter no longer passes
+   * them). One that left out copies of the same routes because those were
+   * there (two pipes bring one route into t) may offer them now. NULL:
+   * none. */
   void (*copies_gone)(struct proto *, struct rtable *t);
   /* A feed of the channel (its first, or a refeed) has handed every route
    * to rt_notify; c->feeding is CHAN_FEED_NONE again. Protocol loop; BGP
@@ -404,6 +406,9 @@ void proto_notify_state(struct proto *p, enum proto_state s);
  * session is up): `show protocols` shows it as a new Since. */
 void proto_notify_restart(struct proto *p);
 void proto_set_info(struct proto *p, const char *fmt, ...);
+/* Main loop: p's copies of routes left table t: tell the others
+ * (copies_gone). */
+void proto_copies_gone(const struct proto *p, struct rtable *t);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
 struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)

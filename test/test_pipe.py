@@ -252,6 +252,46 @@ def test_pipe_diamond(start_daemon, ours_only):
         assert poll(lambda: counts(d) == full, timeout=10), counts(d)
 
 
+def test_pipe_diamond_filter_change(start_daemon, ours_only):
+    """The pipe whose copies are in t4 stays up but a `configure` makes its
+    filter drop some of the routes: the other way's copies, refused while
+    its were there, take their place at once (not only once the routes
+    change), and nothing is lost when the filter takes them again."""
+    routes = static_routes(300)
+    d = start_daemon(DIAMOND_CONF % routes)
+    full = {"master4": (300, 300), "master6": (0, 0), "t2": (300, 300), "t3": (300, 300), "t4": (300, 300)}
+    assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+    # which way won each route into t4 is a race: narrow both ways in turn
+    for p in ("p24", "p34", "p24"):
+        narrow = (DIAMOND_CONF % routes).replace(
+            "protocol pipe %s { table %s; peer table t4; export all;" % (p, "t2" if p == "p24" else "t3"),
+            "protocol pipe %s { table %s; peer table t4; export where net.ip < 10.0.128.0;"
+            % (p, "t2" if p == "p24" else "t3"))
+        d.reconfigure_file(narrow)
+        assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+        assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+        assert poll(lambda: sum(proto_routes(d, q)[1] for q in ("p24", "p34")) == 300, timeout=10), \
+            (proto_routes(d, "p24"), proto_routes(d, "p34"))
+        d.reconfigure_file(DIAMOND_CONF % routes)
+        assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+        assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+    # a route's new version one way's filter does not pass: the other way
+    # brings it, wherever the old version's copy came from
+    drop = (DIAMOND_CONF % routes).replace(
+        "protocol pipe p24 { table t2; peer table t4; export all;",
+        "protocol pipe p24 { table t2; peer table t4; export where dest != RTD_UNREACHABLE;")
+    d.reconfigure_file(drop)
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: counts(d) == full, timeout=10), counts(d)
+    half = routes.replace("blackhole", "unreachable", 150)
+    d.reconfigure_file(drop.replace(routes, half))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: counts(d) == full and proto_routes(d, "p34")[1] >= 150, timeout=10), \
+        (counts(d), proto_routes(d, "p24"), proto_routes(d, "p34"))
+    t4 = "\n".join(strip_codes(d.raw("show route table t4")))
+    assert t4.count("unreachable") == 150, t4
+
+
 DELETE_CONF = """router id 10.0.0.1;
 ipv4 table t2;
 protocol static s2 { ipv4 { table t2; }; %s }

@@ -20,9 +20,10 @@
  * is not passed on either. When two pipes bring copies of one route into a
  * table (a diamond), the second pipe's copy is refused while the first's
  * is there; when the first pipe goes down, its copies leave and the second
- * offers what it left out again (copies_gone, a refeed). A first pipe that
- * stays up but stops carrying the route (its filter changed) does not
- * make the second offer it again until the route changes.
+ * offers what it left out again (copies_gone, a refeed). So it does when
+ * the first pipe stays up but takes its copy back while the route is
+ * still there (its filter changed, or passes the route's new version no
+ * more): the main loop hears of it (gone_ev) and tells the others.
  */
 #include <string.h>
 #include "proto/pipe/pipe.h"
@@ -125,6 +126,31 @@ pipe_copies_gone(struct proto *pp, struct rtable *t UNUSED)
   ev_send(pp->loop, &((struct pipe_proto *) pp)->reoffer_ev);
 }
 
+/* Main loop. The pipe's loop sent this before it could stop, and its
+ * stop reaches the main loop after, so the pipe is still there. */
+static void
+pipe_gone_main(void *data)
+{
+  struct pipe_proto *p = data;
+  for (int dir = 0; dir < 2; dir++)
+    if (uatomic_xchg(&p->gone[dir], 0) && p->p.state == PS_UP)
+      proto_copies_gone(&p->p, (dir ? p->pri : p->sec)->table);
+}
+
+/* Has the source of r (which rt_notify gives as old) still a route of
+ * the net: did the policy take the copy back, not the table? (Perhaps
+ * the source's route of now is newer than the change: a needless
+ * offer, no more.) */
+static int
+pipe_route_there(struct channel *c, const net_addr *n, const struct rte *r)
+{
+  struct net *net = rt_find_net(c->table, n);
+  for (const struct rte *x = net ? rcu_dereference(net->routes) : NULL; x; x = rcu_dereference(x->next))
+    if (x->src == r->src)
+      return 1;
+  return 0;
+}
+
 static enum proto_state
 pipe_start(struct proto *pp)
 {
@@ -132,6 +158,8 @@ pipe_start(struct proto *pp)
   p->pri = p->sec = NULL;
   p->declined[0] = p->declined[1] = 0;
   ev_init(&p->reoffer_ev, pipe_reoffer, p);
+  ev_init(&p->gone_ev, pipe_gone_main, p);
+  p->gone[0] = p->gone[1] = 0;
   LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
     if (!p->pri)
       p->pri = c;
@@ -160,8 +188,10 @@ pipe_flush(struct proto *pp, struct channel *c)
    * someone else is there: a loop) did not go out: its withdrawal, later,
    * is not ours to pass on either. */
   struct chan_tally t = { 0 };
+  int gone = 0;
   for (uint i = 0; i < q->n; i++) {
     chan_tally(&t, q->im[i].result, !!q->im[i].attrs, 0);
+    gone |= !q->im[i].attrs && (q->im[i].result & RT_UPD_USABLE) == RT_UPD_REMOVE;
     if ((q->im[i].result & RT_UPD_CLASH) && q->im[i].attrs) {
       log_rl(&p->rl, L_WARN, "%s: Route loop detected for %N", pp->name, q->im[i].net);
       chan_export_decline(c, q->from[i]);
@@ -172,6 +202,11 @@ pipe_flush(struct proto *pp, struct channel *c)
   }
   chan_tally_add(dst, &t);
   q->n = 0;
+  if (gone && q->live_gone) {
+    uatomic_set(&p->gone[c != p->pri], 1);
+    ev_send(main_loop(), &p->gone_ev);
+  }
+  q->live_gone = 0;
 }
 
 /* The routes rt_notify gets stay valid until the end of the export pass
@@ -246,8 +281,11 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
   int take = new && !pipe_copied_from(c, new, dst) && !pipe_home(p, dst, new->src);
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
-  if (old && (!take || new->src != old->src))
+  if (old && (!take || new->src != old->src)) {
+    if (!new && pipe_route_there(c, n, old))
+      p->q[c != p->pri].live_gone = 1;
     pipe_queue(pp, c, n, old->src, NULL, NULL, NULL);
+  }
   if (take) {
     pipe_queue(pp, c, n, new->src, new, new->attrs, new_src);
     return;

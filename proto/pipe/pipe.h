@@ -31,6 +31,7 @@ struct pipe_queue {
   union { net_addr n; net_addr_roa6 roa6; } net[PIPE_BATCH];
   u8 own[PIPE_BATCH];           /* a reference on im[].attrs is ours (the export filter's list) */
   u32 from[PIPE_BATCH];         /* an update's: the id of the route copied */
+  int live_gone;                /* a withdrawal of a route still in its table */
 };
 
 /* Which protocols write into a table themselves (rt_sender_home), as of
@@ -53,6 +54,10 @@ struct pipe_proto {
    * when copies leave the table (reoffer_ev, sent by the main loop) */
   int declined[2];
   struct event reoffer_ev;
+  /* Copies of routes still in their table left the other table ([dir] as
+   * q[]; atomic): the main loop tells the other pipes there (gone_ev) */
+  u32 gone[2];
+  struct event gone_ev;
 };
 
 extern const struct proto_class proto_pipe;
