@@ -227,6 +227,13 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     e.drain(timeout=0.5)
     assert not [ev for ev in e.events if ev[1] == "10.107.9.0/24"], e.events
     assert "Routes:         0 imported, 2 exported" in d.raw("show protocols all e").decode()
+    # a change d's filter rejects sends d nothing, and still counts in its
+    # counters at once, not when d next gets a message
+    before = export_updates("d")
+    withdraw(b, "10.107.2.0/24")
+    e.wait(lambda x: x.rib.get("10.107.2.0/24") == 65002)
+    assert poll(lambda: export_updates("d")[2] == before[2] + 1, timeout=5), (before, export_updates("d"))
+    assert export_updates("d")[0] > before[0]
 
 
 def test_split_horizon_message_by_message(start_daemon, ours_only):
