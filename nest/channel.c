@@ -376,6 +376,8 @@ chan_policy(struct channel *c, struct rt_import *im, struct ea_list **own, u8 *f
       ea_unref(fr.out);
     uatomic_inc(&st->imp_updates_filtered);
     *filtered = 1;
+    if (chan_debug(c, D_FILTERS))
+      chan_trace(c, '>', "filtered out", im->net, im->src, im->attrs);
     /* rejected: kept aside (flagged) or withdraw what we may have had */
     if (c->in_keep_filtered)
       im->flags = REF_FILTERED;
@@ -512,8 +514,12 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
     return 0;
   u64 *why = NULL;
   int acc = chan_policy_run(c, n, r, out, &why);
-  if (!acc)
+  if (!acc) {
     chan_stat_add(why, 1);
+    if (chan_debug(c, D_FILTERS))
+      chan_trace(c, '<', why == &c->stats.exp_updates_filtered ? "filtered out" : "rejected by protocol", n, r->src,
+                 r->attrs);
+  }
   return acc;
 }
 
@@ -575,6 +581,10 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   else if (!new_exp && old_exp)
     chan_stat_add(&st->exp_routes, -1);
 
+  if (chan_debug(c, D_ROUTES)) {
+    const struct rte *r = new_exp ? new_exp : old_exp;
+    chan_trace(c, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n, r->src, r->attrs);
+  }
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? new->attrs : NULL);
   if (mod)
     ea_unref(mod);

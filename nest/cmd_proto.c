@@ -265,13 +265,12 @@ proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct
   return 0;
 }
 
-/* Only state changes are traced so far (bit 1, `states`); the other bits
- * are kept for `show protocols all`-like use later. A channel's mask has
- * nothing to trace yet. */
+/* States, routes and filters are traced (nest/chan_trace.c), for all
+ * the protocol's channels. */
 static void
 proto_set_debug(struct proto *p, u32 mask)
 {
-  p->debug = mask;
+  uatomic_set(&p->debug, mask);
 }
 
 void

@@ -354,7 +354,7 @@ proto_new(struct proto_config *pc)
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);
   p->cf = pc;
-  p->debug = pc->debug;
+  uatomic_set(&p->debug, pc->debug);
   p->config_held = pc->global;
   config_ref(pc->global);
   p->disabled = pc->disabled;
@@ -436,7 +436,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   if (nc->disabled != oc->disabled)
     p->disabled = nc->disabled;
   p->cf = nc;
-  p->debug = nc->debug;         /* as BIRD: a `debug` command lasts until the next configure */
+  uatomic_set(&p->debug, nc->debug);   /* as BIRD: a `debug` command lasts until the next configure */
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
     proto_hold_config(p, nc->global);
@@ -521,7 +521,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       /* Incompatible: restart with the new config. */
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
-      p->debug = nc->debug;
+      uatomic_set(&p->debug, nc->debug);
       p->disabled = nc->disabled;
       proto_hold_config(p, nc->global);
       changed++;

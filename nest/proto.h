@@ -202,8 +202,9 @@ struct proto {
   btime last_state_change;    /* main, real time */
   btime created;              /* main, real time */
   const char *message;        /* main: disable/restart message (in pool) */
-  u32 debug;                  /* main: debug mask, the config's until the
-                                 `debug` command changes it */
+  u32 debug;                  /* atomic, main loop writes: debug mask, the
+                                 config's until the `debug` command changes
+                                 it; read by route traces (chan_debug) */
 
   /* One run (start to down). */
   pool *run_pool;             /* owner: proto loop while it runs; main frees it */
@@ -495,6 +496,14 @@ static inline int chan_sent(const struct channel *c, const struct rte *r)
 {
   return r->sender && r->sender == c->sender_id;
 }
+
+/* Route traces (nest/chan_trace.c): is the protocol's `debug` flag on? */
+static inline int chan_debug(const struct channel *c, u32 flag)
+{
+  return uatomic_read(&c->proto->debug) & flag;
+}
+void chan_trace(const struct channel *c, char dir, const char *msg, const net_addr *n, const struct rte_src *src,
+                const struct ea_list *a);
 
 /* Export map (nest/channel_export_map.c): bit per route id, exported or
  * not. Written in the channel's loop; chan_exported_route() may run in any

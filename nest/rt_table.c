@@ -639,12 +639,19 @@ rt_group_lift(struct rtable *t, struct net *net, const struct rt_group *g)
  * 10.1.0.0/16 0L 2G blackhole"). Inside rcu_read_lock(): r may be retired. */
 static void
 rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c, const struct rte *r, uint what,
-                int best)
+                int best, int table)
 {
   static const char *const names[] = { [RT_UPD_ADD] = "added", [RT_UPD_REPLACE] = "updated", [RT_UPD_REMOVE] = "removed" };
-  log_msg(L_TRACE, "%s: %s.%s > %s%s %N %luL %uG %s", t->name, c ? c->proto->name : "?", c && c->name ? c->name : "?",
-          names[what], best ? " [best]" : "", &net->n, (unsigned long) r->src->private_id, r->src->global_id,
-          rte_dest_names[r->attrs->dest]);
+  static const char *const best_names[] = { [RT_UPD_ADD] = "added [best]", [RT_UPD_REPLACE] = "updated [best]",
+                                            [RT_UPD_REMOVE] = "removed [best]" };
+  const char *msg = best ? best_names[what] : names[what];
+  /* the table's `debug routes` (BIRD 3), then the protocol's (BIRD 2) */
+  if (table)
+    log_msg(L_TRACE, "%s: %s.%s > %s %N %luL %uG %s", t->name, c ? c->proto->name : "?",
+            c && c->name ? c->name : "?", msg, &net->n, (unsigned long) r->src->private_id, r->src->global_id,
+            rte_dest_names[r->attrs->dest]);
+  if (c && chan_debug(c, D_ROUTES))
+    chan_trace(c, '>', msg, &net->n, r->src, r->attrs);
 }
 
 /* One update in three steps: prepared outside the writer lock, applied
@@ -760,9 +767,9 @@ static void
 rt_upd_finish(struct rtable *t, struct rt_upd *u, struct channel *sender, u32 debug)
 {
   uint what = u->res & RT_UPD_USABLE;
-  if (u->applied && (debug & D_ROUTES) && what)
+  if (u->applied && what && ((debug & D_ROUTES) || (sender && chan_debug(sender, D_ROUTES))))
     rt_trace_change(t, u->net, sender, what == RT_UPD_REMOVE ? u->old : u->new, what,
-                    what == RT_UPD_REMOVE ? u->old_best : u->new_best);
+                    what == RT_UPD_REMOVE ? u->old_best : u->new_best, debug & D_ROUTES);
   if (u->fresh)
     net_free(u->fresh);
   if (!u->applied && u->new)

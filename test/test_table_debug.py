@@ -70,3 +70,56 @@ def test_table_debug_events(start_daemon, ours_only):
     found = wait_trace(d, "t1", r"^t1: Journal cleanup: \d+ changes freed, \d+ kept for the slowest reader$")
     assert int(found[0].split()[3]) % 407 == 0
     assert not [l for l in traces(d, "t1") if " > added" in l or "Started" in l]
+
+
+PROTO_CONF = """log stderr all;
+router id 10.0.0.1;
+ipv4 table t2;
+protocol device {}
+protocol static s1 { debug %s; ipv4 { import where net != 10.2.0.0/16; }; %s }
+protocol pipe p12 { debug %s; table master4; peer table t2; export where net != 10.3.0.0/16; import none; }
+"""
+
+
+def proto_traces(d, name):
+    return [l.split("<TRACE> ", 1)[1] for l in d.log().splitlines() if "<TRACE> %s." % name in l]
+
+
+def test_protocol_debug_routes_and_filters(start_daemon, ours_only):
+    """A protocol's `debug { routes, filters }` (BIRD 2): what its channels
+    import (`>`: added, updated, removed, filtered out) and export (`<`:
+    added, removed, filtered out), in BIRD 2's lines; `debug P off` (the
+    command) and a protocol without it trace nothing."""
+    routes = "route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole; route 10.3.0.0/16 unreachable;"
+    d = start_daemon(PROTO_CONF % ("{ routes, filters }", routes, "{ routes, filters }"))
+
+    def wait(name, pattern):
+        found = poll(lambda: [l for l in proto_traces(d, name) if re.search(pattern, l)], timeout=10)
+        assert found, "no %r in %s" % (pattern, proto_traces(d, name))
+    wait("s1", r"^s1\.ipv4 > added \[best\] 10\.1\.0\.0/16 \d+L \d+G blackhole$")
+    wait("s1", r"^s1\.ipv4 > filtered out 10\.2\.0\.0/16 \d+L \d+G blackhole$")
+    wait("s1", r"^s1\.ipv4 > added \[best\] 10\.3\.0\.0/16 \d+L \d+G unreachable$")
+    wait("p12", r"^p12\.\S+ < added 10\.1\.0\.0/16 \d+L \d+G blackhole$")
+    wait("p12", r"^p12\.\S+ < filtered out 10\.3\.0\.0/16 \d+L \d+G unreachable$")
+    # the pipe's write into t2 is its import there
+    wait("p12", r"^p12\.\S+ > added \[best\] 10\.1\.0\.0/16 \d+L \d+G blackhole$")
+    # a route changes and one goes
+    d.reconfigure_file(PROTO_CONF % ("{ routes, filters }", "route 10.1.0.0/16 unreachable;", "{ routes, filters }"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    wait("s1", r"^s1\.ipv4 > updated \[best\] 10\.1\.0\.0/16 \d+L \d+G unreachable$")
+    wait("s1", r"^s1\.ipv4 > removed \[best\] 10\.3\.0\.0/16 \d+L \d+G unreachable$")
+    wait("p12", r"^p12\.\S+ < replaced 10\.1\.0\.0/16 \d+L \d+G unreachable$")
+    # the command turns it off: nothing more from s1
+    assert d.raw("debug s1 off") == b"0000 \n"
+    before = len(proto_traces(d, "s1"))
+    # configure brings the config's mask back: s1 traces again, p12 (off
+    # now) not; first the masks, then a route (one configure would run the
+    # route through p12 before p12 had its new mask)
+    d.reconfigure_file(PROTO_CONF % ("{ routes, filters }", "route 10.1.0.0/16 unreachable;", "off"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    d.reconfigure_file(PROTO_CONF % ("{ routes, filters }", "route 10.5.0.0/16 blackhole;", "off"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    wait("s1", r"^s1\.ipv4 > added \[best\] 10\.5\.0\.0/16 ")
+    assert poll(lambda: d.raw("show route 10.5.0.0/16 table t2").find(b"10.5.0.0/16") >= 0, timeout=5)
+    assert not [l for l in proto_traces(d, "p12") if "10.5.0.0" in l]
+    assert len(proto_traces(d, "s1")) > before

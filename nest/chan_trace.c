@@ -1,0 +1,20 @@
+/*
+ * DOC: Route traces of a protocol's `debug { routes, filters }`.
+ *
+ * The lines are BIRD 2's: the channel, `>` for what comes in and `<` for
+ * what goes out, what happened, the network, the route's source ids and
+ * its destination. A table's own `debug routes` (BIRD 3) prints the same
+ * after the table's name (rt_trace_change). The mask is the protocol's,
+ * which the `debug` command changes in the main loop while the channel's
+ * loop, or a writer into a table, reads it.
+ */
+#include "nest/proto.h"
+#include "lib/log.h"
+
+void
+chan_trace(const struct channel *c, char dir, const char *msg, const net_addr *n, const struct rte_src *src,
+           const struct ea_list *a)
+{
+  log_msg(L_TRACE, "%s.%s %c %s %N %luL %uG %s", c->proto->name, c->name ? c->name : "?", dir, msg, n,
+          (unsigned long) src->private_id, src->global_id, a ? rte_dest_names[a->dest] : "?");
+}
