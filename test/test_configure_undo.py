@@ -125,7 +125,9 @@ def test_timeout_expires(start_daemon):
     finally:
         s.close()
     assert poll(lambda: routes(d) == [NET2])
-    assert d.raw("configure status") == IDLE
+    # the undo's routes are in before the protocols have all said they
+    # are done with it
+    assert poll(lambda: d.raw("configure status") == IDLE, timeout=5), d.raw("configure status")
     # the timer's undo was the one undo
     assert d.raw("configure undo") == UNDO_NOTHING
 
