@@ -147,8 +147,8 @@ struct channel {
   u64 export_until;
   enum { CHAN_FEED_NONE = 0, CHAN_FEED_START, CHAN_FEED_RUNNING } feeding;
   struct net *feed_cursor;    /* next net of a running feed (chan_feed_step) */
-  struct net *feed_last;      /* the table's last net when the feed began:
-                                 nets made later come through the journal */
+  struct net *feed_last;      /* proto loop: the table's last net when the feed
+                                 began; nets made later come through the journal */
   net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
                                  within these prefixes only; NULL: every net */
   uint feed_only_count;       /* proto loop */

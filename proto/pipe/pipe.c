@@ -286,8 +286,10 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
   if (old && (!take || new->src != old->src)) {
-    if (!new && pipe_route_there(c, n, old))
-      p->q[c != p->pri].live_gone = 1;
+    /* one lookup per withdrawal, until one batch has a live one */
+    struct pipe_queue *q = &p->q[c != p->pri];
+    if (!new && !q->live_gone && pipe_route_there(c, n, old))
+      q->live_gone = 1;
     pipe_queue(pp, c, n, old->src, NULL, NULL, NULL);
   }
   if (take) {

@@ -31,7 +31,7 @@ struct pipe_queue {
   union { net_addr n; net_addr_roa6 roa6; } net[PIPE_BATCH];
   u8 own[PIPE_BATCH];           /* a reference on im[].attrs is ours (the export filter's list) */
   u32 from[PIPE_BATCH];         /* an update's: the id of the route copied */
-  int live_gone;                /* a withdrawal of a route still in its table */
+  int live_gone;                /* pipe's loop: a withdrawal of a route still in its table */
 };
 
 /* Which protocols write into a table themselves (rt_sender_home), as of
