@@ -16,8 +16,11 @@
  * next resize reuse the old generation's links, so a resize that comes
  * sooner is postponed (chains just run a little longer meanwhile).
  *
- * The index grows when it holds more nodes than buckets and shrinks when it
- * holds fewer than a sixteenth; rcu_hash_maintain() does what had to wait.
+ * The index grows when it holds more nodes than buckets, to four times as
+ * many buckets as nodes, and shrinks when it holds fewer than a sixteenth,
+ * to one node per bucket; rcu_hash_maintain() does what had to wait. Once
+ * nodes stop coming, the caller may compact a grown index to one node per
+ * bucket (rcu_hash_compact).
  *
  * Ownership: struct rcu_hash and the links belong to whoever holds the
  * writer lock; arrays and links are read under RCU by anyone.
@@ -47,6 +50,7 @@ struct rcu_hash {
   struct rcu_hash_array *cur; /* RCU */
   struct rcu_hash_array *retiring;  /* waits for its grace period */
   u32 count;                  /* nodes */
+  u32 inserts;                /* nodes ever inserted (wraps): has any come? */
   u32 min_order;
   int key_offset;             /* of the key from the node (prefetches) */
   rcu_hash_fn hash;
@@ -142,5 +146,15 @@ void rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
  * as an insert or removal would have if it had not had to wait; call now
  * and then (the table's clean-up). */
 void rcu_hash_maintain(struct rcu_hash *h);
+/* More than twice the buckets one node per bucket needs: what a grow
+ * leaves (four times the nodes) until the nodes catch up. */
+int rcu_hash_sparse(const struct rcu_hash *h);
+/* Down to one node per bucket at least, at the cost of rewriting every
+ * node's link: for when nodes have stopped coming (a loaded table). Does
+ * nothing while a retired array waits for its grace period; call again. */
+void rcu_hash_compact(struct rcu_hash *h);
+/* A retired array waits for its grace period; rcu_hash_maintain() frees
+ * it after that. */
+static inline int rcu_hash_retiring(const struct rcu_hash *h) { return !!h->retiring; }
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * Unit tests for lib/rcu_hash.c: lookups, removal and walks against a
  * plain array of what should be there, growing and shrinking (memory
- * follows), a walk resumed from positions while the index grows and
+ * follows), compacting after a grow, a walk resumed from positions while the index grows and
  * shrinks in between (every node once), and readers racing one
  * writer that grows and shrinks the index under them: every key that is
  * always present must always be found, by lookup and by walk.
@@ -134,6 +134,59 @@ test_against_array(void **state UNUSED)
   rcu_read_unlock();
   rcu_hash_free(&h);
   for (u32 k = 0; k < N; k++)
+    free(items[k]);
+  rcu_thread_unregister();
+}
+
+/* A grow goes to four times the nodes (sparse); compacting goes back to
+ * at most two buckets per node, with every node still found, and frees
+ * the grown array after its grace period. */
+static void
+test_grow_then_compact(void **state UNUSED)
+{
+  rcu_thread_register();
+  struct rcu_hash h;
+  rcu_hash_init(&h, 4, item_hash, 0);
+  enum { M = (1 << 12) + 1 };   /* one past a power of two: a grow */
+  static struct item *items[M];
+  for (u32 k = 0; k < M; k++) {
+    /* Before an insert that grows: no grow waits for a grace period,
+     * which would go to one node per bucket. */
+    if (!(k & (k - 1)))
+      grace_and_maintain(&h);
+    items[k] = item_new(k);
+    if (k == M - 1)
+      rcu_read_lock();          /* holds the last grow's grace period */
+    rcu_hash_insert(&h, key_hash(k), &items[k]->node);
+  }
+  size_t grown = rcu_hash_bytes(&h);
+  assert_true(grown >= 4 * (M - 1) * sizeof(void *));
+  assert_true(rcu_hash_sparse(&h));
+
+  /* Not while the array the grow retired waits for its grace period. */
+  rcu_hash_compact(&h);
+  assert_true(rcu_hash_sparse(&h));
+  rcu_read_unlock();
+  grace_and_maintain(&h);
+  assert_true(rcu_hash_sparse(&h));     /* maintenance leaves it grown */
+  rcu_hash_compact(&h);
+  assert_false(rcu_hash_sparse(&h));
+  assert_true(rcu_hash_retiring(&h));   /* the grown array, until its grace period */
+  struct rcu_hash_iter it;
+  rcu_read_lock();
+  for (u32 k = 0; k < M; k++)
+    assert_ptr_equal(find(&h, k, &it), items[k]);
+  rcu_read_unlock();
+  grace_and_maintain(&h);
+  assert_false(rcu_hash_retiring(&h));
+  size_t compact = rcu_hash_bytes(&h);
+  assert_true(compact < grown / 2);
+  assert_true(compact >= M * sizeof(void *));
+  /* Compact already: nothing to do. */
+  rcu_hash_compact(&h);
+  assert_int_equal(rcu_hash_bytes(&h), compact);
+  rcu_hash_free(&h);
+  for (u32 k = 0; k < M; k++)
     free(items[k]);
   rcu_thread_unregister();
 }
@@ -338,6 +391,7 @@ main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_against_array),
+    cmocka_unit_test(test_grow_then_compact),
     cmocka_unit_test(test_walk_resumes_across_resizes),
     cmocka_unit_test(test_readers_and_resizes),
   };

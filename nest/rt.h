@@ -175,6 +175,9 @@ struct rt_reader {
 };
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
+/* A net index that grew ahead of its nets (lib/rcu_hash.h) is compacted
+ * once no net has come for this long: the load is over. */
+#define RT_INDEX_QUIET (S_ 1)
 
 /* Published through rtable.senders (RCU); older, size and next are
  * nest/rt_sender.c's, under its lock (main loop). */
@@ -208,6 +211,11 @@ struct rtable {
   int config_refs;
 
   struct rcu_hash nets;       /* net index; writes under the lock */
+  /* Owner: the table loop (rt_cleanup). The index's insert count when it
+   * last changed, since when, and the timer that looks again. */
+  u32 index_mark;
+  btime index_mark_at;
+  struct timer index_tm;
   struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
   pthread_mutex_t lock;       /* writers */
   /* Counters: changed under the writer lock, read atomically by anyone. */

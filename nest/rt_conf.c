@@ -72,7 +72,6 @@ rt_table_alloc(const char *name, uint net_type)
   t->pool = p;
   t->name = mb_strdup(p, name);
   t->net_type = net_type;
-  rt_index_init(t);
   /* Writers hold it for one step of a batch, a few microseconds: a
    * contender spins a little before it sleeps, instead of a futex wait and
    * wake on every clash (6% of a 100-peer route server's samples) */
@@ -87,6 +86,7 @@ rt_table_alloc(const char *name, uint net_type)
   snprintf(lname, sizeof(lname), "Routing table service %s", t->name);
   t->loop = loop_new(thread_group_sched(NULL), lname);
   ev_init(&t->cleanup_ev, rt_cleanup, t);
+  rt_index_init(t);
   list_init(&t->n);
   return t;
 }

@@ -217,9 +217,43 @@ rt_index_account(struct rtable *t)
   }
 }
 
+/* Under the lock, in the table loop: compact a grown index once no net
+ * has come for RT_INDEX_QUIET. A grow leaves it four times as big as its
+ * nets; kept so, a loaded table would hold up to 16 bytes a net more. */
+static void
+rt_index_settle(struct rtable *t)
+{
+  btime now = loop_now();
+  if (rcu_hash_sparse(&t->nets)) {
+    if (t->nets.inserts != t->index_mark || !t->index_mark_at) {
+      t->index_mark = t->nets.inserts;
+      t->index_mark_at = now;
+    } else if (now - t->index_mark_at >= RT_INDEX_QUIET)
+      rcu_hash_compact(&t->nets);
+  }
+  /* Look again: when the quiet time is over, and until the array a
+   * resize retired is freed after its grace period (once the table is
+   * quiet, nothing else comes to free it). */
+  btime after = 0;
+  if (rcu_hash_sparse(&t->nets))
+    after = MAX(t->index_mark_at + RT_INDEX_QUIET - now, MS_ 20);
+  else if (rcu_hash_retiring(&t->nets))
+    after = MS_ 20;
+  if (after && !tm_active(&t->index_tm))
+    tm_start(&t->index_tm, after);
+}
+
+static void
+rt_index_look(struct timer *tm)
+{
+  struct rtable *t = tm->data;
+  ev_send(t->loop, &t->cleanup_ev);
+}
+
 void
 rt_index_init(struct rtable *t)
 {
+  tm_init(&t->index_tm, t->loop, rt_index_look, t);
   rcu_hash_init(&t->nets, RT_INDEX_MIN_ORDER, rt_node_hash,
                 (int) (offsetof(struct net, n) - offsetof(struct net, node)));
   rt_index_account(t);
@@ -1206,6 +1240,7 @@ rt_cleanup(void *data)
   rcu_read_lock();
   pthread_mutex_lock(&t->lock);
   rcu_hash_maintain(&t->nets);
+  rt_index_settle(t);
   rt_index_account(t);
   u64 min = t->jend, limit = rt_laggard_limit(t);
   btime now = time_mono_now();
@@ -1298,6 +1333,7 @@ rt_table_destroy_data(struct rtable *t)
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
   mem_account(MEM_TABLES, 0, -(s64) t->index_bytes);
   t->index_bytes = 0;
+  tm_stop(&t->index_tm);
   rcu_hash_free(&t->nets);
   free(t->id_map);
   t->id_map = NULL;

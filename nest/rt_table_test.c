@@ -1251,6 +1251,59 @@ test_import_press(void **state)
   two_srcs_free(&x);
 }
 
+/* Grown, or waiting to free an array it retired. */
+static int
+index_sparse(struct rtable *t, size_t *bytes)
+{
+  pthread_mutex_lock(&t->lock);
+  int sparse = rcu_hash_sparse(&t->nets) || rcu_hash_retiring(&t->nets);
+  *bytes = t->index_bytes;
+  pthread_mutex_unlock(&t->lock);
+  return sparse;
+}
+
+/* A net index that grew (to four times its nets) is compacted once no net
+ * has come for RT_INDEX_QUIET, by the table's own timer; every net stays
+ * found. */
+static void
+test_index_compacts_when_quiet(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  pthread_mutex_lock(&t->lock);
+  u32 more = t->nets.cur->mask + 1 - t->nets.count + 1;    /* one past full: a grow */
+  pthread_mutex_unlock(&t->lock);
+  const u32 base = 300000;
+  net_addr n;
+  for (u32 k = 0; k < more; k++) {
+    net4(&n, base + k);
+    rt_update(t, &n, x.s1, NULL, x.lo, 0);
+  }
+  loop_call_sync(t->loop, rt_cleanup, t);   /* a grow that waited; the quiet time starts */
+  size_t grown, now;
+  pthread_mutex_lock(&t->lock);
+  assert_true(rcu_hash_sparse(&t->nets));
+  pthread_mutex_unlock(&t->lock);
+  index_sparse(t, &grown);
+  btime until = time_mono_now() + RT_INDEX_QUIET + S_ 5;
+  while (index_sparse(t, &now) && time_mono_now() < until)
+    usleep(20000);
+  assert_false(index_sparse(t, &now));
+  assert_true(now < grown);
+  rcu_read_lock();
+  for (u32 k = 0; k < more; k++) {
+    net4(&n, base + k);
+    assert_non_null(rt_find_net(t, &n));
+  }
+  rcu_read_unlock();
+  for (u32 k = 0; k < more; k++) {
+    net4(&n, base + k);
+    rt_update(t, &n, x.s1, NULL, NULL, 0);
+  }
+  two_srcs_free(&x);
+}
+
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
  * the main loop, which the table code sends its cleanup events through. */
 static const struct CMUnitTest tests[] = {
@@ -1266,6 +1319,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_import_press),
+  cmocka_unit_test(test_index_compacts_when_quiet),
 };
 
 int
