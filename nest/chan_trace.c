@@ -12,9 +12,16 @@
 #include "lib/log.h"
 
 void
+chan_trace_as(const char *proto, const char *chan, char dir, const char *msg, const net_addr *n,
+              const struct rte_src *src, const struct ea_list *a)
+{
+  log_msg(L_TRACE, "%s.%s %c %s %N %luL %uG %s", proto, chan ? chan : "?", dir, msg, n,
+          (unsigned long) src->private_id, src->global_id, a ? rte_dest_names[a->dest] : "?");
+}
+
+void
 chan_trace(const struct channel *c, char dir, const char *msg, const net_addr *n, const struct rte_src *src,
            const struct ea_list *a)
 {
-  log_msg(L_TRACE, "%s.%s %c %s %N %luL %uG %s", c->proto->name, c->name ? c->name : "?", dir, msg, n,
-          (unsigned long) src->private_id, src->global_id, a ? rte_dest_names[a->dest] : "?");
+  chan_trace_as(c->proto->name, c->name, dir, msg, n, src, a);
 }

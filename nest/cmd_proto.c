@@ -267,18 +267,12 @@ proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct
 
 /* States, routes and filters are traced (nest/chan_trace.c), for all
  * the protocol's channels. */
-static void
-proto_set_debug(struct proto *p, u32 mask)
-{
-  uatomic_set(&p->debug, mask);
-}
-
 void
 cmd_proto_debug(struct cli *c, const struct proto_target *t, u32 mask)
 {
   if (cli_access_restricted(c))
     return;
-  if (proto_target_walk(c, t, t->channel_type ? NULL : proto_set_debug, mask) == 0)
+  if (proto_target_walk(c, t, t->channel_type ? NULL : proto_debug_set, mask) == 0)
     cli_done(c);
 }
 

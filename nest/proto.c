@@ -403,6 +403,15 @@ proto_src_unref(struct proto *p)
     ev_send(main_loop(), &p->free_ev);
 }
 
+u32 proto_debug_gen;
+
+void
+proto_debug_set(struct proto *p, u32 mask)
+{
+  uatomic_set(&p->debug, mask);
+  uatomic_add_return(&proto_debug_gen, 1);    /* a full barrier: the mask first */
+}
+
 static int
 channels_compatible(struct proto_config *a, struct proto_config *b)
 {
@@ -436,7 +445,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   if (nc->disabled != oc->disabled)
     p->disabled = nc->disabled;
   p->cf = nc;
-  uatomic_set(&p->debug, nc->debug);   /* as BIRD: a `debug` command lasts until the next configure */
+  proto_debug_set(p, nc->debug);   /* as BIRD: a `debug` command lasts until the next configure */
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
     proto_hold_config(p, nc->global);
@@ -521,7 +530,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       /* Incompatible: restart with the new config. */
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
-      uatomic_set(&p->debug, nc->debug);
+      proto_debug_set(p, nc->debug);
       p->disabled = nc->disabled;
       proto_hold_config(p, nc->global);
       changed++;

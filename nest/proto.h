@@ -497,6 +497,12 @@ static inline int chan_sent(const struct channel *c, const struct rte *r)
   return r->sender && r->sender == c->sender_id;
 }
 
+/* Main loop: set p's debug mask (the `debug` command, a configure). */
+void proto_debug_set(struct proto *p, u32 mask);
+/* Atomic: bumped after any protocol's debug mask changed, for those who
+ * trace for others (BGP's update groups) and look again only then. */
+extern u32 proto_debug_gen;
+
 /* Route traces (nest/chan_trace.c): is the protocol's `debug` flag on? */
 static inline int chan_debug(const struct channel *c, u32 flag)
 {
@@ -504,6 +510,10 @@ static inline int chan_debug(const struct channel *c, u32 flag)
 }
 void chan_trace(const struct channel *c, char dir, const char *msg, const net_addr *n, const struct rte_src *src,
                 const struct ea_list *a);
+/* The same line for a channel that someone else exports for (a BGP
+ * session in an update group). */
+void chan_trace_as(const char *proto, const char *chan, char dir, const char *msg, const net_addr *n,
+                   const struct rte_src *src, const struct ea_list *a);
 
 /* Export map (nest/channel_export_map.c): bit per route id, exported or
  * not. Written in the channel's loop; chan_exported_route() may run in any

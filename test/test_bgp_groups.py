@@ -645,3 +645,70 @@ def test_rejoin_under_churn(start_daemon, ours_only):
     assert joins() == 3 and classes_of(log, "c")[2] == classes_of(log, "a")[0], log
     assert log.count("c: Exports alone") == 2 and "joined where it was" in log, log
     assert "Too slow" not in log, log
+
+
+def member_traces(d, name):
+    return [l.split("<TRACE> ", 1)[1] for l in d.log().splitlines() if "<TRACE> %s.ipv4 <" % name in l]
+
+
+def test_member_debug_traces_its_exports(start_daemon, ours_only):
+    """A client in an update group traces with `debug { routes, filters }`
+    what it gets, in BIRD 2's lines, as it would exporting alone: added,
+    replaced and removed, filtered out by its own filter, rejected by
+    protocol for its own routes; and what the group fed it when it came.
+    Its neighbours in the group, without debug, trace nothing; `debug b
+    off` and `debug b { routes }` (the command) act on the next change."""
+    port = free_ports(1)[0]
+    out = ["router id 10.106.0.1;", "protocol device {}"]
+    for name, (addr, asn) in sorted(CLIENTS.items()):
+        extra = {"b": "debug { routes, filters };", "d": "debug { routes };"}.get(name, "")
+        exp = "where net != 10.107.2.0/24" if name == "b" else "all"
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " rs client; %s ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, extra, exp))
+    d = start_daemon("\n".join(out) + "\n")
+    a, b, c = (Client(n, port) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    assert all(len(classes_of(d.log(), n)) == 1 for n in "abc"), d.log()
+
+    def wait(name, pattern):
+        found = poll(lambda: [l for l in member_traces(d, name) if re.search(pattern, l)], timeout=10)
+        assert found, "no %r in %s" % (pattern, member_traces(d, name))
+    route = r" \d+L \d+G \S+$"
+    announce(a, "10.107.1.0/24", [65002, 65100])
+    announce(a, "10.107.2.0/24", [65002])
+    b.wait(lambda x: x.rib == {"10.107.1.0/24": 65002})
+    wait("b", r"^b\.ipv4 < added 10\.107\.1\.0/24" + route)
+    wait("b", r"^b\.ipv4 < filtered out 10\.107\.2\.0/24" + route)
+    # its own route is not sent back to it
+    announce(b, "10.107.5.0/24", [65003])
+    a.wait(lambda x: "10.107.5.0/24" in x.rib)
+    wait("b", r"^b\.ipv4 < rejected by protocol 10\.107\.5\.0/24" + route)
+    # a shorter path from c replaces a's; then both go
+    announce(c, "10.107.1.0/24", [65004])
+    wait("b", r"^b\.ipv4 < replaced 10\.107\.1\.0/24" + route)
+    withdraw(a, "10.107.1.0/24")
+    withdraw(c, "10.107.1.0/24")
+    b.wait(lambda x: "10.107.1.0/24" not in x.rib)
+    wait("b", r"^b\.ipv4 < removed 10\.107\.1\.0/24" + route)
+    # d comes late, with routes traced: the group's feed of it
+    late = Client("d", port)
+    late.wait(lambda x: x.eor == 1 and "10.107.5.0/24" in x.rib)
+    wait("d", r"^d\.ipv4 < added 10\.107\.5\.0/24" + route)
+    assert len(classes_of(d.log(), "d")) == 1, d.log()
+    assert not member_traces(d, "a") and not member_traces(d, "c")
+    assert not [l for l in member_traces(d, "d") if "filtered" in l or "rejected" in l]
+
+    # the command: off, then routes only, each from the next change on
+    assert d.raw("debug b off") == b"0000 \n"
+    before = len(member_traces(d, "b"))
+    announce(a, "10.107.6.0/24", [65002])
+    b.wait(lambda x: "10.107.6.0/24" in x.rib)
+    late.wait(lambda x: "10.107.6.0/24" in x.rib)
+    assert len(member_traces(d, "b")) == before
+    assert d.raw("debug b { routes }") == b"0000 \n"
+    announce(a, "10.107.7.0/24", [65002])
+    announce(a, "10.107.2.0/24", [65002, 65100])
+    wait("b", r"^b\.ipv4 < added 10\.107\.7\.0/24" + route)
+    c.wait(lambda x: "10.107.7.0/24" in x.rib and "10.107.2.0/24" in x.rib)
+    assert not [l for l in member_traces(d, "b")[before:] if "10.107.2.0" in l or "10.107.6.0" in l]

@@ -19,6 +19,7 @@ static void
 gm_free(struct bgp_gmember *gm)
 {
   bgp_export_profile_put(gm->xprof);
+  proto_src_unref(gm->proto);
   free(gm);
 }
 
@@ -251,6 +252,7 @@ group_member_list(struct bgp_group *g, struct bgp_gmember *gm, u32 id)
   gm->listed = 1;
   list_add_tail(&g->members, &gm->n);
   hash_insert(&g->by_proto, &gm->hn, hash_ptr(gm->proto));
+  group_class_look(g);
 }
 
 /* It gave up before it saw the cursor. */
@@ -606,6 +608,7 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
     .llgr_peer = !!p->caps.llgr_peer,
   };
   gm->proto = &p->p;
+  proto_src_ref(gm->proto);
   gm->config = cfg;
   gm->join_eor = eor;
   gm->cc = bc->c->cf;

@@ -281,6 +281,58 @@ cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const str
 }
 
 void
+group_class_look(struct bgp_group *g)
+{
+  g->traced_gen = uatomic_read(&proto_debug_gen);
+  cmm_smp_rmb();                /* then the masks */
+  g->traced = 0;
+  for (uint i = 0; i < g->ncls; i++)
+    g->cls[i]->traced = 0;
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+    if (gm->in_class) {
+      u32 d = uatomic_read(&gm->proto->debug) & (D_ROUTES | D_FILTERS);
+      gm->cls->traced |= d;
+      g->traced |= d;
+    }
+}
+
+/* The member's traces, as its own export would print them
+ * (chan_export_one), or 0 when it has none on. */
+static u32
+cls_member_debug(const struct bgp_gmember *gm)
+{
+  if (!gm->in_class || !gm->cls->traced || uatomic_read(&gm->state) == GM_LEAVING)
+    return 0;
+  return uatomic_read(&gm->proto->debug) & (D_ROUTES | D_FILTERS);
+}
+
+/* What a change did for each traced member: the group's flush sends it
+ * for them all. A member never gets its own routes (BGP's rules). */
+static void
+cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                 const struct bgp_gmember *now_gm, const struct bgp_gmember *was_gm)
+{
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n) {
+    u32 d = cls_member_debug(gm);
+    if (!d)
+      continue;
+    uint i = gm->cls->id;
+    /* a verdict again, for traces only: filters are functions of the route */
+    bool takes = new && cls_run(g, gm->cls, n, new, new->attrs, NULL, NULL);
+    bool new_exp = takes && g->cls_now[i] && now_gm != gm;
+    bool old_exp = bgp_class_has(g->cls_had, i) && was_gm != gm;
+    if (new && !new_exp && (d & D_FILTERS))
+      chan_trace_as(gm->name, gm->cc->name, '<', takes || now_gm == gm ? "rejected by protocol" : "filtered out", n,
+                    new->src, new->attrs);
+    if ((new_exp || old_exp) && (d & D_ROUTES)) {
+      const struct rte *r = new_exp ? new : old;
+      chan_trace_as(gm->name, gm->cc->name, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n,
+                    r->src, r->attrs);
+    }
+  }
+}
+
+void
 group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
                    const struct ea_list *new_src)
 {
@@ -292,6 +344,8 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
   struct ea_list **now = g->cls_now;
   u32 *had = g->cls_had;
   bool any = false;
+  if (uatomic_read(&proto_debug_gen) != g->traced_gen)
+    group_class_look(g);
   for (uint i = 0; i < count; i++) {
     struct group_class *k = g->cls[i];
     if (!k->members)
@@ -312,6 +366,8 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
     if (was_gm && was_gm->cls == k && took)
       uatomic_set(&was_gm->own_routes, uatomic_read(&was_gm->own_routes) - 1);
   }
+  if (g->traced)
+    cls_trace_change(g, n, new, old, now_gm, was_gm);
   if (any)
     bgp_gout_change_classes(g->out, n, now, now_src, now_gm ? now_gm->cls->id : 0, had, was_src);
   cls_results_drop(&res);
@@ -334,10 +390,17 @@ group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, 
   const struct group_walk *w = &g->walk;
   struct cls_results res = cls_scratch(g);
   struct ea_list **now = g->cls_now;
+  if (uatomic_read(&proto_debug_gen) != g->traced_gen)
+    group_class_look(g);
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
     if (bgp_class_has(w->classes, i) && g->cls[i]->members)
       cls_run(g, g->cls[i], n, exp, src, &now[i], &res);
+  if (g->traced)
+    LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+      if (gm->walk == w->cohort && gm->id != but && (cls_member_debug(gm) & D_ROUTES) &&
+          bgp_class_has(w->classes, gm->cls->id) && now[gm->cls->id])
+        chan_trace_as(gm->name, gm->cc->name, '<', "added", n, exp->src, exp->attrs);
   bgp_gout_feed_classes(g->out, n, now, g->walk.cohort, but);
   cls_results_drop(&res);
 }

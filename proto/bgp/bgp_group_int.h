@@ -85,12 +85,15 @@ struct group_class {
   u32 routes;                   /* atomic, group's loop writes: routes the class gets */
   u64 filtered;                 /* atomic, group's loop writes: updates its filter rejected */
   bool counting;                /* routes is not counted yet (group_class_count) */
+  u32 traced;                   /* D_ROUTES, D_FILTERS: some member's `debug`, as of the last look */
 };
 
 struct bgp_gmember {
   /* Set by bgp_group_join(), immutable after. */
   struct bgp_group_key key;
-  const void *proto;            /* the member session: identity only, never read by the group */
+  /* The member session, held (proto_src_ref) until gm is freed: the group
+   * tells its routes by it and reads its debug mask, nothing else. */
+  struct proto *proto;
   struct config *config;        /* the config its filters live in, held from the main loop's join on */
   const struct filter *filter;  /* its export filter, for its class (FILTER_ACCEPT: the key's) */
   int config_held;              /* by the main loop, which drops it */
@@ -203,6 +206,8 @@ struct bgp_group {
   struct group_walk walk;
   struct timer settle;
   struct timer count_tm;        /* counts the routes of new classes (group_class_count) */
+  u32 traced;                   /* some class's traced, as of the last look (group_class_look) */
+  u32 traced_gen;               /* proto_debug_gen at the last look */
   struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
 };
 
@@ -219,6 +224,10 @@ int group_busy(struct bgp_group *g);
 /* gm's class: the one of its filter, made if none (pending packed first) */
 void group_class_enter(struct bgp_group *g, struct bgp_gmember *gm);
 void group_class_leave(struct bgp_group *g, struct bgp_gmember *gm);
+/* Which classes have a member whose `debug` traces routes or filters:
+ * the group traces each change for them (as their own export would).
+ * Looks again when a member comes and when a debug mask changed. */
+void group_class_look(struct bgp_group *g);
 /* The table's exported route for n changed from old to new (rt_notify). */
 void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
                         const struct ea_list *new_src);
