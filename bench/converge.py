@@ -258,10 +258,36 @@ def one_run(args, binary, version, threads):
             if args.settle:
                 time.sleep(args.settle)
                 sys.stderr.write("RSS %g s later: %d KiB\n%s" % (args.settle, proc_mem(dut.pid)[0], ctl(sock, "show memory")))
+        if args.stop_peak and args.stop_peak_peers:
+            # the peers alone go: their routes are flushed while the
+            # daemon runs on
+            blast.send_signal(signal.SIGTERM)
+            peak, t1 = 0, time.time()
+            while time.time() - t1 < args.timeout:
+                peak = max(peak, proc_mem(dut.pid)[0])
+                if re.search(r"\b0 of 0 routes for 0 networks in table master4", ctl(sock, "show route count")):
+                    break
+                time.sleep(0.02)
+            sys.stderr.write("%s: RSS at convergence %d KiB, peak while the peers' routes went %d KiB (%.1f s)\n"
+                             % (version, rss, peak, time.time() - t1))
     finally:
-        for p in (blast, dut):
+        for p in ((dut,) if args.stop_peak_daemon else (blast, dut)):
             if p:
                 p.send_signal(signal.SIGTERM)
+        if args.stop_peak and not args.stop_peak_peers and dut and table_done is not None:
+            # peers and the daemon stop together, as the bench does: the
+            # peers' sessions may close (and their routes be flushed)
+            # before the daemon's own shutdown begins
+            peak = 0
+            while dut.poll() is None:
+                try:
+                    peak = max(peak, proc_mem(dut.pid)[0])
+                except (OSError, ValueError, AttributeError):
+                    break           # gone, or a zombie without VmRSS
+                time.sleep(0.01)
+            sys.stderr.write("%s: RSS at convergence %d KiB, peak while stopping %d KiB\n" % (version, rss, peak))
+        if blast and args.stop_peak_daemon:
+            blast.send_signal(signal.SIGTERM)
         for p in (blast, dut):
             if not p:
                 continue
@@ -309,6 +335,12 @@ def main():
                          "by `configure` and print the DUT's CPU time until it idles again to stderr")
     ap.add_argument("--enhanced-refresh", action="store_true",
                     help="the injector's sessions offer enhanced route refresh (RFC 7313)")
+    ap.add_argument("--stop-peak", action="store_true",
+                    help="report the daemon's highest RSS from the stop of peers and daemon to its exit")
+    ap.add_argument("--stop-peak-peers", action="store_true",
+                    help="with --stop-peak: stop the peers first and watch until their routes are gone")
+    ap.add_argument("--stop-peak-daemon", action="store_true",
+                    help="with --stop-peak: stop the daemon first, its peers still connected")
     ap.add_argument("--settle", type=float, default=0,
                     help="with --show-memory: wait this long after convergence and show memory again")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")

@@ -133,12 +133,17 @@ rh_fit(const struct rcu_hash *h)
  * every node's link, a cache miss per node, and a table loaded from empty
  * (a peer's full table) then rewrites a third of its nodes instead of all
  * of them. At 1M inserts that was 40% of their time. The buckets cost 8
- * to 32 bytes per node instead of 8 to 16. A grow that had to wait for a
- * grace period goes to one node per bucket at least. */
+ * to 32 bytes per node instead of 8 to 16; past RH_GROW4_MAX_ORDER (8 MB
+ * of buckets) it doubles again, where 16 bytes per node more would be
+ * tens of megabytes. A grow that had to wait for a grace period goes to
+ * one node per bucket at least. */
+#define RH_GROW4_MAX_ORDER 20
 static uint
 rh_grow_order(const struct rcu_hash *h)
 {
-  return MIN(MAX(rh_order(h->cur) + 2, rh_fit(h)), 31);
+  uint order = rh_order(h->cur);
+  uint to = order + 2 <= RH_GROW4_MAX_ORDER ? order + 2 : order + 1;
+  return MIN(MAX(to, rh_fit(h)), 31);
 }
 
 void

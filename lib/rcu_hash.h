@@ -17,7 +17,7 @@
  * sooner is postponed (chains just run a little longer meanwhile).
  *
  * The index grows when it holds more nodes than buckets, to four times as
- * many buckets as nodes, and shrinks when it holds fewer than a sixteenth,
+ * many buckets as nodes (twice past a million buckets), and shrinks when it holds fewer than a sixteenth,
  * to one node per bucket; rcu_hash_maintain() does what had to wait. Once
  * nodes stop coming, the caller may compact a grown index to one node per
  * bucket (rcu_hash_compact).

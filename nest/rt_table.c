@@ -329,45 +329,34 @@ rte_release(struct rtable *t, struct rte *r)
   rt_unlock_source(r->src);
 }
 
-/* Table teardown frees millions of routes and nets: one grace period and
- * one allocation per batch of them, not per object. */
-#define RT_FREE_BATCH 1024
-struct rt_free_batch {
+/* A torn-down table's nets and routes, with the index that holds them:
+ * freed by a walk of that index after one grace period, when no reader
+ * can be on them. Freeing them one by one through batches of pointers
+ * took 16 bytes per object at the very moment (67 MB for the 4.2M routes
+ * and nets of a 10 x 300k route server, whose RSS then rose by 40% on
+ * the way out), and removing each net from the index shrank it again and
+ * again. */
+struct rt_corpse {
   struct rcu_head rcu;
-  uint n;
-  struct { struct shslab *slab; void *ptr; } e[RT_FREE_BATCH];
+  struct rcu_hash nets;
 };
 
 static void
-rt_free_batch_rcu(struct rcu_head *h)
+rt_corpse_free_rcu(struct rcu_head *h)
 {
-  struct rt_free_batch *b = caa_container_of(h, struct rt_free_batch, rcu);
-  for (uint i = 0; i < b->n; i++)
-    shslab_free(b->e[i].slab, b->e[i].ptr);
-  free(b);
-}
-
-static void
-rt_free_batch_send(struct rt_free_batch **bp)
-{
-  if (*bp)
-    call_rcu(&(*bp)->rcu, rt_free_batch_rcu);
-  *bp = NULL;
-}
-
-static void
-rt_free_later(struct rt_free_batch **bp, struct shslab *slab, void *ptr)
-{
-  struct rt_free_batch *b = *bp;
-  if (!b) {
-    if (!(b = *bp = malloc(sizeof(*b))))
-      die("Out of memory");
-    b->n = 0;
+  struct rt_corpse *c = caa_container_of(h, struct rt_corpse, rcu);
+  struct rcu_hash_iter it;
+  for (struct rcu_hash_node *x = rcu_hash_walk(&c->nets, 0, &it), *next; x; x = next) {
+    next = rcu_hash_next(&it);          /* before x goes */
+    struct net *n = caa_container_of(x, struct net, node);
+    for (struct rte *r = n->routes, *rn; r; r = rn) {
+      rn = r->next;
+      shslab_free(rte_slab, r);
+    }
+    shslab_free(net_slab[n->n.type], n);
   }
-  b->e[b->n].slab = slab;
-  b->e[b->n].ptr = ptr;
-  if (++b->n == RT_FREE_BATCH)
-    rt_free_batch_send(bp);
+  rcu_hash_free(&c->nets);
+  free(c);
 }
 
 /* --- Journal --- */
@@ -1314,27 +1303,25 @@ rt_table_destroy_data(struct rtable *t)
   }
   t->jfirst = t->jlast = NULL;
   /* Remaining routes: none after a reconfigure removed the table (its
-   * channels flushed them), all of them at daemon shutdown (channel_down()). */
+   * channels flushed them), all of them at daemon shutdown (channel_down()).
+   * What they hold goes now; they go with their index, later. */
   struct rcu_hash_iter it;
-  struct rt_free_batch *fb = NULL;
-  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
-    for (struct rte *r = n->routes, *next; r; r = next) {
-      next = r->next;
+  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
+    for (struct rte *r = n->routes; r; r = r->next)
       rte_release(t, r);
-      rt_free_later(&fb, rte_slab, r);
-    }
-    rcu_hash_remove(&t->nets, rt_net_hash(&n->n), &n->node);
-    rt_feed_unlink(t, n);
-    rt_free_later(&fb, net_slab[n->n.type], n);
-  }
-  rt_free_batch_send(&fb);
+  struct rt_corpse *corpse = malloc(sizeof(*corpse));
+  if (!corpse)
+    die("Out of memory");
+  corpse->nets = t->nets;
+  memset(&t->nets, 0, sizeof(t->nets));
+  t->feed_head = t->feed_tail = NULL;
+  call_rcu(&corpse->rcu, rt_corpse_free_rcu);
   pthread_mutex_unlock(&t->lock);
   rcu_read_unlock();
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
   mem_account(MEM_TABLES, 0, -(s64) t->index_bytes);
   t->index_bytes = 0;
   tm_stop(&t->index_tm);
-  rcu_hash_free(&t->nets);
   free(t->id_map);
   t->id_map = NULL;
 }
