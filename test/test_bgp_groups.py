@@ -538,8 +538,12 @@ def test_stalled_client_let_go(start_daemon, ours_only):
     # It stops reading; every round replaces all 20,000 routes by new ones,
     # about 170 kB more in the log each round once the socket buffers are
     # full. Let go at 4 MB behind (a small table), the log stops growing.
-    mem, evicted = [], None
-    for rnd in range(1, 91):
+    # Its memory settles within some rounds after that (what it was sent
+    # alone drains into its socket: 10 rounds here, more on a busy
+    # machine), so the rounds go on until 60 after it was let go.
+    mem, evicted, rnd = [], None, 0
+    while rnd < 90 or (evicted and rnd < evicted + 60) or (not evicted and rnd < 60):
+        rnd += 1
         send_round(rnd)
         s.send(msg(4))
         want = set(prefixes(rnd))
@@ -547,7 +551,7 @@ def test_stalled_client_let_go(start_daemon, ours_only):
         mem.append(memory(d, "Protocols"))
         if evicted is None and "slow: Too slow for update group" in d.log():
             evicted = rnd
-    rounds = 90
+    rounds = rnd
     assert evicted and evicted <= 60, d.log()
     assert "a: Too slow" not in d.log()
     # Kept then: the withdrawals it passed over (no more than the log held)
@@ -555,7 +559,7 @@ def test_stalled_client_let_go(start_daemon, ours_only):
     # letting it go: 13 MB and 5 MB more every 30 rounds.
     kb = [int(m) >> 10 for m in mem]
     assert max(mem) - base < 10 << 20, (base, kb)
-    assert mem[-1] - mem[-30] < 512 << 10, (evicted, kb)
+    assert mem[-1] - mem[-25] < 512 << 10, (evicted, kb)
 
     # reading again: exactly the last round, nothing withdrawn left over
     read_until(s, srib, want)
