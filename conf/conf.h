@@ -86,6 +86,7 @@ struct config {
   struct lnode logfiles;      /* struct log_config */
   struct timeformat tf_route, tf_proto, tf_base, tf_log;
   u32 proto_default_debug;
+  u32 channel_default_debug;  /* `debug channels` */
   uint threads;               /* `threads N`; 0 = number of cores */
   struct lnode thread_groups; /* struct thread_group_config */
 

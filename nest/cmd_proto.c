@@ -242,7 +242,7 @@ proto_has_channel(const struct proto_config *pc, uint net_type)
 /* As BIRD 2's proto_apply_cmd: a pattern that matches nothing is 8003; a
  * channel that does not exist is a parse-time error there (9001). */
 static int
-proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct proto *, u32), u32 mask)
+proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct proto *, uint, u32), u32 mask)
 {
   int any = 0;
   LIST_WALK_ENTRY(p, proto_list(), struct proto, n) {
@@ -256,7 +256,7 @@ proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct
     }
     any = 1;
     if (fn)
-      fn(p, mask);
+      fn(p, t->channel_type, mask);
   }
   if (!any) {
     cli_printf(c, 8003, "No protocols match");
@@ -266,13 +266,23 @@ proto_target_walk(struct cli *c, const struct proto_target *t, void (*fn)(struct
 }
 
 /* States, routes and filters are traced (nest/chan_trace.c), for all
- * the protocol's channels. */
+ * the protocol's channels; `debug p.ipv4 ...` sets that channel's own
+ * mask (or'ed with the protocol's). */
+static void
+proto_target_debug(struct proto *p, uint channel_type, u32 mask)
+{
+  if (channel_type)
+    proto_channel_debug_set(p, channel_type, mask);
+  else
+    proto_debug_set(p, mask);
+}
+
 void
 cmd_proto_debug(struct cli *c, const struct proto_target *t, u32 mask)
 {
   if (cli_access_restricted(c))
     return;
-  if (proto_target_walk(c, t, t->channel_type ? NULL : proto_debug_set, mask) == 0)
+  if (proto_target_walk(c, t, proto_target_debug, mask) == 0)
     cli_done(c);
 }
 

@@ -83,7 +83,7 @@ global_option: GRACEFUL RESTART WAIT expr { cx->conf->gr_wait = $4; } ;
 
 /* debug protocols / debug in protocols */
 global_option: DEBUG PROTOCOLS proto_debug_mask { cx->conf->proto_default_debug = $3; } ;
-global_option: DEBUG CHANNELS proto_debug_mask { } ;
+global_option: DEBUG CHANNELS proto_debug_mask { cx->conf->channel_default_debug = $3; } ;
 proto_debug_mask:
    ALL { $$ = ~0U; }
  | OFF { $$ = 0; }

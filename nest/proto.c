@@ -341,6 +341,34 @@ proto_reconf_done_hook(void *data)
     ev_send(main_loop(), reconf_done);
 }
 
+u32 proto_debug_gen;
+
+void
+proto_debug_set(struct proto *p, u32 mask)
+{
+  uatomic_set(&p->debug, mask);
+  uatomic_add_return(&proto_debug_gen, 1);    /* a full barrier: the mask first */
+}
+
+void
+proto_channel_debug_set(struct proto *p, uint net_type, u32 mask)
+{
+  uatomic_set(&p->chan_debug[net_type], mask);
+  uatomic_add_return(&proto_debug_gen, 1);
+}
+
+/* The masks of a config: the protocol's and its channel blocks' (as BIRD,
+ * a `debug` command lasts until the next configure). */
+static void
+proto_debug_config(struct proto *p, const struct proto_config *pc)
+{
+  for (uint t = 0; t < NET_MAX; t++)
+    uatomic_set(&p->chan_debug[t], 0);
+  LIST_WALK_ENTRY(cc, &pc->channels, struct channel_config, n)
+    uatomic_set(&p->chan_debug[cc->net_type], cc->debug);
+  proto_debug_set(p, pc->debug);
+}
+
 static struct proto *
 proto_new(struct proto_config *pc)
 {
@@ -354,7 +382,7 @@ proto_new(struct proto_config *pc)
   p->class = pc->class;
   p->name = mb_strdup(pl, pc->name);
   p->cf = pc;
-  uatomic_set(&p->debug, pc->debug);
+  proto_debug_config(p, pc);
   p->config_held = pc->global;
   config_ref(pc->global);
   p->disabled = pc->disabled;
@@ -403,15 +431,6 @@ proto_src_unref(struct proto *p)
     ev_send(main_loop(), &p->free_ev);
 }
 
-u32 proto_debug_gen;
-
-void
-proto_debug_set(struct proto *p, u32 mask)
-{
-  uatomic_set(&p->debug, mask);
-  uatomic_add_return(&proto_debug_gen, 1);    /* a full barrier: the mask first */
-}
-
 static int
 channels_compatible(struct proto_config *a, struct proto_config *b)
 {
@@ -445,7 +464,7 @@ proto_reconfigure(struct proto *p, struct proto_config *nc)
   if (nc->disabled != oc->disabled)
     p->disabled = nc->disabled;
   p->cf = nc;
-  proto_debug_set(p, nc->debug);   /* as BIRD: a `debug` command lasts until the next configure */
+  proto_debug_config(p, nc);
   if (!p->loop || p->stopping) {
     /* Not running: the next start uses the new config. */
     proto_hold_config(p, nc->global);
@@ -530,7 +549,7 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       /* Incompatible: restart with the new config. */
       log_msg(L_INFO, "Restarting protocol %s", p->name);
       p->cf = nc;
-      proto_debug_set(p, nc->debug);
+      proto_debug_config(p, nc);
       p->disabled = nc->disabled;
       proto_hold_config(p, nc->global);
       changed++;

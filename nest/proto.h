@@ -205,6 +205,11 @@ struct proto {
   u32 debug;                  /* atomic, main loop writes: debug mask, the
                                  config's until the `debug` command changes
                                  it; read by route traces (chan_debug) */
+  /* The same for each channel, by net type (a protocol has one channel of
+   * each): a channel block's own `debug`, or'ed with the protocol's. Here,
+   * not in the channel, so that who traces for a channel (an update
+   * group) may read it as long as it holds the protocol. */
+  u32 chan_debug[NET_MAX];
 
   /* One run (start to down). */
   pool *run_pool;             /* owner: proto loop while it runs; main frees it */
@@ -497,8 +502,10 @@ static inline int chan_sent(const struct channel *c, const struct rte *r)
   return r->sender && r->sender == c->sender_id;
 }
 
-/* Main loop: set p's debug mask (the `debug` command, a configure). */
+/* Main loop: set p's debug mask (the `debug` command); with net_type,
+ * that channel's instead. */
 void proto_debug_set(struct proto *p, u32 mask);
+void proto_channel_debug_set(struct proto *p, uint net_type, u32 mask);
 /* Atomic: bumped after any protocol's debug mask changed, for those who
  * trace for others (BGP's update groups) and look again only then. */
 extern u32 proto_debug_gen;
@@ -506,7 +513,7 @@ extern u32 proto_debug_gen;
 /* Route traces (nest/chan_trace.c): is the protocol's `debug` flag on? */
 static inline int chan_debug(const struct channel *c, u32 flag)
 {
-  return uatomic_read(&c->proto->debug) & flag;
+  return (uatomic_read(&c->proto->debug) | uatomic_read(&c->proto->chan_debug[c->net_type])) & flag;
 }
 void chan_trace(const struct channel *c, char dir, const char *msg, const net_addr *n, const struct rte_src *src,
                 const struct ea_list *a);

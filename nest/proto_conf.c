@@ -136,7 +136,7 @@ channel_config_start(struct cf_context *cx, uint net_type)
     cc->name = net_type_names[net_type];
     cc->parent = pc;
     cc->net_type = net_type;
-    cc->debug = pc->debug;
+    cc->debug = cx->conf->channel_default_debug;   /* or'ed with the protocol's */
     cc->in_filter = FILTER_ACCEPT;     /* BIRD's defaults: import all, export none */
     cc->out_filter = FILTER_REJECT;
     cc->rpki_reload = 1;

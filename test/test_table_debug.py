@@ -123,3 +123,55 @@ def test_protocol_debug_routes_and_filters(start_daemon, ours_only):
     assert poll(lambda: d.raw("show route 10.5.0.0/16 table t2").find(b"10.5.0.0/16") >= 0, timeout=5)
     assert not [l for l in proto_traces(d, "p12") if "10.5.0.0" in l]
     assert len(proto_traces(d, "s1")) > before
+
+
+
+CHANNEL_CONF = """log stderr all;
+router id 10.0.0.1;
+%s
+protocol device {}
+protocol static s1 { ipv4 { %s import where net != 10.2.0.0/16; }; %s }
+protocol static s2 { ipv4; route 10.7.0.0/16 blackhole; %s }
+"""
+
+
+def test_channel_debug(start_daemon, ours_only):
+    """A channel block's `debug` (BIRD 2) traces that channel with the
+    protocol's off; `debug s1.ipv4 off` (the command) turns the channel's
+    own mask off, `debug s1 { routes }` (the protocol's) traces it again;
+    `debug channels` sets every channel's default."""
+    routes = "route 10.1.0.0/16 blackhole; route 10.2.0.0/16 blackhole;"
+    d = start_daemon(CHANNEL_CONF % ("", "debug { routes, filters };", routes, ""))
+
+    def wait(name, pattern):
+        found = poll(lambda: [l for l in proto_traces(d, name) if re.search(pattern, l)], timeout=10)
+        assert found, "no %r in %s" % (pattern, proto_traces(d, name))
+
+    def cycle():
+        """s1's routes go and come back (disable, enable: no configure,
+        which would set the config's masks again)."""
+        assert d.raw("disable s1").startswith(b"0009")
+        assert poll(lambda: b"10.1.0.0/16" not in d.raw("show route 10.1.0.0/16"), timeout=5)
+        assert d.raw("enable s1").startswith(b"0011")
+        assert poll(lambda: b"10.1.0.0/16" in d.raw("show route 10.1.0.0/16"), timeout=5)
+    wait("s1", r"^s1\.ipv4 > added \[best\] 10\.1\.0\.0/16 \d+L \d+G blackhole$")
+    wait("s1", r"^s1\.ipv4 > filtered out 10\.2\.0\.0/16 ")
+    assert poll(lambda: b"10.7.0.0/16" in d.raw("show route 10.7.0.0/16"), timeout=5)
+    assert not proto_traces(d, "s2")
+
+    # the channel's own mask off: nothing from s1
+    assert d.raw("debug s1.ipv6 off").startswith(b"9001 ")
+    assert d.raw("debug s1.ipv4 off") == b"0000 \n"
+    before = len(proto_traces(d, "s1"))
+    cycle()
+    assert len(proto_traces(d, "s1")) == before, proto_traces(d, "s1")[before:]
+    # the protocol's mask: its channels trace again
+    assert d.raw("debug s1 { routes }") == b"0000 \n"
+    cycle()
+    wait("s1", r"^s1\.ipv4 > removed \[best\] 10\.1\.0\.0/16 ")
+    assert len([l for l in proto_traces(d, "s1") if "added [best] 10.1.0.0/16" in l]) == 2
+
+    # `debug channels`: every channel's default
+    d.reconfigure_file(CHANNEL_CONF % ("debug channels { routes };", "", routes, "route 10.8.0.0/16 blackhole;"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    wait("s2", r"^s2\.ipv4 > added \[best\] 10\.8\.0\.0/16 ")

@@ -280,6 +280,14 @@ cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const str
   return true;
 }
 
+/* Its protocol's mask and its channel's (chan_debug). */
+static u32
+cls_member_debug_mask(const struct bgp_gmember *gm)
+{
+  return (uatomic_read(&gm->proto->debug) | uatomic_read(&gm->proto->chan_debug[gm->cc->net_type])) &
+         (D_ROUTES | D_FILTERS);
+}
+
 void
 group_class_look(struct bgp_group *g)
 {
@@ -290,7 +298,7 @@ group_class_look(struct bgp_group *g)
     g->cls[i]->traced = 0;
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
     if (gm->in_class) {
-      u32 d = uatomic_read(&gm->proto->debug) & (D_ROUTES | D_FILTERS);
+      u32 d = cls_member_debug_mask(gm);
       gm->cls->traced |= d;
       g->traced |= d;
     }
@@ -303,7 +311,7 @@ cls_member_debug(const struct bgp_gmember *gm)
 {
   if (!gm->in_class || !gm->cls->traced || uatomic_read(&gm->state) == GM_LEAVING)
     return 0;
-  return uatomic_read(&gm->proto->debug) & (D_ROUTES | D_FILTERS);
+  return cls_member_debug_mask(gm);
 }
 
 /* What a change did for each traced member: the group's flush sends it
