@@ -205,10 +205,11 @@ struct proto {
   u32 debug;                  /* atomic, main loop writes: debug mask, the
                                  config's until the `debug` command changes
                                  it; read by route traces (chan_debug) */
-  /* The same for each channel, by net type (a protocol has one channel of
-   * each): a channel block's own `debug`, or'ed with the protocol's. Here,
-   * not in the channel, so that who traces for a channel (an update
-   * group) may read it as long as it holds the protocol. */
+  /* Atomic, main loop writes: the same for each channel, by net type (a
+   * protocol has one channel of each): a channel block's own `debug`,
+   * or'ed with the protocol's. Here, not in the channel, so that who
+   * traces for a channel (an update group) may read it as long as it
+   * holds the protocol. */
   u32 chan_debug[NET_MAX];
 
   /* One run (start to down). */
