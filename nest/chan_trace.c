@@ -4,9 +4,10 @@
  * The lines are BIRD 2's: the channel, `>` for what comes in and `<` for
  * what goes out, what happened, the network, the route's source ids and
  * its destination. A table's own `debug routes` (BIRD 3) prints the same
- * after the table's name (rt_trace_change). The mask is the protocol's,
- * which the `debug` command changes in the main loop while the channel's
- * loop, or a writer into a table, reads it.
+ * after the table's name (rt_trace_change). The mask is the protocol's
+ * or'ed with its channel's (chan_debug), which the `debug` command changes
+ * in the main loop while the channel's loop, a writer into a table, or an
+ * update group exporting for the channel (chan_trace_as) reads it.
  */
 #include "nest/proto.h"
 #include "lib/log.h"

@@ -304,6 +304,14 @@ group_class_look(struct bgp_group *g)
     }
 }
 
+/* After a debug mask changed anywhere: one atomic read per change. */
+static void
+cls_look_again(struct bgp_group *g)
+{
+  if (uatomic_read(&proto_debug_gen) != g->traced_gen)
+    group_class_look(g);
+}
+
 /* The member's traces, as its own export would print them
  * (chan_export_one), or 0 when it has none on. */
 static u32
@@ -352,8 +360,7 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
   struct ea_list **now = g->cls_now;
   u32 *had = g->cls_had;
   bool any = false;
-  if (uatomic_read(&proto_debug_gen) != g->traced_gen)
-    group_class_look(g);
+  cls_look_again(g);
   for (uint i = 0; i < count; i++) {
     struct group_class *k = g->cls[i];
     if (!k->members)
@@ -398,8 +405,7 @@ group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, 
   const struct group_walk *w = &g->walk;
   struct cls_results res = cls_scratch(g);
   struct ea_list **now = g->cls_now;
-  if (uatomic_read(&proto_debug_gen) != g->traced_gen)
-    group_class_look(g);
+  cls_look_again(g);
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
     if (bgp_class_has(w->classes, i) && g->cls[i]->members)

@@ -78,8 +78,9 @@ pipe_postconfig(struct proto_config *pc, char *err, size_t errlen)
   }
   pri->net_type = pri->table->net_type;
   /* `debug` in a pipe's block is read as the channel's (the grammar
-   * takes channel options there): it is the pipe's */
-  if (pri->debug)
+   * takes channel options there): it is the pipe's. Not the default
+   * every channel gets (`debug channels`), which is no pipe's own. */
+  if (pri->debug && pri->debug != pc->global->channel_default_debug)
     pc->debug = pri->debug;
   /* The secondary channel: its export policy is the pipe's import. */
   struct channel_config *sec = lp_allocz(pc->global->mem, sizeof(*sec));
