@@ -234,6 +234,17 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     e.wait(lambda x: x.rib.get("10.107.2.0/24") == 65002)
     assert poll(lambda: export_updates("d")[2] == before[2] + 1, timeout=5), (before, export_updates("d"))
     assert export_updates("d")[0] > before[0]
+    # a change that goes to nobody (NO_ADVERTISE: the group's rules reject
+    # it for every class) still counts in every member's counters at once
+    before = {n: export_updates(n) for n in "abcde"}
+    c.send(update(attrs=attrs_of([65004], CLIENTS_NH) + attr(0xC0, 8, struct.pack("!I", 0xFFFFFF02)),
+                  nlris=nlri("10.107.5.0/24")))
+    for n in "abcde":
+        assert poll(lambda: export_updates(n)[:2] == (before[n][0] + 1, before[n][1] + 1), timeout=5), \
+            (n, before[n], export_updates(n))
+    for x in (a, b, c, late, e):
+        x.drain(timeout=0.2)
+        assert "10.107.5.0/24" not in x.rib
 
 
 def test_split_horizon_message_by_message(start_daemon, ours_only):

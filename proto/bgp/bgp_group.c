@@ -117,11 +117,29 @@ group_evict(struct bgp_group *g)
   }
 }
 
+/* A member's channel shows the group's counters, taken when it next
+ * sends (gm_stats). Changes that went to nobody (every class's filter
+ * rejected them, or the group's rules did) publish nothing to wake it:
+ * wake every member for them, unless a publication just did. */
+static void
+group_stats_wake(struct bgp_group *g, bool published)
+{
+  const struct channel_stats *s = &g->c->stats;
+  u64 seen = uatomic_read(&s->exp_updates_received) + uatomic_read(&s->exp_withdraws_received);
+  if (seen == g->stats_seen)
+    return;
+  g->stats_seen = seen;
+  if (!published)
+    bgp_txlog_wake_all(g->log);
+}
+
 void
 group_flush(struct bgp_group *g)
 {
+  u64 end = bgp_txlog_end(g->log);
   group_pack(g);
   group_evict(g);
+  group_stats_wake(g, bgp_txlog_end(g->log) != end);
 }
 
 static void
@@ -145,6 +163,8 @@ group_settle(struct bgp_group *g)
     group_flush(g);
   else if (n && !tm_active(&g->settle))
     tm_start(&g->settle, GROUP_SETTLE);
+  else if (!n)
+    group_stats_wake(g, false);
 }
 
 /* Everyone has plenty to send: read no further for now. For the channel

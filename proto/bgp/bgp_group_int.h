@@ -208,6 +208,7 @@ struct bgp_group {
   struct timer count_tm;        /* counts the routes of new classes (group_class_count) */
   u32 traced;                   /* some class's traced, as of the last look (group_class_look) */
   u32 traced_gen;               /* proto_debug_gen at the last look */
+  u64 stats_seen;               /* changes counted when members were last woken (group_stats_wake) */
   struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
 };
 

@@ -147,6 +147,18 @@ bgp_txlog_append_set(struct bgp_txlog *log, enum bgp_txlog_audience aud, u32 coh
   t->used += need;
 }
 
+/* ev_send() never blocks: fine under the lock, which keeps members from
+ * leaving (and freeing their events) meanwhile. */
+static void
+txlog_wake_locked(struct bgp_txlog *log)
+{
+  for (struct lnode *n = log->cursors.next; n != &log->cursors; n = n->next) {
+    struct bgp_txlog_cursor *cur = container_of(n, struct bgp_txlog_cursor, n);
+    if (cur->loop)
+      ev_send(cur->loop, cur->wake);
+  }
+}
+
 void
 bgp_txlog_publish(struct bgp_txlog *log)
 {
@@ -157,13 +169,15 @@ bgp_txlog_publish(struct bgp_txlog *log)
   pthread_mutex_lock(&log->lock);
   log->end_chunk = log->tail;
   __atomic_store_n(&log->end, end, __ATOMIC_RELEASE);
-  /* ev_send() never blocks: fine under the lock, which keeps members from
-   * leaving (and freeing their events) meanwhile. */
-  for (struct lnode *n = log->cursors.next; n != &log->cursors; n = n->next) {
-    struct bgp_txlog_cursor *cur = container_of(n, struct bgp_txlog_cursor, n);
-    if (cur->loop)
-      ev_send(cur->loop, cur->wake);
-  }
+  txlog_wake_locked(log);
+  pthread_mutex_unlock(&log->lock);
+}
+
+void
+bgp_txlog_wake_all(struct bgp_txlog *log)
+{
+  pthread_mutex_lock(&log->lock);
+  txlog_wake_locked(log);
   pthread_mutex_unlock(&log->lock);
 }
 

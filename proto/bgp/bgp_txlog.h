@@ -148,6 +148,9 @@ u64 bgp_txlog_min_lag(struct bgp_txlog *log, int *blocked);
 /* Writer: send cur's wake event, unless it left meanwhile (its loop may
  * be gone then). */
 void bgp_txlog_wake(struct bgp_txlog *log, struct bgp_txlog_cursor *cur);
+/* Writer: send every cursor's wake event, as a publication does (what
+ * the members show may have changed without anything for them to send). */
+void bgp_txlog_wake_all(struct bgp_txlog *log);
 /* Writer: the published end, an offset to compare cursor positions with. */
 u64 bgp_txlog_end(const struct bgp_txlog *log);
 
