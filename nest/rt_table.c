@@ -694,6 +694,7 @@ struct rt_upd {
   struct net *fresh;
   struct net *net;            /* applied: the net and the route it lost */
   struct rte *old;
+  struct rte *ahead;          /* batches: the route of the chain asked for last */
   uint res;
 };
 
@@ -853,6 +854,16 @@ rt_batch_refs(const struct rt_import *b, uint k)
   }
 }
 
+/* What a comparison of routes reads of their attributes (rte_better):
+ * the header, the attributes, the start of their data. */
+static inline void
+rt_prefetch_attrs(const struct ea_list *a)
+{
+  __builtin_prefetch(a);
+  __builtin_prefetch((const char *) a + 64);
+  __builtin_prefetch((const char *) a + 128);
+}
+
 /* A step's first stage: its routes and nets made, the use counts they
  * reference and their buckets asked for. */
 static void
@@ -887,6 +898,42 @@ rt_batch_reach_on(struct rtable *t, uint k, struct rt_upd *u)
     rcu_hash_prefetch_node(&t->nets, u[i].hash, 1);
 }
 
+/* Then the chain of routes the update will compare with: its net has
+ * come, its first route is asked for. With several paths per net, the
+ * routes' attributes were most of an insert's cache misses (rte_better
+ * reads them), and each route is known only once the one before it has
+ * come: the steps that follow walk the chain one route further each. */
+static void
+rt_batch_chain(struct rtable *t, uint k, struct rt_upd *u)
+{
+  struct rcu_hash_iter it;
+  for (uint i = 0; i < k; i++) {
+    struct net *net = rt_index_find(t, u[i].hash, u[i].n, &it);
+    u[i].ahead = net ? rcu_dereference(net->routes) : NULL;
+    if (u[i].ahead)
+      __builtin_prefetch(u[i].ahead);
+  }
+}
+
+/* One route further: its attributes and the next route asked for. */
+static void
+rt_batch_chain_on(uint k, struct rt_upd *u)
+{
+  for (uint i = 0; i < k; i++) {
+    struct rte *r = u[i].ahead;
+    if (!r)
+      continue;
+    /* a withdrawal compares nothing, nor is a route compared with the
+     * one it replaces */
+    if (u[i].new && r->src != u[i].src) {
+      rt_prefetch_attrs(r->attrs);
+      rt_prefetch_attrs(u[i].new->attrs);
+    }
+    if ((u[i].ahead = rcu_dereference(r->next)))
+      __builtin_prefetch(u[i].ahead);
+  }
+}
+
 /* The last, under the writer lock, and after it. */
 static void
 rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, uint k, struct rt_upd *u, u32 debug,
@@ -903,13 +950,17 @@ rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, ui
   }
 }
 
-/* The steps of a batch go through these four stages in a pipeline: while
- * one step is applied, the next one's first nets have come and their
- * second ones are asked for, the buckets of the one after have come and
- * their first nets are asked for, and the one after that is prepared.
- * Each cache miss then has a whole step's work to arrive in. Preparing
- * reads nothing of the table, so preparing ahead changes no result. */
-#define RT_BATCH_STAGES 4
+/* The steps of a batch go through these stages in a pipeline: while one
+ * step is applied, the routes of the chains of the steps before it are
+ * asked for one link further each, the next one's nets have come and
+ * their first routes are asked for, the one before that's first nets
+ * have come and their second ones are asked for, the buckets of the one
+ * before have come and their first nets are asked for, and the one
+ * before that is prepared. Each cache miss then has a whole step's work
+ * to arrive in. Nothing but apply changes the table, so reading ahead
+ * changes no result (another writer's changes meanwhile cost misses). */
+#define RT_BATCH_CHAIN 3        /* routes of a chain read ahead */
+#define RT_BATCH_STAGES (5 + RT_BATCH_CHAIN)
 void
 rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, uint n)
 {
@@ -932,7 +983,9 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
         case 0: rt_batch_prepare(t, sender, b, k, us, now); break;
         case 1: rt_batch_reach(t, b, k, us); break;
         case 2: rt_batch_reach_on(t, k, us); break;
-        case 3: rt_batch_apply(t, sender, b, k, us, debug, copy); break;
+        case 3: rt_batch_chain(t, k, us); break;
+        case RT_BATCH_STAGES - 1: rt_batch_apply(t, sender, b, k, us, debug, copy); break;
+        default: rt_batch_chain_on(k, us); break;
       }
     }
   rcu_read_unlock();
