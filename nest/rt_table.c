@@ -991,27 +991,64 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
   rcu_read_unlock();
 }
 
+/* A flush withdraws in batches of this many routes, and leaves its read
+ * section every RT_FLUSH_NETS nets: a walk of a million nets in one
+ * section would hold every grace period meanwhile, and with it the
+ * memory of all the routes, nets and journal that its own withdrawals
+ * (and everyone else's) retired. */
+#define RT_FLUSH_BATCH 256
+#define RT_FLUSH_NETS 4096
+
+static uint
+rt_flush_apply(struct rtable *t, struct channel *c, struct rt_import *im, uint k)
+{
+  uint count = 0;
+  rt_update_batch(t, c, im, k);
+  for (uint i = 0; i < k; i++)
+    count += im[i].result != RT_UPD_NONE;
+  return count;
+}
+
 uint
 rt_flush_channel(struct rtable *t, struct channel *c)
 {
-  uint count = 0;
+  uint count = 0, k = 0;
   u16 sid = chan_sender_id(c, t);
+  struct rt_import im[RT_FLUSH_BATCH];
   struct rcu_hash_iter it;
-  rcu_read_lock();
-  /* rt_update takes the lock and re-finds the route by source. With
-   * ADD-PATH a channel has several routes per net, and removing one may
-   * move another (rt_group_settle) to a place we walked past: after each
-   * hit the net's chain is read again from its start. */
-  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
-    struct rte *r = rcu_dereference(n->routes);
-    while (r)
-      if (r->sender == sid && rt_update(t, &n->n, r->src, c, NULL, 0) != RT_UPD_NONE) {
-        count++;
-        r = rcu_dereference(n->routes);
-      } else
-        r = rcu_dereference(r->next);
-  }
-  rcu_read_unlock();
+  u64 pos = 0;
+  struct net *n;
+  /* Only the channel's own loop imports through it, and that is where
+   * this runs: its routes the walk sees stay until withdrawn here. The
+   * routes of a net are taken by source, in one look at its chain: a
+   * withdrawal finds the route of its source wherever another one's
+   * withdrawal moved it (rt_group_settle replaces it by a copy, same
+   * source). A net stays valid in the read section its batch runs in. */
+  do {
+    rcu_read_lock();
+    n = rt_node_net(rcu_hash_walk(&t->nets, pos, &it));
+    for (uint done = 0; n; ) {
+      for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
+        if (r->sender != sid)
+          continue;
+        if (k == RT_FLUSH_BATCH) {
+          count += rt_flush_apply(t, c, im, k);
+          k = 0;
+        }
+        im[k++] = (struct rt_import){ .net = &n->n, .src = r->src };
+      }
+      u32 step = it.step;
+      n = rt_next_net(t, &it);
+      /* stop only between buckets: a position is a bucket's start */
+      if (++done >= RT_FLUSH_NETS && n && it.step != step)
+        break;
+    }
+    if (k)
+      count += rt_flush_apply(t, c, im, k);
+    k = 0;
+    pos = n ? rcu_hash_pos(&it) : 0;
+    rcu_read_unlock();
+  } while (n);
   return count;
 }
 

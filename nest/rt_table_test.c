@@ -533,6 +533,53 @@ test_copy_clash(void **state)
   fake_channel_free(p2);
 }
 
+#define FLUSH_BASE 40000
+#define FLUSH_NETS 12000     /* a few of rt_flush_channel's read sections */
+
+/* A flush takes every route of its channel, across read sections and
+ * batches, two sources of it on some nets, and leaves other senders'
+ * routes (and their nets) alone. */
+static void
+test_flush_many(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct channel *f = fake_channel(t, "flushed"), *o = fake_channel(t, "other");
+  struct rte_src *s0 = rt_get_source(f->proto, 0), *s1 = rt_get_source(f->proto, 1), *so = rt_get_source(o->proto, 0);
+  struct ea_list *a = attrs_pref(100, 1), *b = attrs_pref(100, 2);
+  u32 nets0 = uatomic_read(&t->net_count), routes0 = uatomic_read(&t->route_count);
+  for (u32 k = 0; k < FLUSH_NETS; k++) {
+    net_addr n;
+    net4(&n, FLUSH_BASE + k);
+    assert_int_equal(rt_update(t, &n, s0, f, a, 0), RT_UPD_ADD);
+    if (k % 3 == 0)
+      assert_int_equal(rt_update(t, &n, s1, f, b, 0), RT_UPD_ADD);
+    if (k % 2 == 0)
+      assert_int_equal(rt_update(t, &n, so, o, b, 0), RT_UPD_ADD);
+  }
+  u32 mine = FLUSH_NETS + FLUSH_NETS / 3, theirs = FLUSH_NETS / 2, routes, stale;
+  chan_count(t, f, FLUSH_BASE, FLUSH_NETS, &routes, &stale);
+  assert_int_equal(routes, mine);
+  assert_int_equal(rt_flush_channel(t, f), mine);
+  chan_count(t, f, FLUSH_BASE, FLUSH_NETS, &routes, &stale);
+  assert_int_equal(routes, 0);
+  chan_count(t, o, FLUSH_BASE, FLUSH_NETS, &routes, &stale);
+  assert_int_equal(routes, theirs);
+  assert_int_equal(uatomic_read(&t->route_count), routes0 + theirs);
+  assert_int_equal(uatomic_read(&t->net_count), nets0 + theirs);
+  assert_int_equal(rt_flush_channel(t, f), 0);
+  assert_int_equal(rt_flush_channel(t, o), theirs);
+  assert_int_equal(uatomic_read(&t->net_count), nets0);
+
+  ea_unref(a);
+  ea_unref(b);
+  rt_unlock_source(s0);
+  rt_unlock_source(s1);
+  rt_unlock_source(so);
+  fake_channel_free(f);
+  fake_channel_free(o);
+}
+
 /* A protocol's home tables: where it writes itself, not through a pipe;
  * still home after its channel goes, until the number is reused. */
 static void
@@ -1313,6 +1360,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_concurrent),
   cmocka_unit_test(test_refresh_cycle),
   cmocka_unit_test(test_copy_clash),
+  cmocka_unit_test(test_flush_many),
   cmocka_unit_test(test_sender_home),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
