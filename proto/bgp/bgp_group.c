@@ -120,7 +120,8 @@ group_evict(struct bgp_group *g)
 /* A member's channel shows the group's counters, taken when it next
  * sends (gm_stats). Changes that went to nobody (every class's filter
  * rejected them, or the group's rules did) publish nothing to wake it:
- * wake every member for them, unless a publication just did. */
+ * wake every member for them (GROUP_STATS_WAKE later), unless a
+ * publication just did. */
 static void
 group_stats_wake(struct bgp_group *g, bool published)
 {
@@ -129,8 +130,15 @@ group_stats_wake(struct bgp_group *g, bool published)
   if (seen == g->stats_seen)
     return;
   g->stats_seen = seen;
-  if (!published)
-    bgp_txlog_wake_all(g->log);
+  if (!published && !tm_active(&g->stats_tm))
+    tm_start(&g->stats_tm, GROUP_STATS_WAKE);
+}
+
+static void
+group_stats_hook(struct timer *t)
+{
+  struct bgp_group *g = t->data;
+  bgp_txlog_wake_all(g->log);
 }
 
 void
@@ -446,6 +454,7 @@ group_stop_hook(void *data)
   group_feed_stop(g);
   tm_stop(&g->settle);
   tm_stop(&g->count_tm);
+  tm_stop(&g->stats_tm);
   bgp_gout_free(g->out);
   g->out = NULL;
   group_class_free(g);
@@ -522,6 +531,7 @@ group_new(struct bgp_gmember *gm)
   g->log = bgp_txlog_new();
   tm_init(&g->settle, g->p.loop, group_settle_hook, g);
   tm_init(&g->count_tm, g->p.loop, group_class_count_hook, g);
+  tm_init(&g->stats_tm, g->p.loop, group_stats_hook, g);
   ev_init(&g->start_ev, group_start_hook, g);
   ev_init(&g->stop_ev, group_stop_hook, g);
   ev_init(&g->flush_ev, group_flush_hook, g);

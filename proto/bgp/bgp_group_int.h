@@ -42,6 +42,11 @@
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
 #define GROUP_PENDING_MAX 8192
+/* Members are woken for their counters alone (changes that went to
+ * nobody) this long after such a change at most, at most once per it:
+ * a stream of rejected changes wakes a route server's hundreds of
+ * members ten times a second, not once per export pass. */
+#define GROUP_STATS_WAKE (MS_ 100)
 
 /* What makes exports equal: the group's key. Export filters that read
  * the route alone differ per export class within a group, not per group
@@ -208,7 +213,8 @@ struct bgp_group {
   struct timer count_tm;        /* counts the routes of new classes (group_class_count) */
   u32 traced;                   /* some class's traced, as of the last look (group_class_look) */
   u32 traced_gen;               /* proto_debug_gen at the last look */
-  u64 stats_seen;               /* changes counted when members were last woken (group_stats_wake) */
+  u64 stats_seen;               /* changes counted at the last look (group_stats_wake) */
+  struct timer stats_tm;        /* wakes the members for their counters */
   struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
 };
 
