@@ -42,10 +42,10 @@
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
 #define GROUP_PENDING_MAX 8192
-/* Members are woken for their counters alone (changes that went to
- * nobody) this long after such a change at most, at most once per it:
- * a stream of rejected changes wakes a route server's hundreds of
- * members ten times a second, not once per export pass. */
+/* Members are woken for their counters alone (after changes that went
+ * to nobody) this long after the first such change: a stream of rejected
+ * changes wakes a route server's hundreds of members ten times a
+ * second, not once per export pass. */
 #define GROUP_STATS_WAKE (MS_ 100)
 
 /* What makes exports equal: the group's key. Export filters that read
