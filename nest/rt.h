@@ -172,6 +172,12 @@ struct rt_reader {
   u32 press;
   u32 idle;                   /* atomic: the reader stopped of its own accord
                                  (rt_reader_idle), until it reads again */
+  /* Atomic, set by the owner once attached (rt_reader_polls): at times
+   * without notify, the reader reads on by a timer of its loop (the host
+   * cache while the table is busy), so its lag presses as that of one
+   * with notify does. Readers without notify and without this are pins
+   * (a feed's start, the CLI's listing): they never press. */
+  u32 polls;
 };
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
@@ -455,6 +461,7 @@ int rt_import_wait(struct rtable *t, struct rt_press_wait *w);
 void rt_import_unwait(struct rt_press_wait *w);
 /* Reader's loop. */
 void rt_reader_idle(struct rt_reader *r);
+static inline void rt_reader_polls(struct rt_reader *r) { uatomic_set(&r->polls, 1); }
 /* Internal (nest/rt_press.c): press on, or off; a writer's look at a
  * reader after it published. */
 void rt_reader_press(struct rt_reader *r, u32 on);

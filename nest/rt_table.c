@@ -402,11 +402,10 @@ rt_journal_publish(struct rtable *t)
     return;
   rcu_full_fence();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
-    if (!r->notify)
-      continue;
-    if (!ev_active(r->notify))
+    if (r->notify && !ev_active(r->notify))
       ev_send(r->loop, r->notify);
-    rt_press_check(t, r);
+    if (r->notify || uatomic_read(&r->polls))
+      rt_press_check(t, r);
   }
   if (cleanup && !ev_active(&t->cleanup_ev))
     ev_send(t->loop, &t->cleanup_ev);
@@ -1145,6 +1144,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   r->seen_at = 0;
   uatomic_set(&r->press, 0);
   uatomic_set(&r->idle, 0);
+  uatomic_set(&r->polls, 0);
   pthread_mutex_lock(&t->lock);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);

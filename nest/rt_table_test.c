@@ -533,7 +533,7 @@ test_copy_clash(void **state)
   fake_channel_free(p2);
 }
 
-#define FLUSH_BASE 40000
+#define FLUSH_BASE 50000
 #define FLUSH_NETS 12000     /* a few of rt_flush_channel's read sections */
 
 /* A flush takes every route of its channel, across read sections and
@@ -1247,7 +1247,8 @@ press_churn(struct rtable *t, struct two_srcs *x, uint from, uint n, struct rt_r
 /* Import backpressure: a reader that reads presses the table once it is
  * RT_PRESS_HIGH behind, until it is back within RT_PRESS_LOW; one that
  * stopped of its own accord (rt_reader_idle) does not, until it reads
- * again; a reader's leaving takes its pressure along. (The table lets a
+ * again; a reader's leaving takes its pressure along; a pin never
+ * presses, a reader without notify that polls does. (The table lets a
  * reader go that has not moved for RT_PRESS_STUCK; the middle part,
  * between a read and a check, is faster than that even under TSan.) */
 static void
@@ -1290,6 +1291,20 @@ test_import_press(void **state)
 
   rt_reader_detach(&r);
   assert_false(rt_import_pressed(t));
+
+  /* without notify: a pin never presses, a reader that polls (the host
+   * cache while the table is busy) does */
+  struct rt_reader pin = { 0 }, polled = { 0 };
+  rt_reader_attach(t, &pin, main_loop(), NULL);
+  rt_reader_attach(t, &polled, main_loop(), NULL);
+  press_churn(t, &x, done, RT_PRESS_HIGH + 1000, &polled), done += RT_PRESS_HIGH + 1000;
+  assert_false(rt_import_pressed(t));
+  rt_reader_polls(&polled);
+  press_churn(t, &x, done, 256, &polled), done += 256;
+  assert_true(rt_import_pressed(t));
+  rt_reader_detach(&polled);
+  assert_false(rt_import_pressed(t));
+  rt_reader_detach(&pin);
   for (uint i = 0; i < PRESS_NETS; i++) {
     net_addr a;
     net4(&a, 40000 + i);
@@ -1364,9 +1379,11 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_sender_home),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
+  /* before the host cache (test_recursive_nexthop) reads the table: its
+   * reader presses too */
+  cmocka_unit_test(test_import_press),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
-  cmocka_unit_test(test_import_press),
   cmocka_unit_test(test_index_compacts_when_quiet),
 };
 
