@@ -998,57 +998,78 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
 #define RT_FLUSH_BATCH 256
 #define RT_FLUSH_NETS 4096
 
-static uint
-rt_flush_apply(struct rtable *t, struct channel *c, struct rt_import *im, uint k)
+/* A walk's part in one read section (the caller's), from *pos: each net
+ * visited after the walk stepped past it (the visit may remove it from
+ * the index), max nets or a few more, as it stops only between buckets
+ * (a position is a bucket's start). *pos: where the next part starts.
+ * 1: the walk is done. */
+static int
+rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *, struct net *, void *), void *ctx)
 {
-  uint count = 0;
-  rt_update_batch(t, c, im, k);
-  for (uint i = 0; i < k; i++)
-    count += im[i].result != RT_UPD_NONE;
-  return count;
+  struct rcu_hash_iter it;
+  struct net *n = rt_node_net(rcu_hash_walk(&t->nets, *pos, &it));
+  for (uint done = 0; n; ) {
+    u32 step = it.step;
+    struct net *cur = n;
+    n = rt_next_net(t, &it);
+    visit(t, cur, ctx);
+    if (++done >= max && n && it.step != step)
+      break;
+  }
+  *pos = n ? rcu_hash_pos(&it) : 0;
+  return !n;
+}
+
+/* A flush's batch: the withdrawals collected, and how many took a route. */
+struct rt_flush {
+  struct channel *c;
+  u16 sid;
+  uint k, count;
+  struct rt_import im[RT_FLUSH_BATCH];
+};
+
+static void
+rt_flush_apply(struct rtable *t, struct rt_flush *f)
+{
+  rt_update_batch(t, f->c, f->im, f->k);
+  for (uint i = 0; i < f->k; i++)
+    f->count += f->im[i].result != RT_UPD_NONE;
+  f->k = 0;
+}
+
+/* The routes of a net are taken by source, in one look at its chain: a
+ * withdrawal finds the route of its source wherever another one's
+ * withdrawal moved it (rt_group_settle replaces it by a copy, same
+ * source). A net stays valid in the read section its batch runs in. */
+static void
+rt_flush_net(struct rtable *t, struct net *n, void *ctx)
+{
+  struct rt_flush *f = ctx;
+  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
+    if (r->sender != f->sid)
+      continue;
+    if (f->k == RT_FLUSH_BATCH)
+      rt_flush_apply(t, f);
+    f->im[f->k++] = (struct rt_import){ .net = &n->n, .src = r->src };
+  }
 }
 
 uint
 rt_flush_channel(struct rtable *t, struct channel *c)
 {
-  uint count = 0, k = 0;
-  u16 sid = chan_sender_id(c, t);
-  struct rt_import im[RT_FLUSH_BATCH];
-  struct rcu_hash_iter it;
-  u64 pos = 0;
-  struct net *n;
   /* Only the channel's own loop imports through it, and that is where
-   * this runs: its routes the walk sees stay until withdrawn here. The
-   * routes of a net are taken by source, in one look at its chain: a
-   * withdrawal finds the route of its source wherever another one's
-   * withdrawal moved it (rt_group_settle replaces it by a copy, same
-   * source). A net stays valid in the read section its batch runs in. */
+   * this runs: its routes the walk sees stay until withdrawn here. */
+  struct rt_flush f = { .c = c, .sid = chan_sender_id(c, t) };
+  u64 pos = 0;
+  int done;
   do {
     rcu_read_lock();
-    n = rt_node_net(rcu_hash_walk(&t->nets, pos, &it));
-    for (uint done = 0; n; ) {
-      for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
-        if (r->sender != sid)
-          continue;
-        if (k == RT_FLUSH_BATCH) {
-          count += rt_flush_apply(t, c, im, k);
-          k = 0;
-        }
-        im[k++] = (struct rt_import){ .net = &n->n, .src = r->src };
-      }
-      u32 step = it.step;
-      n = rt_next_net(t, &it);
-      /* stop only between buckets: a position is a bucket's start */
-      if (++done >= RT_FLUSH_NETS && n && it.step != step)
-        break;
-    }
-    if (k)
-      count += rt_flush_apply(t, c, im, k);
-    k = 0;
-    pos = n ? rcu_hash_pos(&it) : 0;
+    done = rt_walk_part(t, &pos, RT_FLUSH_NETS, rt_flush_net, &f);
+    if (f.k)
+      rt_flush_apply(t, &f);
     rcu_read_unlock();
-  } while (n);
-  return count;
+  } while (!done);
+  return f.count;
 }
 
 /* What the op does to route r of its channel: 0 nothing, 1 withdraw, 2 modify. */
@@ -1100,26 +1121,27 @@ rt_stale_net(struct rtable *t, struct net *n, const struct rt_stale_op *op, uint
     free(ch);
 }
 
+struct rt_stale_ctx {
+  const struct rt_stale_op *op;
+  uint *removed, *modified;
+};
+
+static void
+rt_stale_visit(struct rtable *t, struct net *n, void *ctx)
+{
+  struct rt_stale_ctx *w = ctx;
+  rt_stale_net(t, n, w->op, w->removed, w->modified);
+}
+
 int
 rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max,
               uint *removed, uint *modified)
 {
-  struct rcu_hash_iter it;
+  struct rt_stale_ctx w = { op, removed, modified };
   rcu_read_lock();
-  struct net *n = rt_node_net(rcu_hash_walk(&t->nets, *pos, &it));
-  for (uint done = 0; n; ) {
-    /* Step first: a withdrawal may remove cur from the index. */
-    u32 step = it.step;
-    struct net *cur = n;
-    n = rt_next_net(t, &it);
-    rt_stale_net(t, cur, op, removed, modified);
-    /* Stop only between buckets: a position is a bucket's start. */
-    if (++done >= max && n && it.step != step)
-      break;
-  }
-  *pos = n ? rcu_hash_pos(&it) : 0;
+  int done = rt_walk_part(t, pos, max, rt_stale_visit, &w);
   rcu_read_unlock();
-  return !n;
+  return done;
 }
 
 /* --- Readers --- */
