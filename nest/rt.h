@@ -479,6 +479,9 @@ const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
  * a hint: no effect past the journal's end or the reader's block. Inside
  * rcu_read_lock(). */
 void rt_reader_prefetch(const struct rt_reader *r);
+/* The same for a reader of best-route changes that looks at nets only
+ * (the next-hop cache): the net of an item that changed its best route. */
+void rt_reader_prefetch_net(const struct rt_reader *r);
 
 /* Best-route order: is a better than b? */
 int rte_better(const struct rte *a, const struct rte *b);

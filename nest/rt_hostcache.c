@@ -342,6 +342,7 @@ rt_hc_drain(struct rt_hostcache *hc, int *more)
     const struct rt_journal_item *it = rt_reader_next(&hc->reader);
     if (!it)
       break;
+    rt_reader_prefetch_net(&hc->reader);
     /* resolutions read only the best route of nets: most items of an
      * import burst change another one */
     if (it->new_best == it->old_best)

@@ -1284,6 +1284,14 @@ rt_reader_prefetch(const struct rt_reader *r)
     __builtin_prefetch(near->new_rte->attrs);
 }
 
+void
+rt_reader_prefetch_net(const struct rt_reader *r)
+{
+  const struct rt_journal_item *far = rt_reader_peek(r, r->seq + RT_PREFETCH_FAR, r->end);
+  if (far && far->new_best != far->old_best)
+    __builtin_prefetch(&far->net->n);
+}
+
 /* --- Cleanup (table loop) --- */
 
 /* After the grace period nobody can reach the block's retired routes and
