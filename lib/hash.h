@@ -58,6 +58,12 @@ void hash_insert(struct hash_table *t, struct hash_node *n, u32 hash);
 /* First node with this hash for which eq(n, key) holds, or NULL. */
 struct hash_node *hash_find(const struct hash_table *t, u32 hash, hash_eq_fn eq, const void *key);
 void hash_remove(struct hash_table *t, struct hash_node *n);
+/* Ask for the bucket of hash: a lookup to come (only a hint). */
+static inline void
+hash_prefetch(const struct hash_table *t, u32 hash)
+{
+  __builtin_prefetch(&t->buckets[hash & ((1U << t->order) - 1)]);
+}
 
 /* End of a HASH_WALK_DELSAFE: does the shrinking removals deferred. */
 void hash_walk_end(struct hash_table *t);

@@ -713,6 +713,7 @@ chan_export_run(void *data)
   const struct rt_journal_item *it;
   int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
+  void (*ahead)(struct proto *, const net_addr *) = c->proto->class->rt_notify_ahead;
   /* A feed, a catch-up or a hold stops the reader: it presses the
    * table's importers no more (nest/rt.h), nor does backpressure of a
    * protocol whose peers read slowly (busy() == 1); a protocol that has
@@ -732,6 +733,11 @@ chan_export_run(void *data)
          !(c->export_hold && c->reader.seq >= c->export_until && (stop = 1)) &&
          (it = rt_reader_next(&c->reader))) {
     rt_reader_prefetch(&c->reader);
+    if (ahead) {
+      const struct rt_journal_item *a = rt_reader_ahead(&c->reader);
+      if (a && (any || a->new_best != a->old_best))
+        ahead(c->proto, &a->net->n);
+    }
     if (any)
       chan_export_one(c, &it->net->n, it->new_rte, it->retired);
     else if (c->cf->secondary)

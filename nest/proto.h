@@ -294,6 +294,10 @@ struct proto_class {
    * without new): BGP sends a MED the filter set, not one it learned. */
   void (*rt_notify)(struct proto *, struct channel *, const net_addr *, struct rte *new, struct rte *old,
                     const struct ea_list *new_src);
+  /* Net n comes to rt_notify a few changes from now: the protocol may ask
+   * for what it will look up then (only a hint; nothing may change).
+   * Protocol loop. NULL: nothing to ask for. */
+  void (*rt_notify_ahead)(struct proto *, const net_addr *n);
   /* Backpressure: while this is nonzero the channel stops reading the
    * journal (which keeps the changes, shared by all readers); the protocol
    * sends c->export_ev when it can take more. 1: its peers read slowly;

@@ -482,6 +482,11 @@ void rt_reader_prefetch(const struct rt_reader *r);
 /* The same for a reader of best-route changes that looks at nets only
  * (the next-hop cache): the net of an item that changed its best route. */
 void rt_reader_prefetch_net(const struct rt_reader *r);
+/* The item a few ahead of the reader whose records rt_reader_prefetch()
+ * asked for a while ago, or NULL: a reader may ask for what it will look
+ * up for that item (its own index of nets) while it works on this one.
+ * Inside rcu_read_lock(). */
+const struct rt_journal_item *rt_reader_ahead(const struct rt_reader *r);
 
 /* Best-route order: is a better than b? */
 int rte_better(const struct rte *a, const struct rte *b);

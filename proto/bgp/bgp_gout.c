@@ -208,6 +208,12 @@ gout_set_empty(const struct bgp_gout *g, const u32 *set)
 }
 
 void
+bgp_gout_ahead(const struct bgp_gout *g, const net_addr *n)
+{
+  hash_prefetch(&g->changes_by_net, net_hash(n));
+}
+
+void
 bgp_gout_change_classes(struct bgp_gout *g, const net_addr *n, struct ea_list *const *now, u32 now_src,
                         u32 src_cls, const u32 *had, u32 was_src)
 {

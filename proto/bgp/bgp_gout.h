@@ -65,6 +65,8 @@ void bgp_gout_change_classes(struct bgp_gout *g, const net_addr *n, struct ea_li
  * members had a route (had) learned from member was_src. */
 void bgp_gout_change(struct bgp_gout *g, const net_addr *n, struct ea_list *now, u32 now_src, bool had,
                      u32 was_src);
+/* A change of n comes soon: its lookup asked for (only a hint). */
+void bgp_gout_ahead(const struct bgp_gout *g, const net_addr *n);
 /* Is a change of n waiting for the flush? (A late member's feed leaves
  * such nets to it.) */
 bool bgp_gout_changed(const struct bgp_gout *g, const net_addr *n);

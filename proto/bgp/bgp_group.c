@@ -233,6 +233,15 @@ group_rt_notify(struct proto *pp, struct channel *c UNUSED, const net_addr *n, s
     group_class_change((struct bgp_group *) pp, n, new, old, new_src);
 }
 
+/* The pending change of each net is looked up in a hash as big as the
+ * changes since the last flush: a cache miss per change, in the loop
+ * every member waits for. */
+static void
+group_rt_notify_ahead(struct proto *pp, const net_addr *n)
+{
+  bgp_gout_ahead(((struct bgp_group *) pp)->out, n);
+}
+
 static void
 group_export_flush(struct proto *pp, struct channel *c UNUSED)
 {
@@ -1035,6 +1044,7 @@ static const struct proto_class bgp_group_class = {
   .class_id = 5,
   .preexport = group_preexport,
   .rt_notify = group_rt_notify,
+  .rt_notify_ahead = group_rt_notify_ahead,
   .export_busy = group_export_busy,
   .export_flush = group_export_flush,
   .feed_end = group_feed_end,
