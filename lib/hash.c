@@ -196,6 +196,19 @@ hash_insert(struct hash_table *t, struct hash_node *n, u32 hash)
     hash_resize(t, t->order + 1);
 }
 
+#define HASH_CLEAR_SPAN 32
+
+int
+hash_clear_dense(struct hash_table *t)
+{
+  ASSERT(!t->walking);
+  if (((u64) t->count * HASH_CLEAR_SPAN) >> t->order == 0)
+    return 0;
+  memset(t->buckets, 0, sizeof(struct hash_node *) << t->order);
+  t->count = 0;
+  return 1;
+}
+
 struct hash_node *
 hash_find(const struct hash_table *t, u32 hash, hash_eq_fn eq, const void *key)
 {

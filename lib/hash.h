@@ -58,6 +58,12 @@ void hash_insert(struct hash_table *t, struct hash_node *n, u32 hash);
 /* First node with this hash for which eq(n, key) holds, or NULL. */
 struct hash_node *hash_find(const struct hash_table *t, u32 hash, hash_eq_fn eq, const void *key);
 void hash_remove(struct hash_table *t, struct hash_node *n);
+/* Forget all nodes at once, where that costs less than removing them one
+ * by one (a removal is a cache miss on a bucket; this writes the buckets
+ * in a row): when there is a node per HASH_CLEAR_SPAN buckets or more.
+ * 1: done, the caller frees its nodes without hash_remove(); 0: not.
+ * The buckets stay as many. Not while walking. */
+int hash_clear_dense(struct hash_table *t);
 /* Ask for the bucket of hash: a lookup to come (only a hint). */
 static inline void
 hash_prefetch(const struct hash_table *t, u32 hash)

@@ -215,6 +215,41 @@ test_sparse(void **state)
   free(items);
 }
 
+/* A sparse table keeps its buckets: 100 nodes in 16384 buckets are
+ * removed one by one, 1000 are cleared at once, and either way it is empty
+ * and takes new nodes after. */
+static void
+test_clear_dense(void **state)
+{
+  (void) state;
+  enum { M = 5000 };
+  struct hash_table t;
+  hash_init_sparse(&t, NULL, 4);
+  struct item *items = calloc(M, sizeof(*items));
+  for (u32 i = 0; i < M; i++) {
+    items[i].key = i * 2654435761U;
+    hash_insert(&t, &items[i].hn, key_hash(items[i].key));
+  }
+  for (u32 i = 0; i < M; i++)
+    hash_remove(&t, &items[i].hn);
+  assert_int_equal(t.order, 14);
+  for (u32 i = 0; i < 100; i++)
+    hash_insert(&t, &items[i].hn, key_hash(items[i].key));
+  assert_int_equal(hash_clear_dense(&t), 0);
+  assert_int_equal(t.count, 100);
+  for (u32 i = 100; i < 1000; i++)
+    hash_insert(&t, &items[i].hn, key_hash(items[i].key));
+  assert_int_equal(hash_clear_dense(&t), 1);
+  assert_int_equal(t.count, 0);
+  assert_int_equal(t.order, 14);
+  for (u32 i = 0; i < M; i++)
+    assert_null(find(&t, items[i].key));
+  hash_insert(&t, &items[7].hn, key_hash(items[7].key));
+  assert_ptr_equal(find(&t, items[7].key), &items[7]);
+  hash_free(&t);
+  free(items);
+}
+
 static void
 test_seeded_hash(void **state)
 {
@@ -308,6 +343,7 @@ main(void)
     cmocka_unit_test(test_table_pool),
     cmocka_unit_test(test_walk_delsafe),
     cmocka_unit_test(test_sparse),
+    cmocka_unit_test(test_clear_dense),
     cmocka_unit_test(test_seeded_hash),
     cmocka_unit_test(test_distribution),
     cmocka_unit_test(test_u32_mix),

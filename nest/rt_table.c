@@ -1285,6 +1285,17 @@ rt_reader_peek(const struct rt_reader *r, u64 seq, u64 end)
   return &b->items[seq - b->first_seq];
 }
 
+/* Routes of 40 bytes lie across two cache lines in half of the cases,
+ * and readers want fields of both (id, attrs, sender, flags). */
+static inline void
+rt_prefetch_rte(const struct rte *r)
+{
+  if (r) {
+    __builtin_prefetch(r);
+    __builtin_prefetch((const char *) r + sizeof(*r) - 1);
+  }
+}
+
 void
 rt_reader_prefetch(const struct rt_reader *r)
 {
@@ -1295,10 +1306,10 @@ rt_reader_prefetch(const struct rt_reader *r)
      * bytes it lies on the next line as often as not */
     __builtin_prefetch(far->net);
     __builtin_prefetch(&far->net->n);
-    __builtin_prefetch(far->new_rte);
-    __builtin_prefetch(far->new_best);
-    __builtin_prefetch(far->old_best);
-    __builtin_prefetch(far->retired);
+    rt_prefetch_rte(far->new_rte);
+    rt_prefetch_rte(far->new_best);
+    rt_prefetch_rte(far->old_best);
+    rt_prefetch_rte(far->retired);
   }
   const struct rt_journal_item *near = rt_reader_peek(r, r->seq + RT_PREFETCH_NEAR, end);
   if (near && near->new_rte)

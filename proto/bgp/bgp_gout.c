@@ -58,6 +58,10 @@ struct bgp_gout {
   const u32 *live;
   u32 live1;
   linpool *lp;                  /* per-class arrays and sets until the flush */
+  /* The flush's outputs (struct gout_outs), kept from one flush to the
+   * next: fresh pages for each were a quarter of an import burst's flush */
+  struct gout_out *outs;
+  uint outs_size;
   /* The flush's scratch (gout_encode), for scratch_size outputs */
   struct gout_run *runs;
   u32 *run_of, *order, *slots;
@@ -80,7 +84,18 @@ struct gout_out {
 struct gout_outs {
   struct gout_out *o;
   uint n, size;
+  uint peak;                    /* the most encoded at once */
 };
+
+#define GOUT_SCRATCH_KEEP 4096
+
+static void
+gout_outs_free(struct bgp_gout *g)
+{
+  if (g->outs_size)
+    mb_free(g->outs);
+  g->outs_size = 0;
+}
 
 static void
 gout_scratch_free(struct bgp_gout *g)
@@ -161,12 +176,14 @@ gout_now_drop(struct bgp_gout *g, struct gout_change *c)
   memset(c->now, 0, g->classes * sizeof(*c->now));
 }
 
+/* hashed: still in changes_by_net (not cleared at once) */
 static void
-gout_change_free(struct bgp_gout *g, struct gout_change *c)
+gout_change_free(struct bgp_gout *g, struct gout_change *c, bool hashed)
 {
   gout_now_drop(g, c);
   list_del(&c->n);
-  hash_remove(&g->changes_by_net, &c->hn);
+  if (hashed)
+    hash_remove(&g->changes_by_net, &c->hn);
   sl_free(g->change_slab, c);
   g->n_changes--;
 }
@@ -187,13 +204,14 @@ void
 bgp_gout_free(struct bgp_gout *g)
 {
   while (!list_empty(&g->changes))
-    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n));
+    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n), true);
   while (!list_empty(&g->items))
     gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
   hash_free(&g->changes_by_net);
   rfree(g->change_slab);
   rfree(g->item_slab);
   rfree(g->lp);
+  gout_outs_free(g);
   gout_scratch_free(g);
   mb_free(g);
 }
@@ -497,6 +515,7 @@ static uint
 gout_put_out(struct bgp_gout *g, struct gout_outs *v)
 {
   uint msgs = gout_encode(g, v->o, v->n);
+  v->peak = MAX(v->peak, v->n);
   v->n = 0;
   return msgs;
 }
@@ -551,17 +570,31 @@ bgp_gout_flush(struct bgp_gout *g)
 {
   if (!g->n_changes && !g->n_items)
     return 0;
-  struct gout_outs v = { .size = 2 * g->n_changes + g->n_items + 1 };
-  v.o = mb_alloc(g->pool, v.size * sizeof(*v.o));
+  uint need = 2 * g->n_changes + g->n_items + 1;
+  if (g->outs_size < need) {
+    gout_outs_free(g);
+    g->outs_size = MAX(need, 2 * g->outs_size);
+    g->outs = mb_alloc(g->pool, g->outs_size * sizeof(*g->outs));
+  }
+  struct gout_outs v = { .o = g->outs, .size = g->outs_size };
   uint msgs = gout_flush_items(g, &v);
   LIST_WALK(x, &g->changes)
     gout_change_out(g, &v, container_of(x, struct gout_change, n));
   msgs += gout_put_out(g, &v);
-  mb_free(v.o);
+  g->outs = v.o;                        /* gout_put() may have grown it */
+  g->outs_size = v.size;
+  /* An import burst's outputs and scratch (about 100 bytes per output of
+   * its biggest flush) go once flushes are small again. */
+  if (g->outs_size > GOUT_SCRATCH_KEEP && (u64) v.peak * 8 < g->outs_size) {
+    gout_outs_free(g);
+    gout_scratch_free(g);
+  }
   while (!list_empty(&g->items))
     gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
+  /* every change goes: an import burst's, cleared at once */
+  bool hashed = !hash_clear_dense(&g->changes_by_net);
   while (!list_empty(&g->changes))
-    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n));
+    gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n), hashed);
   lp_flush(g->lp);
   return msgs;
 }

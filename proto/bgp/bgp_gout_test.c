@@ -694,6 +694,37 @@ test_references(void **state UNUSED)
 }
 
 /* Members 1, 2, 3 in classes 0, 1, 2. */
+/* A burst's outputs and scratch are kept for the next flush and let go
+ * once a flush is small: burst, one change, burst again, each exact. */
+static void
+test_burst_scratch(void **state UNUSED)
+{
+  for (uint round = 0; round < 2; round++) {
+    for (uint i = 0; i < NETS; i++) {
+      net_addr n = net_n(i);
+      bgp_gout_change(gout, &n, round ? NULL : la, 0, round == 1, 0);
+    }
+    assert_true(bgp_gout_flush(gout) > 0);
+    bgp_txlog_publish(tlog);
+    for (u32 m = 1; m < MEMBERS; m++) {
+      mem[m].nev = 0;
+      drain(m);
+      for (uint i = 0; i < NETS; i++)
+        assert_int_equal(mem[m].rib[i], round ? 0 : MED_A);
+    }
+    /* from member 2: it had the burst's route, withdrawn (round 0), or none */
+    net_addr one = net_n(7);
+    bgp_gout_change(gout, &one, lb, 2, round == 0, 0);
+    assert_int_equal(bgp_gout_flush(gout), round ? 1 : 2);
+    bgp_txlog_publish(tlog);
+    for (u32 m = 1; m < MEMBERS; m++) {
+      mem[m].nev = 0;
+      drain(m);
+      assert_int_equal(mem[m].rib[7], m == 2 ? 0 : MED_B);
+    }
+  }
+}
+
 static u32 t_live = 7;
 
 static void
@@ -776,6 +807,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_changed_and_pending, setup, teardown),
     cmocka_unit_test_setup_teardown(test_unencodable_dropped, setup, teardown),
     cmocka_unit_test_setup_teardown(test_references, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_burst_scratch, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
