@@ -348,6 +348,11 @@ struct rt_import {
   struct rte_src *src;
   struct ea_list *attrs;      /* NULL withdraws */
   u16 flags;
+  /* The route's refresh generation: the sender's current one, or with
+   * keep_gen this one (a refresh cycle's walk replaces a route and keeps
+   * it stale) */
+  u8 keep_gen;
+  u16 gen;
   uint result;                /* out: what rt_update would have returned */
 };
 /*

@@ -122,6 +122,17 @@ rt_node_hash(const struct rcu_hash_node *node)
   return rt_net_hash(&caa_container_of(node, struct net, node)->n);
 }
 
+/* Routes of 40 bytes lie across two cache lines in half of the cases,
+ * and readers want fields of both (id, attrs, sender, flags). */
+static inline void
+rt_prefetch_rte(const struct rte *r)
+{
+  if (r) {
+    __builtin_prefetch(r);
+    __builtin_prefetch((const char *) r + sizeof(*r) - 1);
+  }
+}
+
 static struct net *
 rt_node_net(struct rcu_hash_node *node)
 {
@@ -890,7 +901,8 @@ rt_batch_prepare(struct rtable *t, struct channel *sender, struct rt_import *b, 
     if (b[i].attrs)
       __builtin_prefetch(&b[i].attrs->uc, 1);
   for (uint i = 0; i < k; i++) {
-    rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, -1, 1, now);
+    rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, b[i].keep_gen ? b[i].gen : -1, 1,
+                   now);
     rcu_hash_prefetch(&t->nets, u[i].hash);
   }
 }
@@ -1038,21 +1050,42 @@ rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *
   return !n;
 }
 
-/* A flush's batch: the withdrawals collected, and how many took a route. */
-struct rt_flush {
+/* A walk's changes to the routes of one channel (a flush's withdrawals,
+ * a refresh cycle's withdrawals and replacements), applied in batches,
+ * and what they did. */
+struct rt_walk_batch {
   struct channel *c;
   u16 sid;
-  uint k, count;
+  uint k;
+  uint count, removed, modified, filt_removed;
   struct rt_import im[RT_FLUSH_BATCH];
 };
 
 static void
-rt_flush_apply(struct rtable *t, struct rt_flush *f)
+rt_walk_batch_apply(struct rtable *t, struct rt_walk_batch *b)
 {
-  rt_update_batch(t, f->c, f->im, f->k);
-  for (uint i = 0; i < f->k; i++)
-    f->count += f->im[i].result != RT_UPD_NONE;
-  f->k = 0;
+  rt_update_batch(t, b->c, b->im, b->k);
+  for (uint i = 0; i < b->k; i++) {
+    uint res = b->im[i].result;
+    b->count += res != RT_UPD_NONE;
+    b->removed += (res & RT_UPD_USABLE) == RT_UPD_REMOVE;
+    b->modified += (res & RT_UPD_USABLE) == RT_UPD_REPLACE;
+    b->filt_removed += !!(res & RT_UPD_FILTERED_REMOVE);
+    /* the walk's reference to a replacement: the route took its own */
+    if (b->im[i].attrs)
+      ea_unref(b->im[i].attrs);
+  }
+  b->k = 0;
+}
+
+/* Applied once the batch is full: call it only where changing the
+ * routes of the nets walked so far cannot disturb the caller. */
+static void
+rt_walk_batch_add(struct rtable *t, struct rt_walk_batch *b, struct rt_import im)
+{
+  if (b->k == RT_FLUSH_BATCH)
+    rt_walk_batch_apply(t, b);
+  b->im[b->k++] = im;
 }
 
 /* The routes of a net are taken by source, in one look at its chain: a
@@ -1062,14 +1095,10 @@ rt_flush_apply(struct rtable *t, struct rt_flush *f)
 static void
 rt_flush_net(struct rtable *t, struct net *n, void *ctx)
 {
-  struct rt_flush *f = ctx;
-  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
-    if (r->sender != f->sid)
-      continue;
-    if (f->k == RT_FLUSH_BATCH)
-      rt_flush_apply(t, f);
-    f->im[f->k++] = (struct rt_import){ .net = &n->n, .src = r->src };
-  }
+  struct rt_walk_batch *f = ctx;
+  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+    if (r->sender == f->sid)
+      rt_walk_batch_add(t, f, (struct rt_import){ .net = &n->n, .src = r->src });
 }
 
 uint
@@ -1077,14 +1106,14 @@ rt_flush_channel(struct rtable *t, struct channel *c)
 {
   /* Only the channel's own loop imports through it, and that is where
    * this runs: its routes the walk sees stay until withdrawn here. */
-  struct rt_flush f = { .c = c, .sid = chan_sender_id(c, t) };
+  struct rt_walk_batch f = { .c = c, .sid = chan_sender_id(c, t) };
   u64 pos = 0;
   int done;
   do {
     rcu_read_lock();
     done = rt_walk_part(t, &pos, RT_FLUSH_NETS, rt_flush_net, &f);
     if (f.k)
-      rt_flush_apply(t, &f);
+      rt_walk_batch_apply(t, &f);
     rcu_read_unlock();
   } while (!done);
   return f.count;
@@ -1103,62 +1132,57 @@ rt_stale_action(const struct rt_stale_op *op, u16 sid, const struct rte *r)
   return 0;
 }
 
+struct rt_stale_ctx {
+  const struct rt_stale_op *op;
+  struct rt_walk_batch b;
+};
+
 /* One net. Inside rcu_read_lock(). Only the channel's own loop imports
- * through it, and that is where walks run: the routes we pick here cannot
- * change before rt_update_gen re-finds them by source. */
+ * through it, and that is where walks run: the routes we pick here do
+ * not change before the batch re-finds them by source. A net's changes
+ * are picked before any of them is applied: a replacement put further
+ * down the chain would be met again, still stale. */
 static void
-rt_stale_net(struct rtable *t, struct net *n, const struct rt_stale_op *op, uint *removed, uint *modified)
+rt_stale_net(struct rtable *t, struct net *n, void *ctx)
 {
-  struct rt_stale_change { struct rte_src *src; struct ea_list *attrs; u16 gen, flags; } buf[8], *ch = buf;
+  struct rt_stale_ctx *w = ctx;
+  const struct rt_stale_op *op = w->op;
+  struct rt_import buf[8], *ch = buf;
   uint cnt = 0;
-  u16 sid = chan_sender_id(op->c, t);
   for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-    cnt += !!rt_stale_action(op, sid, r);
+    cnt += !!rt_stale_action(op, w->b.sid, r);
   if (!cnt)
     return;
   if (cnt > ARRAY_SIZE(buf) && !(ch = malloc(cnt * sizeof(*ch))))
     die("Out of memory");
   uint k = 0;
   for (struct rte *r = rcu_dereference(n->routes); r && k < cnt; r = rcu_dereference(r->next)) {
-    int act = rt_stale_action(op, sid, r);
-    if (act)
-      ch[k++] = (struct rt_stale_change){ r->src, act == 2 ? op->modify(op->c, r) : NULL,
-                                          uatomic_read(&r->refresh_gen), r->flags };
-  }
-  for (uint i = 0; i < k; i++) {
+    int act = rt_stale_action(op, w->b.sid, r);
     /* a route kept with REF_FILTERED stays so when modified */
-    uint res = rt_update_gen(t, &n->n, ch[i].src, op->c, ch[i].attrs, ch[i].flags, ch[i].gen);
-    *removed += (res & RT_UPD_USABLE) == RT_UPD_REMOVE;
-    *modified += (res & RT_UPD_USABLE) == RT_UPD_REPLACE;
-    if (res & RT_UPD_FILTERED_REMOVE)
-      uatomic_dec(&op->c->stats.filt_routes);
-    if (ch[i].attrs)
-      ea_unref(ch[i].attrs);
+    if (act)
+      ch[k++] = (struct rt_import){ .net = &n->n, .src = r->src, .attrs = act == 2 ? op->modify(op->c, r) : NULL,
+                                    .flags = r->flags, .keep_gen = 1, .gen = uatomic_read(&r->refresh_gen) };
   }
+  for (uint i = 0; i < k; i++)
+    rt_walk_batch_add(t, &w->b, ch[i]);
   if (ch != buf)
     free(ch);
-}
-
-struct rt_stale_ctx {
-  const struct rt_stale_op *op;
-  uint *removed, *modified;
-};
-
-static void
-rt_stale_visit(struct rtable *t, struct net *n, void *ctx)
-{
-  struct rt_stale_ctx *w = ctx;
-  rt_stale_net(t, n, w->op, w->removed, w->modified);
 }
 
 int
 rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max,
               uint *removed, uint *modified)
 {
-  struct rt_stale_ctx w = { op, removed, modified };
+  struct rt_stale_ctx w = { .op = op, .b = { .c = op->c, .sid = chan_sender_id(op->c, t) } };
   rcu_read_lock();
-  int done = rt_walk_part(t, pos, max, rt_stale_visit, &w);
+  int done = rt_walk_part(t, pos, max, rt_stale_net, &w);
+  if (w.b.k)
+    rt_walk_batch_apply(t, &w.b);
   rcu_read_unlock();
+  *removed += w.b.removed;
+  *modified += w.b.modified;
+  if (w.b.filt_removed)
+    uatomic_sub(&op->c->stats.filt_routes, w.b.filt_removed);
   return done;
 }
 
@@ -1283,17 +1307,6 @@ rt_reader_peek(const struct rt_reader *r, u64 seq, u64 end)
   if (!b || seq >= end || seq - b->first_seq >= RT_JOURNAL_BLOCK)
     return NULL;
   return &b->items[seq - b->first_seq];
-}
-
-/* Routes of 40 bytes lie across two cache lines in half of the cases,
- * and readers want fields of both (id, attrs, sender, flags). */
-static inline void
-rt_prefetch_rte(const struct rte *r)
-{
-  if (r) {
-    __builtin_prefetch(r);
-    __builtin_prefetch((const char *) r + sizeof(*r) - 1);
-  }
 }
 
 void

@@ -254,7 +254,8 @@ test_batch(void **state)
   struct rt_import im[BATCH_OPS];
   for (uint i = 0; i < BATCH_OPS; i++) {
     net4(&batch_nets[i], batch_base + ops[i].net);
-    im[i] = (struct rt_import){ &batch_nets[i], srcs[ops[i].src], attrs[ops[i].attrs], ops[i].flags, ~0U };
+    im[i] = (struct rt_import){ .net = &batch_nets[i], .src = srcs[ops[i].src], .attrs = attrs[ops[i].attrs],
+                                .flags = ops[i].flags, .result = ~0U };
   }
   rt_update_batch(t, NULL, im, BATCH_OPS);
   u32 uc2[4] = { uatomic_read(&lo->uc), uatomic_read(&hi->uc), uatomic_read(&x.s1->uc), uatomic_read(&x.s2->uc) };
