@@ -688,6 +688,23 @@ mp_replace_run(void *s, u64 iters)
   }
 }
 
+/* A walk over every route, as a channel's flush or a refresh cycle's end
+ * makes one: the visit reads each route's sender and generation and
+ * changes nothing (no route is stale). */
+static void
+mp_walk_run(void *s, u64 iters)
+{
+  (void) s;
+  ASSERT_DIE(mp_loaded && iters == mp_routes);
+  struct rt_stale_op op = { 0 };
+  u64 pos = 0;
+  uint removed = 0, modified = 0;
+  while (!rt_stale_walk(tab, &op, &pos, 4096, &removed, &modified))
+    ;
+  if (removed || modified)
+    unexpected++;
+}
+
 static void
 lpm_setup(void *s)
 {
@@ -996,7 +1013,7 @@ gen_static(u32 n)
 static void
 register_benches(void)
 {
-  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64], name_mp_ins_b[64], name_mp_wd_b[64];
+  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64], name_mp_ins_b[64], name_mp_wd_b[64], name_mp_walk[64];
   bench_add(&(struct bench_spec){
     .name = "attr/intern-hit", .op = "intern+unref", .state = &intern_st,
     .setup = intern_setup, .teardown = intern_teardown, .run = intern_hit_run,
@@ -1054,6 +1071,10 @@ register_benches(void)
   bench_add(&(struct bench_spec){
     .name = name_mp_rep, .op = "replace+best", .setup = mp_load_setup, .run = mp_replace_run,
     .after = one_quiesce_hook, .target_ops = 5e6, .target = "≥ 5M/s per thread (issue 5)" });
+  snprintf(name_mp_walk, sizeof(name_mp_walk), "rt/walk/%dsrc-2to5paths", MP_SOURCES);
+  bench_add(&(struct bench_spec){
+    .name = name_mp_walk, .op = "route visited", .setup = mp_load_setup, .run = mp_walk_run,
+    .fixed_iters = routes, .samples = 5, .target = "a flush's or refresh cycle's walk, nothing stale" });
   bench_add(&(struct bench_spec){
     .name = "rt/find/exact", .op = "lookup", .setup = lpm_setup, .run = find_run,
     .target = "exact match, 1M nets" });
