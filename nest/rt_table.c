@@ -1028,11 +1028,6 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
 #define RT_FLUSH_BATCH 256
 #define RT_FLUSH_NETS 4096
 
-/* A walk's part in one read section (the caller's), from *pos: each net
- * visited after the walk stepped past it (the visit may remove it from
- * the index), max nets or a few more, as it stops only between buckets
- * (a position is a bucket's start). *pos: where the next part starts.
- * 1: the walk is done. */
 /* Nets the walk has stepped to but not visited yet: a visit reads the
  * routes of its net (senders, generations), a cache miss each, and the
  * net itself is one to the walk. A net is asked for as the walk steps to
@@ -1057,6 +1052,11 @@ rt_walk_chain_prefetch(struct net *const *ring, uint head, uint queued)
   }
 }
 
+/* A walk's part in one read section (the caller's), from *pos: each net
+ * visited after the walk stepped past it (the visit may remove it from
+ * the index), max nets or a few more, as it stops only between buckets
+ * (a position is a bucket's start). *pos: where the next part starts.
+ * 1: the walk is done. */
 static int
 rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *, struct net *, void *), void *ctx)
 {
