@@ -59,7 +59,9 @@ struct bgp_gout {
   u32 live1;
   linpool *lp;                  /* per-class arrays and sets until the flush */
   /* The flush's outputs (struct gout_outs), kept from one flush to the
-   * next: fresh pages for each were a quarter of an import burst's flush */
+   * next like the scratch: fresh pages for each were a quarter of an
+   * import burst's flush. A group flushes once GROUP_PENDING_MAX changes
+   * wait, so both stay about a megabyte. */
   struct gout_out *outs;
   uint outs_size;
   /* The flush's scratch (gout_encode), for scratch_size outputs */
@@ -84,10 +86,7 @@ struct gout_out {
 struct gout_outs {
   struct gout_out *o;
   uint n, size;
-  uint peak;                    /* the most encoded at once */
 };
-
-#define GOUT_SCRATCH_KEEP 4096
 
 static void
 gout_outs_free(struct bgp_gout *g)
@@ -515,7 +514,6 @@ static uint
 gout_put_out(struct bgp_gout *g, struct gout_outs *v)
 {
   uint msgs = gout_encode(g, v->o, v->n);
-  v->peak = MAX(v->peak, v->n);
   v->n = 0;
   return msgs;
 }
@@ -583,12 +581,6 @@ bgp_gout_flush(struct bgp_gout *g)
   msgs += gout_put_out(g, &v);
   g->outs = v.o;                        /* gout_put() may have grown it */
   g->outs_size = v.size;
-  /* An import burst's outputs and scratch (about 100 bytes per output of
-   * its biggest flush) go once flushes are small again. */
-  if (g->outs_size > GOUT_SCRATCH_KEEP && (u64) v.peak * 8 < g->outs_size) {
-    gout_outs_free(g);
-    gout_scratch_free(g);
-  }
   while (!list_empty(&g->items))
     gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
   /* every change goes: an import burst's, cleared at once */

@@ -694,8 +694,8 @@ test_references(void **state UNUSED)
 }
 
 /* Members 1, 2, 3 in classes 0, 1, 2. */
-/* A burst's outputs and scratch are kept for the next flush and let go
- * once a flush is small: burst, one change, burst again, each exact. */
+/* A burst's outputs and scratch are kept for the next flush, whatever
+ * its size: burst, one change, burst again, each exact. */
 static void
 test_burst_scratch(void **state UNUSED)
 {
