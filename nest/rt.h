@@ -403,6 +403,9 @@ struct net *rt_roa_first(struct rtable *t, const net_addr *key, struct rcu_hash_
 struct net *rt_roa_next(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it);
 /* Iterate nets: first/next inside one RCU read section. */
 struct net *rt_first_net(struct rtable *t, struct rcu_hash_iter *it);
+/* The first net from walk position pos on (rcu_hash_walk, rcu_hash_pos):
+ * a walk resumed in another read section. */
+struct net *rt_net_at(struct rtable *t, u64 pos, struct rcu_hash_iter *it);
 struct net *rt_next_net(struct rtable *t, struct rcu_hash_iter *it);
 
 /*
@@ -492,6 +495,18 @@ void rt_reader_prefetch_net(const struct rt_reader *r);
  * up for that item (its own index of nets) while it works on this one.
  * Inside rcu_read_lock(). */
 const struct rt_journal_item *rt_reader_ahead(const struct rt_reader *r);
+
+/* Routes of 40 bytes lie across two cache lines in half of the cases,
+ * and readers want fields of both (id, attrs, sender, flags): ask for
+ * both (a hint; r may be NULL). */
+static inline void
+rt_prefetch_rte(const struct rte *r)
+{
+  if (r) {
+    __builtin_prefetch(r);
+    __builtin_prefetch((const char *) r + sizeof(*r) - 1);
+  }
+}
 
 /* Best-route order: is a better than b? */
 int rte_better(const struct rte *a, const struct rte *b);
