@@ -268,8 +268,13 @@ def one_run(args, binary, version, threads):
                 if re.search(r"\b0 of 0 routes for 0 networks in table master4", ctl(sock, "show route count")):
                     break
                 time.sleep(0.02)
-            sys.stderr.write("%s: RSS at convergence %d KiB, peak while the peers' routes went %d KiB (%.1f s)\n"
-                             % (version, rss, peak, time.time() - t1))
+            gone = time.time() - t1
+            time.sleep(args.settle or 2.0)
+            sys.stderr.write("%s: RSS at convergence %d KiB, peak while the peers' routes went %d KiB (%.1f s), "
+                             "%d KiB %g s after\n"
+                             % (version, rss, peak, gone, proc_mem(dut.pid)[0], args.settle or 2.0))
+            if args.show_memory:
+                sys.stderr.write(ctl(sock, "show memory"))
     finally:
         for p in ((dut,) if args.stop_peak_daemon else (blast, dut)):
             if p:
@@ -338,11 +343,13 @@ def main():
     ap.add_argument("--stop-peak", action="store_true",
                     help="report the daemon's highest RSS from the stop of peers and daemon to its exit")
     ap.add_argument("--stop-peak-peers", action="store_true",
-                    help="with --stop-peak: stop the peers first and watch until their routes are gone")
+                    help="with --stop-peak: stop the peers first and watch until their routes are gone, "
+                    "then RSS again --settle seconds later (default 2)")
     ap.add_argument("--stop-peak-daemon", action="store_true",
                     help="with --stop-peak: stop the daemon first, its peers still connected")
     ap.add_argument("--settle", type=float, default=0,
-                    help="with --show-memory: wait this long after convergence and show memory again")
+                    help="with --show-memory: wait this long after convergence and show memory again; "
+                    "with --stop-peak-peers: this long after the routes went (default 2)")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")
     args = ap.parse_args()
 

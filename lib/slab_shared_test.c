@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/slab_shared.h"
@@ -166,6 +168,121 @@ test_cross_thread(void **state UNUSED)
   free(o);
 }
 
+/* Pages of this many objects' that are resident now. */
+static uint
+resident_pages(void **o, uint n)
+{
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  uint res = 0;
+  uintptr_t last = 0;
+  for (uint i = 0; i < n; i++) {
+    uintptr_t p = (uintptr_t) o[i] & ~(uintptr_t) (page - 1);
+    if (p == last)
+      continue;
+    last = p;
+    unsigned char v;
+    assert_int_equal(mincore((void *) p, page, &v), 0);
+    res += v & 1;
+  }
+  return res;
+}
+
+/* A table that empties (its peers gone): the chunks whose objects all came
+ * back are given to the kernel by a trim, all but a small reserve, and
+ * their objects are handed out again, intact once written, with the
+ * accounting back where it was. */
+static void
+test_trim(void **state UNUSED)
+{
+  enum { N = 8 << 20 >> 5 };        /* over eight chunks' worth at 40 bytes */
+  void **o = malloc(N * sizeof(*o));
+  for (uint i = 0; i < N; i++)
+    memset(o[i] = shslab_alloc(ts_slab), 0x5a, OBJ);
+  qsort(o, N, sizeof(*o), cmp_ptr);
+  uint before = resident_pages(o, N);
+  for (uint i = 0; i < N; i++)
+    shslab_free(ts_slab, o[i]);
+
+  struct mem_usage a, b, c;
+  mem_class_usage(MEM_STANDBY, &a);
+  size_t given = shslab_trim(ts_slab);
+#ifdef BIRD_SANITIZED
+  assert_int_equal(given, 0);
+  (void) before;
+#else
+  /* Eight chunks' worth, two kept, the newest one still carved from. */
+  assert_true(given >= 4 * (1 << 20));
+  mem_class_usage(MEM_STANDBY, &b);
+  assert_int_equal(a.overhead - b.overhead, given);
+  uint after = resident_pages(o, N);
+  assert_true(before - after >= given / (size_t) sysconf(_SC_PAGESIZE));
+  /* Nothing more to give until chunks idle again. */
+  assert_int_equal(shslab_trim(ts_slab), 0);
+#endif
+
+  for (uint i = 0; i < N; i++) {
+    struct obj *x = o[i] = shslab_alloc(ts_slab);
+    x->owner = i;
+    x->serial = ~(u64) i;
+  }
+  for (uint i = 0; i < N; i++) {
+    struct obj *x = o[i];
+    assert_int_equal(x->owner, i);
+    assert_int_equal(x->serial, ~(u64) i);
+  }
+  mem_class_usage(MEM_STANDBY, &c);
+  /* Every chunk is in use again: as before the trim, nothing mapped anew. */
+  assert_int_equal(c.effective + c.overhead, a.effective + a.overhead);
+  for (uint i = 0; i < N; i++)
+    shslab_free(ts_slab, o[i]);
+  free(o);
+}
+
+/* Pages holding a live object, or the end of one reaching in from the
+ * page before, stay: the survivors read as written after a trim gave the
+ * pages around them back. */
+static void
+test_trim_keeps_live(void **state UNUSED)
+{
+  enum { N = 8 << 20 >> 5 };
+  size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  void **o = malloc(N * sizeof(*o));
+  for (uint i = 0; i < N; i++)
+    o[i] = shslab_alloc(ts_slab);
+  qsort(o, N, sizeof(*o), cmp_ptr);
+  u8 *live = calloc(N, 1);
+  uint kept = 0;
+  for (uint i = 0; i < N; i++) {
+    uintptr_t a = (uintptr_t) o[i];
+    int straddles = a / page != (a + OBJ - 1) / page;
+    live[i] = i % 1000 == 0 || (straddles && (a / page) % 4 == 0);
+    kept += live[i];
+    struct obj *x = o[i];
+    x->owner = i;
+    x->serial = ~(u64) i;
+    memset(x->fill, (int) (i & 0xff), sizeof(x->fill));
+  }
+  for (uint i = 0; i < N; i++)
+    if (!live[i])
+      shslab_free(ts_slab, o[i]);
+  size_t given = shslab_trim(ts_slab);
+#ifndef BIRD_SANITIZED
+  assert_true(given > 0);
+#endif
+  for (uint i = 0; i < N; i++)
+    if (live[i]) {
+      struct obj *x = o[i];
+      assert_int_equal(x->owner, i);
+      assert_int_equal(x->serial, ~(u64) i);
+      for (uint k = 0; k < sizeof(x->fill); k++)
+        assert_int_equal((u8) x->fill[k], (u8) (i & 0xff));
+      shslab_free(ts_slab, x);
+    }
+  assert_true(kept > N / 1000);
+  free(live);
+  free(o);
+}
+
 int
 main(void)
 {
@@ -176,6 +293,8 @@ main(void)
     cmocka_unit_test(test_unique_while_live),
     cmocka_unit_test(test_accounting),
     cmocka_unit_test(test_cross_thread),
+    cmocka_unit_test(test_trim),
+    cmocka_unit_test(test_trim_keeps_live),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

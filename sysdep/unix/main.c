@@ -29,6 +29,7 @@
 #include "lib/loop.h"
 #include "lib/rcu.h"
 #include "lib/resource.h"
+#include "lib/slab_shared.h"
 #include "filter/filter.h"
 #include "nest/cli.h"
 #include "nest/iface.h"
@@ -88,6 +89,9 @@ trim_hook(struct timer *t)
   (void) t;
   static u64 peak, slack;      /* slack: resident beyond accounted that a trim left */
   static uint ticks;
+  /* Chunks of routes and nets that emptied (peers gone) go back first, so
+   * what is accounted below is what stays. */
+  shslab_trim_all();
   u64 now = 0;
   for (int i = 0; i < MEM_CLASS_MAX; i++) {
     struct mem_usage u;
