@@ -203,15 +203,17 @@ test_trim(void **state UNUSED)
   for (uint i = 0; i < N; i++)
     shslab_free(ts_slab, o[i]);
 
-  struct mem_usage a, b, c;
+  struct mem_usage a, c;
   mem_class_usage(MEM_STANDBY, &a);
   size_t given = shslab_trim(ts_slab);
 #ifdef BIRD_SANITIZED
   assert_int_equal(given, 0);
   (void) before;
 #else
-  /* Eight chunks' worth, two kept, the newest one still carved from. */
+  /* Eight chunks' worth, less the pages the magazine pins and the chunk
+   * still carved from. */
   assert_true(given >= 4 * (1 << 20));
+  struct mem_usage b;
   mem_class_usage(MEM_STANDBY, &b);
   assert_int_equal(a.overhead - b.overhead, given);
   uint after = resident_pages(o, N);
@@ -231,8 +233,12 @@ test_trim(void **state UNUSED)
     assert_int_equal(x->serial, ~(u64) i);
   }
   mem_class_usage(MEM_STANDBY, &c);
+#ifndef BIRD_SANITIZED
   /* Every chunk is in use again: as before the trim, nothing mapped anew. */
   assert_int_equal(c.effective + c.overhead, a.effective + a.overhead);
+#else
+  assert_int_equal(c.effective - a.effective, N * shslab_size(ts_slab));
+#endif
   for (uint i = 0; i < N; i++)
     shslab_free(ts_slab, o[i]);
   free(o);
@@ -266,7 +272,9 @@ test_trim_keeps_live(void **state UNUSED)
     if (!live[i])
       shslab_free(ts_slab, o[i]);
   size_t given = shslab_trim(ts_slab);
-#ifndef BIRD_SANITIZED
+#ifdef BIRD_SANITIZED
+  assert_int_equal(given, 0);
+#else
   assert_true(given > 0);
 #endif
   for (uint i = 0; i < N; i++)
