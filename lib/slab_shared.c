@@ -1,12 +1,15 @@
 /*
  * Shared slabs (see slab_shared.h).
  *
- * Free objects are never written to: a thread's magazine is an array of
- * pointers to them, and batches of SHSLAB_BATCH pointers travel between
- * magazines and the slab's stack of full batches. A free list linked
- * through the objects made every allocation wait for the object before it
- * to come from memory (a million freed routes are cold), one cache miss
- * after another.
+ * Free objects are never written to. A thread's magazine is an array of
+ * pointers to them; behind the magazines, a chunk's header keeps a bit per
+ * object slot, set while the slot is free in the slab. Magazines trade
+ * SHSLAB_BATCH objects at once with the bitmaps under the slab's mutex. A
+ * free list linked through the objects made every allocation wait for the
+ * object before it to come from memory (a million freed routes are cold),
+ * one cache miss after another; arrays of pointers to free objects (the
+ * design before session 25) took 8 bytes per free object, 34 MB while 10
+ * peers' 3M routes went, which was most of the memory peak then.
  *
  * A thread's magazine holds up to 2 * SHSLAB_BATCH objects: it refills one
  * batch when empty and hands one back when full, so a thread that
@@ -14,25 +17,25 @@
  * batches through the mutex on every call. A thread's magazines go back to
  * their slabs when it exits.
  *
- * Giving pages back: chunks are aligned to their size, so an object finds
- * its chunk's header by masking its address. The header counts, for each
- * page, the objects starting in it and those of them that sit in the
- * slab's batches, updated as batches come and go (under the lock, never on
- * a magazine's fast path). A page whose objects, and the one reaching in
- * from the page before, all sit in batches is empty; shslab_trim() gives
- * empty pages back to the kernel. Counting pages rather than chunks
- * matters: the few objects in threads' magazines would otherwise pin a
- * chunk each (measured: a quarter to half of the chunks after 10 peers'
- * 3M routes went). The objects stay in the batches: since free objects are
- * never written, a released page is touched again only when one of its
- * objects is handed out, and reads as zeros then, which an allocation (not
- * zeroed) allows. The release happens under the lock, so no thread can
- * take one of the page's objects meanwhile.
+ * Chunks are aligned to their size, so an object finds its chunk's header
+ * by masking its address. A refill takes the lowest free slots of the
+ * first chunk on the slab's list: chunks that had objects freed go to the
+ * list's head, a fresh chunk to its tail, so freed slots are reused before
+ * untouched pages are faulted in, and a run of allocations walks a chunk
+ * upwards.
  *
- * Accounting: a chunk counts as overhead of the slab's class when mapped;
- * an allocation moves the object's size to effective and a free moves it
- * back, so free slots show as overhead. A released page leaves the
- * overhead and comes back to it when one of its objects is handed out.
+ * Giving pages back: a page whose slots, and the one reaching in from the
+ * page before, are all free is empty; shslab_trim() gives empty pages back
+ * to the kernel (madvise). The slots stay free in the bitmap: a released
+ * page is touched again only when one of its objects is handed out, and
+ * reads as zeros then, which an allocation (not zeroed) allows. The release
+ * happens under the mutex, so no thread can take one of the page's objects
+ * meanwhile. A fresh chunk's object pages count as released until touched.
+ *
+ * Accounting: the header's pages and every touched page count as overhead
+ * of the slab's class; an allocation moves the object's size to effective
+ * and a free moves it back, so free slots on resident pages show as
+ * overhead.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -48,27 +51,24 @@
 #define SHSLAB_MAX 16               /* slabs in the process */
 #define SHSLAB_BATCH 64             /* objects traded at once */
 #define SHSLAB_CHUNK (1U << 20)     /* mapped at once, aligned to its size */
-#define SHSLAB_PAGES (SHSLAB_CHUNK / 4096)  /* counters, enough for the smallest page */
+#define SHSLAB_PAGES (SHSLAB_CHUNK / 4096)  /* released bits, enough for the smallest page */
 #define SHSLAB_TRIM_MIN (4U << 20)  /* free bytes resident before a trim bothers */
-#define SHSLAB_TRIM_MAX 64          /* chunks looked at per trim: bounds the lock's hold */
+#define SHSLAB_TRIM_MAX 64          /* chunks looked at per trim: bounds the mutex's hold */
 
-/* At the start of each chunk; under the slab's lock. */
-struct shslab_chunk {
-  struct shslab_chunk *next_dirty;
-  u8 dirty;                         /* on the slab's list: a page emptied */
-  u16 carved[SHSLAB_PAGES];         /* objects starting in each page so far */
-  u16 free[SHSLAB_PAGES];           /* of them, in the slab's batches */
-  u64 released[SHSLAB_PAGES / 64];  /* pages given back */
+/* The links of a chunk on its slab's circular list of chunks with free slots. */
+struct shslab_link {
+  struct shslab_link *next, *prev;
 };
 
-/* Objects start after the header, on a cache line. */
-#define SHSLAB_HEAD ((sizeof(struct shslab_chunk) + 63) & ~(size_t) 63)
-
-/* A batch's pointers, on the slab's stack of full batches or of spares. */
-struct shslab_batch {
-  struct shslab_batch *next;
-  uint count;
-  void *obj[SHSLAB_BATCH];
+/* At the start of each chunk; under the slab's mutex. */
+struct shslab_chunk {
+  struct shslab_link link;          /* first: a link is its chunk */
+  struct shslab_chunk *next_dirty;
+  uint nfree;                       /* slots free in the slab */
+  uint hint;                        /* no free slot in the map's words below */
+  u8 dirty;                         /* on the slab's list: slots freed since a trim */
+  u64 released[SHSLAB_PAGES / 64];  /* object pages not resident */
+  u64 map[];                        /* a bit per slot: free in the slab */
 };
 
 struct shslab {
@@ -76,13 +76,14 @@ struct shslab {
   enum mem_class cls;
   uint size;
   uint index;                       /* of the magazines in every thread */
-  struct shslab_batch *full;        /* under lock: batches of free objects */
-  struct shslab_batch *spare;       /* under lock: empty batches, kept */
-  char *carve, *carve_end;          /* under lock: unused part of the newest chunk */
-  struct shslab_chunk *carving;     /* under lock: the newest chunk */
-  struct shslab_chunk *dirty;       /* under lock: chunks with pages emptied since a trim */
-  size_t batched;                   /* under lock: objects in full batches */
-  size_t released;                  /* under lock: pages given back */
+  uint head;                        /* bytes before a chunk's first slot */
+  uint head_pages;                  /* pages never released: the header's */
+  uint slots;                       /* per chunk */
+  u64 recip;                        /* 2^40 / size, rounded up: slot of an offset */
+  struct shslab_link avail;         /* under lock: chunks with free slots */
+  struct shslab_chunk *dirty;       /* under lock: chunks with slots freed since a trim */
+  size_t free_slots;                /* under lock: in all chunks */
+  size_t released;                  /* under lock: pages given back or never touched */
 };
 
 /* Owned by its thread. */
@@ -124,6 +125,13 @@ shslab_new(enum mem_class cls, size_t size)
   pthread_mutex_init(&s->lock, NULL);
   s->cls = cls;
   s->size = (uint) ((size + 7) & ~(size_t) 7);
+  /* The header's map covers at most CHUNK / size slots. */
+  size_t words = (SHSLAB_CHUNK / s->size + 63) / 64;
+  s->head = (uint) ((sizeof(struct shslab_chunk) + words * 8 + 63) & ~(size_t) 63);
+  s->head_pages = (uint) ((s->head + shslab_page - 1) >> shslab_page_shift);
+  s->slots = (SHSLAB_CHUNK - s->head) / s->size;
+  s->recip = ((1ULL << 40) + s->size - 1) / s->size;
+  s->avail.next = s->avail.prev = &s->avail;
   pthread_mutex_lock(&shslab_new_lock);
   if (shslab_count >= SHSLAB_MAX)
     bug("Too many shared slabs");
@@ -178,118 +186,136 @@ shslab_chunk_of(void *obj)
   return (struct shslab_chunk *) ((uintptr_t) obj & ~(uintptr_t) (SHSLAB_CHUNK - 1));
 }
 
+/* Exact for offsets below a chunk: the rounding error stays under 1/size. */
 static uint
-shslab_page_of(struct shslab_chunk *c, void *obj)
+shslab_slot_of(struct shslab *s, struct shslab_chunk *c, void *obj)
 {
-  return (uint) (((uintptr_t) obj - (uintptr_t) c) >> shslab_page_shift);
+  u64 off = (u64) ((uintptr_t) obj - (uintptr_t) c - s->head);
+  return (uint) ((off * s->recip) >> 40);
+}
+
+static void *
+shslab_slot_obj(struct shslab *s, struct shslab_chunk *c, uint i)
+{
+  return (char *) c + s->head + (size_t) i * s->size;
 }
 
 static void
-shslab_mark_dirty(struct shslab *s, struct shslab_chunk *c)
+shslab_link_at(struct shslab_link *after, struct shslab_link *l)
 {
-  if (!c->dirty) {
-    c->dirty = 1;
-    c->next_dirty = s->dirty;
-    s->dirty = c;
-  }
+  l->prev = after;
+  l->next = after->next;
+  after->next->prev = l;
+  after->next = l;
 }
 
-/* Under lock: n objects came back to the slab's batches. */
 static void
-shslab_count_back(struct shslab *s, void **obj, uint n)
+shslab_unlink(struct shslab_link *l)
 {
-  for (uint i = 0; i < n; i++) {
-    struct shslab_chunk *c = shslab_chunk_of(obj[i]);
-    uint p = shslab_page_of(c, obj[i]);
-    if (++c->free[p] == c->carved[p])
-      shslab_mark_dirty(s, c);
-  }
-  s->batched += n;
+  l->prev->next = l->next;
+  l->next->prev = l->prev;
 }
 
-/* Under lock: n objects leave the slab's batches for a magazine; the
- * released pages they lie on will be touched again. */
-static void
-shslab_count_out(struct shslab *s, void **obj, uint n)
+static int
+shslab_released(struct shslab_chunk *c, uint p)
 {
-  for (uint i = 0; i < n; i++) {
-    struct shslab_chunk *c = shslab_chunk_of(obj[i]);
-    uint p = shslab_page_of(c, obj[i]);
-    c->free[p]--;
-    for (uint last = shslab_page_of(c, (char *) obj[i] + s->size - 1); p <= last; p++)
-      if (c->released[p / 64] & (1ULL << (p % 64))) {
-        c->released[p / 64] &= ~(1ULL << (p % 64));
-        s->released--;
-        mem_account(s->cls, 0, (s64) shslab_page);
-      }
-  }
-  s->batched -= n;
-}
-
-/* Under lock: n objects of m (its oldest) into a batch on the slab's stack. */
-static void
-shslab_push_batch(struct shslab *s, void **obj, uint n)
-{
-  struct shslab_batch *b = s->spare;
-  if (b)
-    s->spare = b->next;
-  else {
-    b = malloc(sizeof(*b));
-    if (!b)
-      die("Out of memory");
-    mem_account(s->cls, 0, sizeof(*b));
-  }
-  memcpy(b->obj, obj, n * sizeof(void *));
-  b->count = n;
-  b->next = s->full;
-  s->full = b;
-  shslab_count_back(s, obj, n);
+  return (c->released[p / 64] >> (p % 64)) & 1;
 }
 
 /* Under lock: a fresh chunk, aligned to its size (mapped twice as large,
- * the rest unmapped). */
+ * the rest unmapped), at the tail of the list: its pages are faulted in
+ * only once the freed slots elsewhere are used up. */
 static void
 shslab_map_chunk(struct shslab *s)
 {
   char *m = mmap(NULL, 2 * SHSLAB_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
     die("Unable to map %u bytes of memory", 2 * SHSLAB_CHUNK);
-  char *c = (char *) (((uintptr_t) m + SHSLAB_CHUNK - 1) & ~(uintptr_t) (SHSLAB_CHUNK - 1));
-  if (c > m)
-    munmap(m, (size_t) (c - m));
-  if (m + 2 * SHSLAB_CHUNK > c + SHSLAB_CHUNK)
-    munmap(c + SHSLAB_CHUNK, (size_t) (m + 2 * SHSLAB_CHUNK - (c + SHSLAB_CHUNK)));
-  mem_account(s->cls, 0, SHSLAB_CHUNK);
-  /* Pages of the previous chunk may have emptied while it was carved from
-   * (a trim leaves the chunk being carved partly alone). */
-  if (s->carving)
-    shslab_mark_dirty(s, s->carving);
-  s->carving = (struct shslab_chunk *) c;
-  /* The tail of the previous chunk (less than one object) is lost. */
-  s->carve = c + SHSLAB_HEAD;
-  s->carve_end = c + SHSLAB_CHUNK;
+  char *a = (char *) (((uintptr_t) m + SHSLAB_CHUNK - 1) & ~(uintptr_t) (SHSLAB_CHUNK - 1));
+  if (a > m)
+    munmap(m, (size_t) (a - m));
+  if (m + 2 * SHSLAB_CHUNK > a + SHSLAB_CHUNK)
+    munmap(a + SHSLAB_CHUNK, (size_t) (m + 2 * SHSLAB_CHUNK - (a + SHSLAB_CHUNK)));
+  struct shslab_chunk *c = (struct shslab_chunk *) a;
+  /* The mapping reads as zeros: only the set bits are written. */
+  c->nfree = s->slots;
+  memset(c->map, 0xff, s->slots / 64 * 8);
+  if (s->slots % 64)
+    c->map[s->slots / 64] = (1ULL << (s->slots % 64)) - 1;
+  uint pages = SHSLAB_CHUNK >> shslab_page_shift;
+  for (uint p = s->head_pages; p < pages; p++)
+    c->released[p / 64] |= 1ULL << (p % 64);
+  s->released += pages - s->head_pages;
+  s->free_slots += s->slots;
+  shslab_link_at(s->avail.prev, &c->link);
+  mem_account(s->cls, 0, (s64) s->head_pages << shslab_page_shift);
 }
 
-/* Under lock: up to SHSLAB_BATCH new objects from the chunk. */
-static uint
-shslab_carve(struct shslab *s, void **obj)
+/* Under lock: pages of the object that were released are resident again
+ * once it is written. */
+static void
+shslab_touch(struct shslab *s, struct shslab_chunk *c, void *obj)
 {
-  if (s->carve_end - s->carve < (ptrdiff_t) s->size)
+  uint p = (uint) (((uintptr_t) obj - (uintptr_t) c) >> shslab_page_shift);
+  uint last = (uint) (((uintptr_t) obj + s->size - 1 - (uintptr_t) c) >> shslab_page_shift);
+  for (; p <= last; p++)
+    if (shslab_released(c, p)) {
+      c->released[p / 64] &= ~(1ULL << (p % 64));
+      s->released--;
+      mem_account(s->cls, 0, (s64) shslab_page);
+    }
+}
+
+/* Under lock: up to SHSLAB_BATCH free slots into obj, the lowest last
+ * (a magazine hands out from its top). */
+static uint
+shslab_take(struct shslab *s, void **obj)
+{
+  if (s->avail.next == &s->avail)
     shslab_map_chunk(s);
-  /* Handed out from the top of the magazine: the lowest address last, so
-   * a run of allocations walks the chunk upwards. */
-  uint n = 0;
-  while (n < SHSLAB_BATCH && s->carve_end - s->carve >= (ptrdiff_t) s->size) {
-    s->carving->carved[shslab_page_of(s->carving, s->carve)]++;
-    obj[n++] = s->carve;
-    s->carve += s->size;
-  }
-  for (uint i = 0; i < n / 2; i++) {
-    void *x = obj[i];
-    obj[i] = obj[n - 1 - i];
-    obj[n - 1 - i] = x;
-  }
+  struct shslab_chunk *c = (struct shslab_chunk *) s->avail.next;
+  uint n = 0, w = c->hint, words = (s->slots + 63) / 64;
+  void *tmp[SHSLAB_BATCH];
+  for (; w < words && n < SHSLAB_BATCH; w++)
+    while (c->map[w] && n < SHSLAB_BATCH) {
+      uint b = (uint) __builtin_ctzll(c->map[w]);
+      c->map[w] &= c->map[w] - 1;
+      void *o = shslab_slot_obj(s, c, w * 64 + b);
+      shslab_touch(s, c, o);
+      tmp[n++] = o;
+    }
+  /* The loop stepped past the last word it took from, which may hold more. */
+  c->hint = w > 0 && c->map[w - 1] ? w - 1 : w;
+  c->nfree -= n;
+  s->free_slots -= n;
+  if (!c->nfree)
+    shslab_unlink(&c->link);
+  for (uint i = 0; i < n; i++)
+    obj[i] = tmp[n - 1 - i];
   return n;
+}
+
+/* Under lock: n objects back to their chunks' maps. */
+static void
+shslab_give(struct shslab *s, void **obj, uint n)
+{
+  for (uint i = 0; i < n; i++) {
+    struct shslab_chunk *c = shslab_chunk_of(obj[i]);
+    uint slot = shslab_slot_of(s, c, obj[i]);
+    u64 bit = 1ULL << (slot % 64);
+    if (c->map[slot / 64] & bit)
+      bug("Shared slab: object %p freed twice", obj[i]);
+    c->map[slot / 64] |= bit;
+    c->hint = MIN(c->hint, slot / 64);
+    if (!c->nfree++)
+      shslab_link_at(&s->avail, &c->link);
+    if (!c->dirty) {
+      c->dirty = 1;
+      c->next_dirty = s->dirty;
+      s->dirty = c;
+    }
+  }
+  s->free_slots += n;
 }
 
 static void
@@ -297,16 +323,7 @@ shslab_refill(struct shslab *s, struct shslab_mag *m)
 {
   shslab_register_thread();
   pthread_mutex_lock(&s->lock);
-  struct shslab_batch *b = s->full;
-  if (b) {
-    s->full = b->next;
-    memcpy(m->obj, b->obj, b->count * sizeof(void *));
-    m->count = b->count;
-    shslab_count_out(s, m->obj, m->count);
-    b->next = s->spare;
-    s->spare = b;
-  } else
-    m->count = shslab_carve(s, m->obj);
+  m->count = shslab_take(s, m->obj);
   pthread_mutex_unlock(&s->lock);
 }
 
@@ -334,7 +351,7 @@ shslab_free(struct shslab *s, void *obj)
   if (m->count == 2 * SHSLAB_BATCH) {
     /* Hand the older half back, keep the ones freed last (warmest). */
     pthread_mutex_lock(&s->lock);
-    shslab_push_batch(s, m->obj, SHSLAB_BATCH);
+    shslab_give(s, m->obj, SHSLAB_BATCH);
     pthread_mutex_unlock(&s->lock);
     memmove(m->obj, m->obj + SHSLAB_BATCH, SHSLAB_BATCH * sizeof(void *));
     m->count = SHSLAB_BATCH;
@@ -353,34 +370,49 @@ shslab_thread_exit(void *unused UNUSED)
     struct shslab_mag *m = &shslab_mags[i];
     struct shslab *s = shslab_all[i];
     pthread_mutex_lock(&s->lock);
-    for (uint at = 0; at < m->count; at += SHSLAB_BATCH)
-      shslab_push_batch(s, m->obj + at, MIN(SHSLAB_BATCH, m->count - at));
+    shslab_give(s, m->obj, m->count);
     pthread_mutex_unlock(&s->lock);
     m->count = 0;
   }
 }
 
-/* Under lock: page p (not the header's) holds no live object. The object
- * reaching in from the page before is known free only when all of that
- * page's are; on the chunk being carved, the page must be carved through. */
+/* Under lock: slots i to j (inclusive) all free. */
+static int
+shslab_all_free(struct shslab_chunk *c, uint i, uint j)
+{
+  for (uint w = i / 64; w <= j / 64; w++) {
+    u64 mask = ~0ULL;
+    if (w == i / 64)
+      mask &= ~0ULL << (i % 64);
+    if (w == j / 64 && j % 64 != 63)
+      mask &= (1ULL << (j % 64 + 1)) - 1;
+    if ((c->map[w] & mask) != mask)
+      return 0;
+  }
+  return 1;
+}
+
+/* Under lock: page p (past the header's) is resident and no live object
+ * lies on it. */
 static int
 shslab_page_empty(struct shslab *s, struct shslab_chunk *c, uint p)
 {
-  char *start = (char *) c + ((size_t) p << shslab_page_shift);
-  if (c == s->carving && s->carve < start + shslab_page)
+  if (shslab_released(c, p))
     return 0;
-  if (!c->carved[p] || c->free[p] != c->carved[p] || (c->released[p / 64] & (1ULL << (p % 64))))
-    return 0;
-  size_t off = (size_t) (start - (char *) c) - SHSLAB_HEAD;
-  return off % s->size == 0 || c->free[p - 1] == c->carved[p - 1];
+  size_t start = ((size_t) p << shslab_page_shift) - s->head;
+  uint i = (uint) (start / s->size);
+  if (i >= s->slots)
+    return 0;                       /* the chunk's unused tail */
+  uint j = (uint) MIN((start + shslab_page - 1) / s->size, (size_t) s->slots - 1);
+  return shslab_all_free(c, i, j);
 }
 
-/* Under lock: give back the chunk's empty pages, in runs. */
-static size_t
+/* Under lock: give back the chunk's empty pages, in runs; pages given. */
+static uint
 shslab_release_chunk(struct shslab *s, struct shslab_chunk *c)
 {
   uint pages = (uint) (SHSLAB_CHUNK >> shslab_page_shift), given = 0;
-  for (uint p = 1; p < pages; ) {
+  for (uint p = s->head_pages; p < pages; ) {
     uint q = p;
     while (q < pages && shslab_page_empty(s, c, q))
       q++;
@@ -396,7 +428,7 @@ shslab_release_chunk(struct shslab *s, struct shslab_chunk *c)
     given += q - p;
     p = q;
   }
-  return (size_t) given << shslab_page_shift;
+  return given;
 }
 
 size_t
@@ -406,14 +438,15 @@ shslab_trim(struct shslab *s)
   pthread_mutex_lock(&s->lock);
   /* Free and still resident: when it is little, the pages would soon be
    * faulted in again for the next routes. */
-  if (s->batched * s->size >= SHSLAB_TRIM_MIN + (s->released << shslab_page_shift))
+  if (s->free_slots * s->size >= SHSLAB_TRIM_MIN + (s->released << shslab_page_shift))
     for (uint n = 0; s->dirty && n < SHSLAB_TRIM_MAX; n++) {
       struct shslab_chunk *c = s->dirty;
       s->dirty = c->next_dirty;
       c->dirty = 0;
       given += shslab_release_chunk(s, c);
     }
-  s->released += given >> shslab_page_shift;
+  s->released += given;
+  given <<= shslab_page_shift;
   if (given)
     mem_account(s->cls, 0, -(s64) given);
   pthread_mutex_unlock(&s->lock);

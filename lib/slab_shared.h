@@ -9,13 +9,12 @@
  * of free objects per slab (a magazine) and trades whole batches with the
  * slab under its mutex, so the common alloc/free touches no shared line.
  *
- * Free objects are reused first. When every object of one of a slab's
- * chunks (a megabyte) is free, as after a peer's mass withdrawal, the
- * chunk becomes idle, and shslab_trim() gives idle chunks' pages back to
- * the system, keeping a couple per slab for the next routes. Idle chunks
- * wait for a trim rather than going at once so that a table churning near
- * a chunk's bound does not release and fault in the same pages over and
- * over; the daemon trims from its main loop's memory timer.
+ * Freed slots are reused before fresh pages are touched. A page whose
+ * objects have all been freed, as after a peer's mass withdrawal, is given
+ * back to the system by shslab_trim(). Pages wait for a trim rather than
+ * going at once so that a table churning near a page's bound does not
+ * release and fault in the same page over and over; the daemon trims from
+ * its main loop's memory timer.
  *
  * Under AddressSanitizer or ThreadSanitizer every object comes from malloc
  * instead, so use-after-free, leaks and races stay visible to them.
@@ -37,8 +36,8 @@ void *shslab_alloc(struct shslab *s);        /* not zeroed */
 void shslab_free(struct shslab *s, void *obj);
 size_t shslab_size(const struct shslab *s);  /* object size as rounded */
 
-/* Give idle chunks' pages back (a bounded number per call, so the slab's
- * lock is held briefly); bytes given back. From any thread. */
+/* Give the pages that emptied back (a bounded number of chunks per call,
+ * so the slab's lock is held briefly); bytes given back. From any thread. */
 size_t shslab_trim(struct shslab *s);
 size_t shslab_trim_all(void);
 
