@@ -266,18 +266,13 @@ shslab_touch(struct shslab *s, struct shslab_chunk *c, void *obj)
     }
 }
 
-/* Under lock: up to SHSLAB_BATCH free slots into obj, the lowest last
- * (a magazine hands out from its top). */
+/* Under lock: the lowest free slots of chunk c into tmp, up to want. */
 static uint
-shslab_take(struct shslab *s, void **obj)
+shslab_take_from(struct shslab *s, struct shslab_chunk *c, void **tmp, uint want)
 {
-  if (s->avail.next == &s->avail)
-    shslab_map_chunk(s);
-  struct shslab_chunk *c = (struct shslab_chunk *) s->avail.next;
   uint n = 0, w = c->hint, words = (s->slots + 63) / 64;
-  void *tmp[SHSLAB_BATCH];
-  for (; w < words && n < SHSLAB_BATCH; w++)
-    while (c->map[w] && n < SHSLAB_BATCH) {
+  for (; w < words && n < want; w++)
+    while (c->map[w] && n < want) {
       uint b = (uint) __builtin_ctzll(c->map[w]);
       c->map[w] &= c->map[w] - 1;
       void *o = shslab_slot_obj(s, c, w * 64 + b);
@@ -290,6 +285,24 @@ shslab_take(struct shslab *s, void **obj)
   s->free_slots -= n;
   if (!c->nfree)
     shslab_unlink(&c->link);
+  return n;
+}
+
+/* Under lock: SHSLAB_BATCH free slots into obj, the lowest last (a
+ * magazine hands out from its top). A chunk with only a few free slots
+ * does not leave the magazine short: the next chunks on the list fill the
+ * batch, so a thread takes the mutex once per batch even when frees are
+ * scattered. */
+static uint
+shslab_take(struct shslab *s, void **obj)
+{
+  void *tmp[SHSLAB_BATCH];
+  uint n = 0;
+  while (n < SHSLAB_BATCH) {
+    if (s->avail.next == &s->avail)
+      shslab_map_chunk(s);
+    n += shslab_take_from(s, (struct shslab_chunk *) s->avail.next, tmp + n, SHSLAB_BATCH - n);
+  }
   for (uint i = 0; i < n; i++)
     obj[i] = tmp[n - 1 - i];
   return n;
