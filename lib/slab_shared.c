@@ -52,7 +52,7 @@
 #define SHSLAB_BATCH 64             /* objects traded at once */
 #define SHSLAB_CHUNK (1U << 20)     /* mapped at once, aligned to its size */
 #define SHSLAB_PAGES (SHSLAB_CHUNK / 4096)  /* released bits, enough for the smallest page */
-#define SHSLAB_TRIM_MIN (4U << 20)  /* free bytes resident before a trim bothers */
+#define SHSLAB_TRIM_KEEP (4U << 20) /* the daemon's: free bytes resident before a trim bothers */
 #define SHSLAB_TRIM_MAX 64          /* chunks looked at per trim: bounds the mutex's hold */
 
 /* The links of a chunk on its slab's circular list of chunks with free slots. */
@@ -164,7 +164,7 @@ shslab_free(struct shslab *s, void *obj)
 
 static void shslab_thread_exit(void *unused UNUSED) {}
 
-size_t shslab_trim(struct shslab *s UNUSED) { return 0; }
+size_t shslab_trim(struct shslab *s UNUSED, size_t keep UNUSED) { return 0; }
 
 #else
 
@@ -445,13 +445,12 @@ shslab_release_chunk(struct shslab *s, struct shslab_chunk *c)
 }
 
 size_t
-shslab_trim(struct shslab *s)
+shslab_trim(struct shslab *s, size_t keep)
 {
   size_t given = 0;
   pthread_mutex_lock(&s->lock);
-  /* Free and still resident: when it is little, the pages would soon be
-   * faulted in again for the next routes. */
-  if (s->free_slots * s->size >= SHSLAB_TRIM_MIN + (s->released << shslab_page_shift))
+  /* Free and still resident, roughly: fresh pages count as released. */
+  if (s->free_slots * s->size > keep + (s->released << shslab_page_shift))
     for (uint n = 0; s->dirty && n < SHSLAB_TRIM_MAX; n++) {
       struct shslab_chunk *c = s->dirty;
       s->dirty = c->next_dirty;
@@ -474,6 +473,6 @@ shslab_trim_all(void)
   size_t given = 0;
   uint n = __atomic_load_n(&shslab_count, __ATOMIC_ACQUIRE);
   for (uint i = 0; i < n; i++)
-    given += shslab_trim(shslab_all[i]);
+    given += shslab_trim(shslab_all[i], SHSLAB_TRIM_KEEP);
   return given;
 }

@@ -36,9 +36,12 @@ void *shslab_alloc(struct shslab *s);        /* not zeroed */
 void shslab_free(struct shslab *s, void *obj);
 size_t shslab_size(const struct shslab *s);  /* object size as rounded */
 
-/* Give the pages that emptied back (a bounded number of chunks per call,
- * so the slab's lock is held briefly); bytes given back. From any thread. */
-size_t shslab_trim(struct shslab *s);
+/* Give the pages that emptied back once the free slots on resident pages
+ * exceed keep bytes (below that the next routes would soon fault them in
+ * again); a bounded number of chunks per call, so the slab's lock is held
+ * briefly. Bytes given back. From any thread. */
+size_t shslab_trim(struct shslab *s, size_t keep);
+/* Every slab, keeping a few megabytes each: the daemon's memory timer. */
 size_t shslab_trim_all(void);
 
 #endif
