@@ -265,7 +265,11 @@ def one_run(args, binary, version, threads):
             peak, t1 = 0, time.time()
             while time.time() - t1 < args.timeout:
                 peak = max(peak, proc_mem(dut.pid)[0])
-                if re.search(r"\b0 of 0 routes for 0 networks in table master4", ctl(sock, "show route count")):
+                # every table: in the multi layouts the peers' own tables
+                # empty after master4 does
+                counts = re.findall(r"\b(\d+) of \d+ routes for \d+ networks in table",
+                                    ctl(sock, "show route table all count"))
+                if counts and not any(int(c) for c in counts):
                     break
                 time.sleep(0.02)
             gone = time.time() - t1
@@ -343,7 +347,7 @@ def main():
     ap.add_argument("--stop-peak", action="store_true",
                     help="report the daemon's highest RSS from the stop of peers and daemon to its exit")
     ap.add_argument("--stop-peak-peers", action="store_true",
-                    help="with --stop-peak: stop the peers first and watch until their routes are gone, "
+                    help="with --stop-peak: stop the peers first and watch until their routes are gone from every table, "
                     "then RSS again --settle seconds later (default 2)")
     ap.add_argument("--stop-peak-daemon", action="store_true",
                     help="with --stop-peak: stop the daemon first, its peers still connected")
