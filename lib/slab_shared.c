@@ -19,7 +19,7 @@
  *
  * Chunks are aligned to their size, so an object finds its chunk's header
  * by masking its address. A refill takes the lowest free slots of the
- * first chunk on the slab's list: chunks that had objects freed go to the
+ * first chunks on the slab's list: chunks that had objects freed go to the
  * list's head, a fresh chunk to its tail, so freed slots are reused before
  * untouched pages are faulted in, and a run of allocations walks a chunk
  * upwards.
@@ -97,7 +97,7 @@ static uint shslab_count;           /* atomic; slabs are only added */
 static pthread_mutex_t shslab_new_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t shslab_key;
 static pthread_once_t shslab_once = PTHREAD_ONCE_INIT;
-static size_t shslab_page;          /* the system's; page 0 of a chunk, with its header, stays */
+static size_t shslab_page;          /* the system's; the pages of a chunk's header stay */
 static uint shslab_page_shift;
 
 static void shslab_thread_exit(void *unused);
