@@ -265,6 +265,12 @@ def one_run(args, binary, version, threads):
             peak, t1 = 0, time.time()
             while time.time() - t1 < args.timeout:
                 peak = max(peak, proc_mem(dut.pid)[0])
+                if args.stop_trace:
+                    mem = dict(re.findall(r"^(?:\d{4}[- ])?\s*([A-Z][a-z ]+):\s+([\d.]+ [kMG]?B)",
+                                          ctl(sock, "show memory"), re.M))
+                    sys.stderr.write("%5.2f s RSS %d KiB tables %s attrs %s protocols %s\n"
+                                     % (time.time() - t1, proc_mem(dut.pid)[0], mem.get("Routing tables"),
+                                        mem.get("Route attributes"), mem.get("Protocols")))
                 # every table: in the multi layouts the peers' own tables
                 # empty after master4 does
                 counts = re.findall(r"\b(\d+) of \d+ routes for \d+ networks in table",
@@ -349,6 +355,8 @@ def main():
     ap.add_argument("--stop-peak-peers", action="store_true",
                     help="with --stop-peak: stop the peers first and watch until their routes are gone from every table, "
                     "then RSS again --settle seconds later (default 2)")
+    ap.add_argument("--stop-trace", action="store_true",
+                    help="with --stop-peak-peers: print RSS and `show memory`'s classes at every poll while the routes go")
     ap.add_argument("--stop-peak-daemon", action="store_true",
                     help="with --stop-peak: stop the daemon first, its peers still connected")
     ap.add_argument("--settle", type=float, default=0,

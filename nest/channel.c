@@ -591,6 +591,12 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 }
 
 void
+chan_export_withdraw(struct channel *c, const net_addr *n, struct rte *old)
+{
+  chan_export_one(c, n, NULL, old);
+}
+
+void
 chan_export_decline(struct channel *c, u32 id)
 {
   if (!chan_exp_bit(c, id))

@@ -15,7 +15,10 @@
  * bit and keeps a copy of the route (with references on its attributes
  * and source: what the protocol needs to withdraw it), and after the feed
  * each copy is withdrawn unless the feed exported something in its place
- * (for a channel exporting every route: a route of the same source).
+ * (for a channel exporting every route: a route of the same source). A
+ * route whose net holds nothing the feed could put in its place is
+ * withdrawn at once instead, where the protocol can always take it
+ * (catchup_replaceable).
  *
  * Both steps run in the channel's loop and yield to its budget; the feed
  * is the ordinary resumable one (chan_refeed's), and the reader stays at
@@ -95,6 +98,24 @@ chan_catch_up_drop(struct channel *c)
   c->catchup = NULL;
 }
 
+/* Could the feed export something of net n in place of a route that went
+ * (of source src, for a channel exporting every route)? When not, a
+ * protocol that takes changes whenever they come (a pipe: it has no
+ * export_busy) is told of the withdrawal while the journal is skipped, as
+ * a reader in step would be. A mass withdrawal (peers with full tables
+ * gone) makes laggards of the pipes out of master4 in the multi layout,
+ * and a copy of every route they had taken, held until the feed was over,
+ * cost more than the journal's items they skipped. One with export_busy
+ * (BGP) may be unable to take them now: it keeps the copies. */
+static int
+catchup_replaceable(struct net *n, struct rte_src *src)
+{
+  for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
+    if (!src || r->src == src)
+      return 1;
+  return 0;
+}
+
 int
 chan_catch_up(struct channel *c)
 {
@@ -112,13 +133,19 @@ chan_catch_up(struct channel *c)
     cu->walking = 1;
   }
   const struct rt_journal_item *it;
+  int any = chan_exports_every_route(c);
+  int now = !c->proto->class->export_busy;
   uint k = 0;
   while ((it = rt_reader_next(&c->reader))) {
     struct rte *r = it->retired;
     if (r && chan_exp_bit(c, r->id)) {
-      chan_exp_set(c, r->id, 0);
-      chan_stat_add(&c->stats.exp_routes, -1);
-      catchup_remember(cu, &it->net->n, r);
+      if (now && !catchup_replaceable(it->net, any ? r->src : NULL))
+        chan_export_withdraw(c, &it->net->n, r);
+      else {
+        chan_exp_set(c, r->id, 0);
+        chan_stat_add(&c->stats.exp_routes, -1);
+        catchup_remember(cu, &it->net->n, r);
+      }
     }
     if (!(++k & 1023) && loop_budget_left() <= 0) {
       loop_yield();

@@ -622,6 +622,10 @@ int chan_export_policy(struct channel *c, const net_addr *n, const struct rte *r
  * did not go out, so neither may its withdrawal or replacement later;
  * counted as rejected. Proto loop, in the export pass that gave it. */
 void chan_export_decline(struct channel *c, u32 id);
+/* Route old of net n, which c exported, is gone: withdraw it as an export
+ * pass would (map, counters, the class's rt_notify). Proto loop, inside
+ * rcu_read_lock(). */
+void chan_export_withdraw(struct channel *c, const net_addr *n, struct rte *old);
 
 /* A protocol that is no configured instance (a BGP update group) drives
  * its channel itself: new and free in the main loop, up (attach the
