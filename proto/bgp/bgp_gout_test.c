@@ -19,7 +19,9 @@
  *    cohort feed narrowed to a set of classes;
  *  - bookkeeping: bgp_gout_changed(), bgp_gout_pending(), an empty flush;
  *  - an unencodable net is dropped without taking its neighbours along;
- *  - references: held while pending, dropped by the flush and by the free.
+ *  - references: held while pending, dropped by the flush and by the free;
+ *  - a burst of 300,000 changes in one flush, announced then withdrawn,
+ *    reaches every member whole.
  */
 #include "proto/bgp/bgp_test.h"
 #include "proto/bgp/bgp_gout.h"
@@ -725,6 +727,79 @@ test_burst_scratch(void **state UNUSED)
   }
 }
 
+/* A burst far beyond GROUP_PENDING_MAX in one flush (a caller that does
+ * not ask export_busy between changes): announced, then withdrawn, every
+ * net reaches every member exactly. */
+#define HUGE_NETS 300000
+
+static net_addr
+huge_net(uint i)
+{
+  net_addr n;
+  net_fill_ip4(&n, ip4_from_u32(0x14000000 + (i << 8)), 24);
+  return n;
+}
+
+static void
+huge_count(struct bgp_nlri_iter *it, u8 *seen, u8 bit)
+{
+  net_addr nets[256];
+  struct bgp_error err;
+  int k;
+  while ((k = bgp_nlri_decode(it, nets, NULL, ARRAY_SIZE(nets), &err)) > 0)
+    for (int i = 0; i < k; i++) {
+      u32 idx = ((ipa_to_ip4(net_prefix(&nets[i])).addr - 0x14000000) >> 8);
+      assert_true(idx < HUGE_NETS);
+      assert_false(seen[idx] & bit);
+      seen[idx] |= bit;
+    }
+  assert_int_equal(k, 0);
+}
+
+/* bit 1: announced, bit 2: withdrawn */
+static void
+huge_drain(u32 id, u8 *seen)
+{
+  const struct bgp_txlog_entry *e;
+  struct bgp_rx_ctx rx = rx_ctx(true, true);
+  while ((e = bgp_txlog_peek(tlog, &mem[id].cur))) {
+    const u8 *msg = bgp_txlog_msg(e);
+    struct ea_builder b;
+    struct bgp_update u;
+    struct bgp_nlri_iter it;
+    ea_builder_init(&b);
+    lp_flush(test_lp);
+    assert_int_equal(bgp_update_parse(&rx, test_lp, msg + BGP_HEADER_LEN, e->len - BGP_HEADER_LEN, &b, &u),
+                     BGP_ATTR_OK);
+    bgp_update_withdrawn_iter(&rx, &u, &it);
+    huge_count(&it, seen, 2);
+    bgp_update_reach_iter(&rx, &u, &it);
+    huge_count(&it, seen, 1);
+    bgp_txlog_consume(tlog, &mem[id].cur);
+  }
+}
+
+static void
+test_huge_burst(void **state UNUSED)
+{
+  u8 *seen = calloc(HUGE_NETS, MEMBERS);
+  for (uint round = 0; round < 2; round++) {
+    for (uint i = 0; i < HUGE_NETS; i++) {
+      net_addr n = huge_net(i);
+      bgp_gout_change(gout, &n, round ? NULL : la, 0, round == 1, 0);
+    }
+    assert_true(bgp_gout_flush(gout) > 0);
+    bgp_txlog_publish(tlog);
+    for (u32 m = 1; m < MEMBERS; m++)
+      huge_drain(m, seen + (size_t) m * HUGE_NETS);
+  }
+  for (u32 m = 1; m < MEMBERS; m++)
+    for (uint i = 0; i < HUGE_NETS; i++)
+      if (seen[(size_t) m * HUGE_NETS + i] != 3)
+        fail_msg("member %u: net %u: seen %u", m, i, seen[(size_t) m * HUGE_NETS + i]);
+  free(seen);
+}
+
 static u32 t_live = 7;
 
 static void
@@ -808,6 +883,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_unencodable_dropped, setup, teardown),
     cmocka_unit_test_setup_teardown(test_references, setup, teardown),
     cmocka_unit_test_setup_teardown(test_burst_scratch, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_huge_burst, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
