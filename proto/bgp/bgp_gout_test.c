@@ -695,19 +695,26 @@ test_references(void **state UNUSED)
   assert_true(bgp_txlog_end(tlog) == end);
 }
 
-/* Members 1, 2, 3 in classes 0, 1, 2. */
+/* Nets 0..count-1 (net_of gives them) in one flush, from no member:
+ * announced with A in round 0, withdrawn in round 1. */
+static void
+burst(uint count, net_addr (*net_of)(uint), uint round)
+{
+  for (uint i = 0; i < count; i++) {
+    net_addr n = net_of(i);
+    bgp_gout_change(gout, &n, round ? NULL : la, 0, round == 1, 0);
+  }
+  assert_true(bgp_gout_flush(gout) > 0);
+  bgp_txlog_publish(tlog);
+}
+
 /* A burst's outputs and scratch are kept for the next flush, whatever
  * its size: burst, one change, burst again, each exact. */
 static void
 test_burst_scratch(void **state UNUSED)
 {
   for (uint round = 0; round < 2; round++) {
-    for (uint i = 0; i < NETS; i++) {
-      net_addr n = net_n(i);
-      bgp_gout_change(gout, &n, round ? NULL : la, 0, round == 1, 0);
-    }
-    assert_true(bgp_gout_flush(gout) > 0);
-    bgp_txlog_publish(tlog);
+    burst(NETS, net_n, round);
     for (u32 m = 1; m < MEMBERS; m++) {
       mem[m].nev = 0;
       drain(m);
@@ -784,12 +791,7 @@ test_huge_burst(void **state UNUSED)
 {
   u8 *seen = calloc(HUGE_NETS, MEMBERS);
   for (uint round = 0; round < 2; round++) {
-    for (uint i = 0; i < HUGE_NETS; i++) {
-      net_addr n = huge_net(i);
-      bgp_gout_change(gout, &n, round ? NULL : la, 0, round == 1, 0);
-    }
-    assert_true(bgp_gout_flush(gout) > 0);
-    bgp_txlog_publish(tlog);
+    burst(HUGE_NETS, huge_net, round);
     for (u32 m = 1; m < MEMBERS; m++)
       huge_drain(m, seen + (size_t) m * HUGE_NETS);
   }
@@ -800,6 +802,7 @@ test_huge_burst(void **state UNUSED)
   free(seen);
 }
 
+/* Members 1, 2, 3 in classes 0, 1, 2. */
 static u32 t_live = 7;
 
 static void
