@@ -564,8 +564,10 @@ static inline int chan_exports_every_route(struct channel *c)
 
 /* A laggard export reader (nest/channel_catchup.c); proto loop, inside
  * rcu_read_lock(). chan_catch_up: the reader is flagged: skip the journal
- * to its end remembering exported routes that went away, then start a
- * feed; 0 when it yielded before the end. chan_catch_up_finish: after
+ * to its end remembering exported routes that went away (withdrawing at
+ * once those whose nets hold nothing to replace them, for a protocol
+ * without export_busy), then start a feed; 0 when it yielded before the
+ * end. chan_catch_up_finish: after
  * that feed (c->catchup set), withdraw what it did not replace; 0 when
  * it paused (busy, budget; busy NULL: all at once). chan_catch_up_drop:
  * forget all that (the receiver's state is reset anyway). */
