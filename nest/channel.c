@@ -814,12 +814,14 @@ chan_export_steady(struct channel *c)
 }
 
 void
-chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map)
+chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map,
+                     struct chan_catchup *owed)
 {
   c->export_elsewhere = 0;
   uatomic_set(&c->stats.exp_routes, chan_exp_adopt(c, map));
   if (uatomic_read(&c->state) == CS_UP && c->proto->class->rt_notify) {
     chan_export_attach(c, pin);
+    chan_catch_up_adopt(c, owed);
     if (chan_exports(c))
       chan_refeed(c);
     else {
@@ -827,8 +829,10 @@ chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_expor
       chan_refeed_now(c);
       chan_export_stop(c);
     }
-  } else
+  } else {
     chan_exp_clear(c);
+    chan_catch_up_discard(owed);
+  }
   rt_reader_detach(pin);
 }
 

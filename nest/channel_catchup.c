@@ -47,14 +47,20 @@ struct chan_catchup {
 };
 
 static struct chan_catchup *
+catchup_new(void)
+{
+  struct chan_catchup *cu = calloc(1, sizeof(struct chan_catchup));
+  if (!cu)
+    die("Out of memory");
+  mem_account(MEM_PROTOCOLS, sizeof(struct chan_catchup), 0);
+  return cu;
+}
+
+static struct chan_catchup *
 catchup_get(struct channel *c)
 {
-  if (!c->catchup) {
-    c->catchup = calloc(1, sizeof(struct chan_catchup));
-    if (!c->catchup)
-      die("Out of memory");
-    mem_account(MEM_PROTOCOLS, sizeof(struct chan_catchup), 0);
-  }
+  if (!c->catchup)
+    c->catchup = catchup_new();
   return c->catchup;
 }
 
@@ -85,9 +91,8 @@ catchup_release(struct chan_gone *g)
 }
 
 void
-chan_catch_up_drop(struct channel *c)
+chan_catch_up_discard(struct chan_catchup *cu)
 {
-  struct chan_catchup *cu = c->catchup;
   if (!cu)
     return;
   for (uint i = cu->next; i < cu->count; i++)
@@ -95,7 +100,47 @@ chan_catch_up_drop(struct channel *c)
   mem_account(MEM_PROTOCOLS, -(s64) (sizeof(*cu) + cu->size * sizeof(struct chan_gone)), 0);
   free(cu->gone);
   free(cu);
+}
+
+void
+chan_catch_up_drop(struct channel *c)
+{
+  chan_catch_up_discard(c->catchup);
   c->catchup = NULL;
+}
+
+/* The copy holds references of its own, so that it outlives the
+ * original's finish: the group goes on withdrawing for its other
+ * members meanwhile. */
+struct chan_catchup *
+chan_catch_up_owed(struct channel *c)
+{
+  struct chan_catchup *cu = c->catchup, *copy = NULL;
+  if (!cu)
+    return NULL;
+  for (uint i = cu->next; i < cu->count; i++) {
+    if (!copy)
+      copy = catchup_new();
+    catchup_remember(copy, &cu->gone[i].net.n, &cu->gone[i].r);
+  }
+  return copy;
+}
+
+/* The owed withdrawals wait for the end of c's next feed, as a
+ * catch-up's own do. */
+void
+chan_catch_up_adopt(struct channel *c, struct chan_catchup *owed)
+{
+  if (!owed)
+    return;
+  struct chan_catchup *cu = c->catchup;
+  if (!cu) {
+    c->catchup = owed;
+    return;
+  }
+  for (uint i = owed->next; i < owed->count; i++)
+    catchup_remember(cu, &owed->gone[i].net.n, &owed->gone[i].r);
+  chan_catch_up_discard(owed);
 }
 
 /* Could the feed export something of net n in place of a route that went

@@ -574,6 +574,16 @@ static inline int chan_exports_every_route(struct channel *c)
 int chan_catch_up(struct channel *c);
 int chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct channel *));
 void chan_catch_up_drop(struct channel *c);
+/* A channel whose export state another takes over (chan_export_takeover)
+ * hands on the withdrawals its catch-up still owes: the map it hands on
+ * no longer holds those routes, and the journal past the pin no longer
+ * names them. chan_catch_up_owed copies them (NULL: none owed), in c's
+ * loop; the copy goes to chan_export_takeover, or chan_catch_up_discard
+ * in any loop. */
+struct chan_catchup *chan_catch_up_owed(struct channel *c);
+void chan_catch_up_discard(struct chan_catchup *owed);
+/* c owes them now, after its next feed (proto loop). */
+void chan_catch_up_adopt(struct channel *c, struct chan_catchup *owed);
 /* The end of an export pass: the class's export_flush, if any. */
 void chan_export_flush(struct channel *c);
 
@@ -596,10 +606,13 @@ void chan_export_reset(struct channel *c);
 /* A BGP update group hands a member's export back to the member's
  * channel (bgp_group.c): the group's loop pins the journal where its own
  * reader is and copies its export map, so that c exports from exactly
- * the state the group's exports were in; then c's loop takes both over
+ * the state the group's exports were in, and the withdrawals its
+ * catch-up owes (chan_catch_up_owed); then c's loop takes all that over
  * here and feeds everything again through c's own policy, which
- * withdraws what that policy now rejects. */
-void chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map);
+ * withdraws what that policy now rejects, and after the feed what is
+ * owed. */
+void chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map,
+                          struct chan_catchup *owed);
 /* own 0: the channel stops exporting (its protocol's peer gets the table
  * by other means, a BGP update group) and forgets what it exported; 1:
  * it exports again, from a full feed when up. Before channel_up() too.

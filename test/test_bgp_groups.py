@@ -69,6 +69,7 @@ class Client(RawPeer):
 
     def __init__(self, name, port, refresh=False, rcvbuf=None):
         addr, asn = CLIENTS[name] if name in CLIENTS else EXTRA_CLIENTS[name]
+        self.peer_addr = addr
         super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
         self.rib, self.events, self.eor = {}, [], 0
         self.stale, self.borr, self.eorr = None, 0, 0
@@ -586,6 +587,71 @@ def test_stalled_client_let_go(start_daemon, ours_only):
     a.wait(lambda x: set(x.rib) == want, timeout=30)
     a.wait(lambda x: set(x.rib) == want, timeout=30)
 
+
+def test_leaving_mid_catch_up_takes_the_withdrawals_due(start_daemon, ours_only):
+    """Every client stops reading while a feeder replaces all its routes
+    round after round: the group stops reading the table's journal, falls
+    too far behind, and catches up (it passes over the journal, keeping the
+    routes it had exported that went, feeds the table, and withdraws those
+    after the feed). A client handed back to export alone meanwhile (a
+    `configure` of its filter) takes the group's state over: the
+    withdrawals still due must go with it, or the routes of the rounds it
+    was sent before would stay with it for good."""
+    port = free_ports(1)[0]
+    feeder = ("127.106.3.9", 65030)
+    per_round = 50000
+
+    def cfg(export_c):
+        return "router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+            "protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop; hold time 240;"
+            " rs client; ipv4 { import all; export %s; }; }\n" % (n, OURS, port, addr, asn, exp)
+            for n, (addr, asn), exp in (("a", CLIENTS["a"], "all"), ("b", CLIENTS["b"], "all"),
+                                        ("c", CLIENTS["c"], export_c), ("feeder", feeder, "none")))
+
+    def prefixes(rnd):
+        return ["%d.%d.%d.0/24" % (11 + k // 65536, (k // 256) % 256, k % 256)
+                for k in range(rnd * per_round, (rnd + 1) * per_round)]
+
+    def send_round(rnd):
+        attrs = attrs_of([feeder[1]], CLIENTS_NH)
+        new, old = prefixes(rnd), prefixes(rnd - 1) if rnd else []
+        f.send(b"".join(update(withdrawn=b"".join(nlri(p) for p in old[i:i + 900])) for i in range(0, len(old), 900))
+               + b"".join(update(attrs=attrs, nlris=b"".join(nlri(p) for p in new[i:i + 900]))
+                          for i in range(0, len(new), 900)))
+
+    def converged(x, want, timeout):
+        def check():
+            x.send(msg(4))
+            x.drain(timeout=0.1)
+            return set(x.rib) == want
+        assert poll(check, timeout=timeout), \
+            (x.peer_addr, len(set(x.rib) - want), len(want - set(x.rib)), d.log()[-3000:])
+
+    d = start_daemon(cfg("all"))
+    clients = [Client(n, port, rcvbuf=4096) for n in "abc"]
+    f = RawPeer(feeder[0], OURS, port, feeder[1], 65001)
+    for x in clients:
+        x.wait(lambda x: x.eor == 1)
+    send_round(0)
+    for x in clients:
+        converged(x, set(prefixes(0)), 60)
+    # nobody reads now: the group pauses, the journal runs on without it
+    rnd = 0
+    while not re.search(r"bgp_group\d+\.ipv4: \d+ changes behind the table", d.log()):
+        rnd += 1
+        assert rnd <= 30, d.log()
+        send_round(rnd)
+        for x in clients:
+            x.send(msg(4))
+        assert poll(lambda: d.count()[1] and d.count()[1][0] == per_round, timeout=30), d.count()
+    # caught up as far as the journal goes; its feed waits for the clients
+    d.reconfigure_file(cfg("where net != 10.0.0.0/8"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: "c: Exports alone" in d.log(), timeout=30), d.log()
+    # without them: c is left with some 30,000 routes of earlier rounds
+    want = set(prefixes(rnd))
+    for x in clients:
+        converged(x, want, 60)
 
 
 def test_rejoin_under_churn(start_daemon, ours_only):

@@ -403,6 +403,7 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
   gm->h_skip = skip;
   gm->h_end = bgp_txlog_end(g->log);
   gm->h_map = chan_exp_copy(g->c);
+  gm->h_owed = chan_catch_up_owed(g->c);
   group_class_peer_map(g, gm, gm->h_map);
   rt_reader_attach_at(g->c->table, &gm->h_pin, gm->loop, NULL, &g->c->reader);
   gm->h_eor_sent = gm->eor_due != 1;
@@ -411,7 +412,9 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
     /* it left first: its leave is on the way */
     rt_reader_detach(&gm->h_pin);
     chan_exp_discard(gm->h_map);
+    chan_catch_up_discard(gm->h_owed);
     gm->h_map = NULL;
+    gm->h_owed = NULL;
     return;
   }
   group_member_delist(g, gm);
@@ -807,6 +810,7 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
     /* HANDOVER: what the group handed over is ours to drop */
     rt_reader_detach(&gm->h_pin);
     chan_exp_discard(gm->h_map);
+    chan_catch_up_discard(gm->h_owed);
   }
   /* Off the log first, so that nothing wakes us any more */
   bgp_txlog_leave(gm->group->log, &gm->cur);
@@ -823,7 +827,7 @@ gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
   bc->eor_sent = gm->h_eor_sent;
   bc->eorr_pending |= gm->h_eorr;
   uatomic_set(&bc->c->export_via, NULL);
-  chan_export_takeover(bc->c, &gm->h_pin, gm->h_map);   /* detaches the pin */
+  chan_export_takeover(bc->c, &gm->h_pin, gm->h_map, gm->h_owed);   /* detaches the pin */
   uatomic_set(&gm->state, GM_LEAVING);
   bgp_txlog_leave(gm->group->log, &gm->cur);
   bc->gm = NULL;

@@ -140,6 +140,7 @@ struct bgp_gmember {
   u64 h_end;                    /* the log up to here is the member's still */
   struct rt_reader h_pin;       /* the journal where the group's reader was */
   struct chan_export_map *h_map;   /* the group's export map then */
+  struct chan_catchup *h_owed;  /* the withdrawals its catch-up owed then */
   int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
   int h_skip;                   /* let go for lagging: pass over the log, do not send it */
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
