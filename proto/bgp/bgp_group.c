@@ -1022,6 +1022,16 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
   const struct bgp_txlog_entry *e;
   while (txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
     e = bgp_txlog_peek(g->log, &gm->cur);
+    /* The group may hand us over while we send (we asked to go alone,
+     * or it let us go): what it publishes after h_end is not ours. peek
+     * read the log's end with acquire, so an entry published after the
+     * hand-over comes with the state the group set before it. */
+    if (state == GM_JOINED)
+      state = uatomic_read(&gm->state);
+    if (state == GM_HANDOVER && gm->h_skip) {
+      ev_schedule(&p->tx_ev);       /* bgp_group_skip() has it */
+      break;
+    }
     if (state == GM_HANDOVER && gm->cur.pos >= gm->h_end) {
       gm_takeover(p, bc, gm);
       return 0;
