@@ -825,7 +825,7 @@ static void
 gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
 {
   bc->eor_sent = gm->h_eor_sent;
-  bc->eorr_pending |= gm->h_eorr;
+  bc->eorr_pending |= gm->h_eorr || gm->eorr_asked;
   uatomic_set(&bc->c->export_via, NULL);
   chan_export_takeover(bc->c, &gm->h_pin, gm->h_map, gm->h_owed);   /* detaches the pin */
   uatomic_set(&gm->state, GM_LEAVING);
@@ -965,6 +965,7 @@ bgp_group_refeed(struct bgp_proto *p, struct bgp_channel *bc, int eorr)
     gm->h_eorr |= eorr;
     return 1;
   }
+  gm->eorr_asked |= eorr;
   gm_request(gm, GM_REQ_REFEED | (eorr ? GM_REQ_EORR : 0));
   return 1;
 }
@@ -1044,6 +1045,8 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
       return -1;
     if (!bc->eor_out && gm_is_eor(gm, bgp_txlog_msg(e), e->len))
       bc->eor_out = 1;
+    if (bgp_txlog_msg(e)[18] == BGP_MSG_ROUTE_REFRESH)
+      gm->eorr_asked = 0;         /* the group sends no other kind than EoRR */
     bgp_txlog_consume(g->log, &gm->cur);
   }
   uatomic_set(&gm->cur.blocked, txq_queued(&p->conn->tx) >= BGP_TX_HIGH);

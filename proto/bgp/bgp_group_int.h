@@ -144,6 +144,11 @@ struct bgp_gmember {
   int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
   int h_skip;                   /* let go for lagging: pass over the log, do not send it */
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
+  /* Member's loop: a refresh with EoRR asked of the group, no EoRR sent
+   * from the log since. A hand-over that comes first leaves the request
+   * unseen (the group no longer lists the member): the member's own
+   * export then owes the EoRR. */
+  int eorr_asked;
 
   struct group_class *cls;      /* group's loop sets it before JOINED or MARKER */
   /* Group's loop. */
