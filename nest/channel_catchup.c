@@ -83,6 +83,14 @@ catchup_remember(struct chan_catchup *cu, const net_addr *n, const struct rte *r
   net_copy(&g->net.n, n);
 }
 
+/* What from has yet to withdraw, to, with references of to's own. */
+static void
+catchup_append(struct chan_catchup *to, const struct chan_catchup *from)
+{
+  for (uint i = from->next; i < from->count; i++)
+    catchup_remember(to, &from->gone[i].net.n, &from->gone[i].r);
+}
+
 static void
 catchup_release(struct chan_gone *g)
 {
@@ -115,14 +123,11 @@ chan_catch_up_drop(struct channel *c)
 struct chan_catchup *
 chan_catch_up_owed(struct channel *c)
 {
-  struct chan_catchup *cu = c->catchup, *copy = NULL;
-  if (!cu)
+  struct chan_catchup *cu = c->catchup;
+  if (!cu || cu->next == cu->count)
     return NULL;
-  for (uint i = cu->next; i < cu->count; i++) {
-    if (!copy)
-      copy = catchup_new();
-    catchup_remember(copy, &cu->gone[i].net.n, &cu->gone[i].r);
-  }
+  struct chan_catchup *copy = catchup_new();
+  catchup_append(copy, cu);
   return copy;
 }
 
@@ -138,8 +143,7 @@ chan_catch_up_adopt(struct channel *c, struct chan_catchup *owed)
     c->catchup = owed;
     return;
   }
-  for (uint i = owed->next; i < owed->count; i++)
-    catchup_remember(cu, &owed->gone[i].net.n, &owed->gone[i].r);
+  catchup_append(cu, owed);
   chan_catch_up_discard(owed);
 }
 
