@@ -17,6 +17,8 @@ import re
 import socket
 import struct
 
+import pytest
+
 from bgp_peers import established, peers, ports  # noqa: F401 (fixtures)
 from test_bgp import peer_conf
 from bgp_raw import RawPeer, as_path, attr, msg, nlri, nlri_prefixes, update
@@ -510,18 +512,25 @@ def test_bird2_clients_converge_alike(start_daemon, peers, ports):  # noqa: F811
     assert len({classes_of(log, n)[-1] for n in names}) == 1, log
 
 
-def test_stalled_client_let_go(start_daemon, ours_only):
+@pytest.mark.parametrize("handed_back", [False, True], ids=["joined", "handed-back"])
+def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
     """A client that stops reading is let go by its group once it lags a few
     megabytes behind: the log does not grow with it, the other client goes on,
     and when it reads again it converges to exactly the table (the withdrawals
-    of the log it passed over are sent, then a fresh feed)."""
+    of the log it passed over are sent, then a fresh feed). handed-back: its
+    export filter changes (`configure`, no enhanced route refresh) once it
+    has stopped reading, so the group hands it back to export alone, and it
+    never reads up to the hand-over; the log must not grow with it either."""
     port = free_ports(1)[0]
     slow, feeder = ("127.106.2.2", 65021), ("127.106.2.3", 65022)
-    d = start_daemon("router id 10.106.0.1;\nprotocol device {}\n" + "".join(
-        "protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop; hold time 240;"
-        " rs client; ipv4 { import all; export %s; }; }\n" % (n, OURS, port, addr, asn, exp)
-        for n, (addr, asn), exp in (("a", CLIENTS["a"], "all"), ("slow", slow, "all"),
-                                    ("feeder", feeder, "none"))))
+
+    def config(export_slow):
+        return "router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+            "protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop; hold time 240;"
+            " rs client; ipv4 { import all; export %s; }; }\n" % (n, OURS, port, addr, asn, exp)
+            for n, (addr, asn), exp in (("a", CLIENTS["a"], "all"), ("slow", slow, export_slow),
+                                        ("feeder", feeder, "none")))
+    d = start_daemon(config("all"))
     a = Client("a", port)
     s = RawPeer(slow[0], OURS, port, slow[1], 65001, rcvbuf=4096)
     f = RawPeer(feeder[0], OURS, port, feeder[1], 65001)
@@ -560,12 +569,23 @@ def test_stalled_client_let_go(start_daemon, ours_only):
         s.send(msg(4))
         want = set(prefixes(rnd))
         a.wait(lambda x: set(x.rib) == want, timeout=30)
+        if handed_back and rnd == 30:
+            # Some rounds behind, its socket full: a filter that passes
+            # the same routes, but not the same filter
+            d.reconfigure_file(config("where net !~ 200.0.0.0/8"))
+            assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+            assert poll(lambda: "slow: Exports alone, out of update group" in d.log(), timeout=10), d.log()
         mem.append(memory(d, "Protocols"))
         if evicted is None and "slow: Too slow for update group" in d.log():
             evicted = rnd
     rounds = rnd
     assert evicted and evicted <= 60, d.log()
     assert "a: Too slow" not in d.log()
+    if handed_back:
+        # it never got to the hand-over's end: let go from there, not after
+        # it joined again. Before: never let go, the log grew 170 kB a round.
+        lines = [x for x in d.log().splitlines() if "slow: Exports" in x or "slow: Too slow" in x]
+        assert "Exports alone" in lines[-2] and "Too slow" in lines[-1], lines
     # Kept then: the withdrawals it passed over (no more than the log held)
     # and its own export's pending routes, which stop growing. Without
     # letting it go: 13 MB and 5 MB more every 30 rounds.

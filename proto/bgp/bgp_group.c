@@ -115,6 +115,14 @@ group_evict(struct bgp_group *g)
       bgp_txlog_wake(g->log, &gm->cur);
     }
   }
+  /* One handed over that its peer does not let get to the hand-over's
+   * end holds the log as much: it passes over the rest of it. */
+  LIST_WALK_ENTRY(gm, &g->handing, struct bgp_gmember, n)
+    if (!uatomic_read(&gm->h_skip) && bgp_txlog_lag(g->log, &gm->cur) > limit) {
+      uatomic_set(&gm->h_skip, 1);
+      log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
+      bgp_txlog_wake(g->log, &gm->cur);
+    }
 }
 
 /* A member's channel shows the group's counters, taken when it next
@@ -371,6 +379,10 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
 static void
 group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
 {
+  if (gm->handing) {
+    gm->handing = 0;
+    list_del(&gm->n);
+  }
   if (gm->waiting) {
     gm->waiting = 0;
     list_del(&gm->mn);
@@ -400,7 +412,7 @@ static void
 group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
 {
   group_pack(g);
-  gm->h_skip = skip;
+  uatomic_set(&gm->h_skip, skip);
   gm->h_end = bgp_txlog_end(g->log);
   gm->h_map = chan_exp_copy(g->c);
   gm->h_owed = chan_catch_up_owed(g->c);
@@ -418,6 +430,8 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
     return;
   }
   group_member_delist(g, gm);
+  gm->handing = 1;
+  list_add_tail(&g->handing, &gm->n);
   if (skip)
     log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
   else
@@ -451,6 +465,7 @@ group_start_hook(void *data)
   hash_init(&g->by_proto, g->p.run_pool, 4);
   list_init(&g->members);
   list_init(&g->marker_wait);
+  list_init(&g->handing);
   struct bgp_tx_ctx tx = { .as4 = g->key.as4, .max_len = g->key.max_len };
   tx.ext_next_hop[g->key.af] = g->key.ext_next_hop;
   g->out = bgp_gout_new(g->p.run_pool, &tx, g->key.af, g->log);
@@ -903,7 +918,7 @@ void
 bgp_group_skip(struct bgp_proto *p, struct bgp_channel *bc)
 {
   struct bgp_gmember *gm = bc->gm;
-  if (!gm || uatomic_read(&gm->state) != GM_HANDOVER || !gm->h_skip)
+  if (!gm || uatomic_read(&gm->state) != GM_HANDOVER || !uatomic_read(&gm->h_skip))
     return;
   struct bgp_group *g = gm->group;
   for (uint budget = GROUP_SKIP_BUDGET; budget; budget--) {
@@ -1016,7 +1031,7 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
   if (state != GM_JOINED && state != GM_HANDOVER)
     return 0;
   struct bgp_group *g = gm->group;
-  if (state == GM_HANDOVER && gm->h_skip)
+  if (state == GM_HANDOVER && uatomic_read(&gm->h_skip))
     return 0;                       /* bgp_group_skip() has it */
   if (!bc->c->export_via)
     uatomic_set(&bc->c->export_via, g->c);    /* `show route exported` */
@@ -1029,7 +1044,7 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
      * hand-over comes with the state the group set before it. */
     if (state == GM_JOINED)
       state = uatomic_read(&gm->state);
-    if (state == GM_HANDOVER && gm->h_skip) {
+    if (state == GM_HANDOVER && uatomic_read(&gm->h_skip)) {
       ev_schedule(&p->tx_ev);       /* bgp_group_skip() has it */
       break;
     }

@@ -142,7 +142,10 @@ struct bgp_gmember {
   struct chan_export_map *h_map;   /* the group's export map then */
   struct chan_catchup *h_owed;  /* the withdrawals its catch-up owed then */
   int h_eor_sent, h_eorr;       /* End-of-RIB was in the log; an EoRR is due */
-  int h_skip;                   /* let go for lagging: pass over the log, do not send it */
+  /* Atomic: let go for lagging, pass over the log, do not send it. The
+   * group's loop sets it with HANDOVER, or later, when a member handed
+   * over falls as far behind before it got to h_end (group_evict). */
+  int h_skip;
   int solo_asked;               /* member's loop: GM_REQ_SOLO sent */
   /* Member's loop: a refresh with EoRR asked of the group, no EoRR sent
    * from the log since. A hand-over that comes first leaves the request
@@ -155,7 +158,8 @@ struct bgp_gmember {
   int waiting;                  /* in marker_wait */
   struct lnode mn;              /* group->marker_wait */
   int listed;                   /* in members and by_proto */
-  struct lnode n;               /* in group->members */
+  int handing;                  /* handed over, in handing */
+  struct lnode n;               /* in group->members, or handing */
   struct hash_node hn;          /* group->by_proto */
   u32 id;
   int feed_wanted;              /* waits for the next walk */
@@ -202,6 +206,7 @@ struct bgp_group {
   struct bgp_gout *out;
   struct lnode members;         /* struct bgp_gmember */
   struct lnode marker_wait;     /* struct bgp_gmember joining at a marker */
+  struct lnode handing;         /* struct bgp_gmember handed over, until they leave */
   struct group_class **cls;     /* export classes by id, ncls of them */
   uint ncls, cls_size;
   u32 *live;                    /* bitmap of the classes with members, cls_size bits */
