@@ -15,6 +15,7 @@ Addresses 127.106.x.y.
 
 import re
 import socket
+import statistics
 import struct
 
 import pytest
@@ -588,10 +589,13 @@ def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
         assert "Exports alone" in lines[-2] and "Too slow" in lines[-1], lines
     # Kept then: the withdrawals it passed over (no more than the log held)
     # and its own export's pending routes, which stop growing. Without
-    # letting it go: 13 MB and 5 MB more every 30 rounds.
+    # letting it go: 13 MB and 5 MB more every 30 rounds. One sample may
+    # jump and fall back with the state of its own export (0.75 MB, once
+    # in some 15 runs, broke a single-sample check): medians of ten
+    # rounds, 25 rounds apart.
     kb = [int(m) >> 10 for m in mem]
     assert max(mem) - base < 10 << 20, (base, kb)
-    assert mem[-1] - mem[-25] < 512 << 10, (evicted, kb)
+    assert statistics.median(mem[-10:]) - statistics.median(mem[-35:-25]) < 1536 << 10, (evicted, kb)
 
     # reading again: exactly the last round, nothing withdrawn left over
     read_until(s, srib, want)
