@@ -89,6 +89,12 @@ group_pack(struct bgp_group *g)
   bgp_txlog_trim(g->log);
 }
 
+static void
+group_log_let_go(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
+}
+
 /* Members that fell GROUP_LAG_EVICT behind the log's end, less for a
  * small table (a peer that reads slowly or not at all), are let go: they
  * pass over the rest of the log and export alone, so the log stops
@@ -116,11 +122,13 @@ group_evict(struct bgp_group *g)
     }
   }
   /* One handed over that its peer does not let get to the hand-over's
-   * end holds the log as much: it passes over the rest of it. */
+   * end holds the log as much: it passes over the rest of it. One that
+   * took over already (LEAVING, its leave on the way) reads no more. */
   LIST_WALK_ENTRY(gm, &g->handing, struct bgp_gmember, n)
-    if (!uatomic_read(&gm->h_skip) && bgp_txlog_lag(g->log, &gm->cur) > limit) {
+    if (uatomic_read(&gm->state) == GM_HANDOVER && !uatomic_read(&gm->h_skip) &&
+        bgp_txlog_lag(g->log, &gm->cur) > limit) {
       uatomic_set(&gm->h_skip, 1);
-      log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
+      group_log_let_go(g, gm);
       bgp_txlog_wake(g->log, &gm->cur);
     }
 }
@@ -433,7 +441,7 @@ group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
   gm->handing = 1;
   list_add_tail(&g->handing, &gm->n);
   if (skip)
-    log_msg(L_WARN, "%s: Too slow for update group %s (%s), exports alone", gm->name, g->name, gm->cc->name);
+    group_log_let_go(g, gm);
   else
     log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", gm->name, g->name, gm->cc->name);
   bgp_txlog_wake(g->log, &gm->cur);
