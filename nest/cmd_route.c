@@ -36,7 +36,8 @@ struct sr_state {
   struct rt_reader pin;
   struct net **snap;
   size_t snap_len, snap_pos;
-  int table_started;
+  int table_started;            /* the current table's header is out */
+  int headed;                   /* some table's header is out */
   int found_any;
   int tables_locked;            /* use counts taken on s->tables */
   struct proto *proto;          /* `protocol P` */
@@ -152,6 +153,29 @@ sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, cons
   return pass;
 }
 
+static void
+sr_table_header(struct cli *c, struct sr_state *s)
+{
+  if (s->table_started)
+    return;
+  /* (with stats, the blank line comes after each table's counts) */
+  if (s->headed && !s->a->stats)
+    cli_printf(c, -1007, "");
+  cli_printf(c, -1007, "Table %s:", sr_table_name(s));
+  s->table_started = s->headed = 1;
+}
+
+/* p's channel in table t, NULL: none */
+static struct channel *
+sr_exp_channel(struct proto *p, struct rtable *t)
+{
+  struct channel *found = NULL;
+  LIST_WALK_ENTRY(ch, &p->channels, struct channel, n)
+    if (ch->table == t)
+      found = ch;
+  return found;
+}
+
 /* Show (or count) one net; returns 1 if anything of it was shown. */
 static int
 sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
@@ -180,18 +204,14 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     if (view)
       sr_view_attrs(s, n, r, uatomic_read(&view->out_filter), &tmp, &mod);
     if (s->exp_proto) {
-      /* `export P`: what P's channel would send (best route, its export
-       * filter applied); `noexport P`: what the filter rejects of it;
-       * `preexport P`: the best route if P's own rules take it;
+      /* `export P`: what P's channel would send (the best route, or each
+       * for a channel taking more; its export filter applied);
+       * `noexport P`: what the filter rejects of them; `preexport P`:
+       * those of them that P's own rules take;
        * `exported P`: whatever P's channel did export, as it went out. */
       int mode = s->a->export_mode, pass;
-      const struct filter *ef = FILTER_REJECT;
-      struct channel *ec = NULL;
-      LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
-        if (ch->table == s->tables[s->cur]) {
-          ef = uatomic_read(&ch->out_filter);
-          ec = ch;
-        }
+      struct channel *ec = sr_exp_channel(s->exp_proto, s->tables[s->cur]);
+      const struct filter *ef = ec ? uatomic_read(&ec->out_filter) : FILTER_REJECT;
       if (mode == SRA_EXPORTED) {
         pass = ec && chan_route_exported(ec, r);
         /* an update group's member got what the group exported if its
@@ -200,7 +220,9 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
         if (pass && !sr_view_attrs(s, n, r, ef, &tmp, &mod) && uatomic_read(&ec->export_via))
           pass = 0;
       } else {
-        if (r != best)
+        /* a channel that exports every route (pipes, ADD-PATH) or the
+         * first one its filter takes (`secondary`) is asked of each */
+        if (r != best && !(ec && (chan_exports_every_route(ec) || ec->cf->secondary)))
           continue;
         /* what P's own rules refuse (its own routes, BGP's rules) is
          * neither exported nor "noexported": BIRD skips it */
@@ -248,13 +270,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     s->cnt.shown++;
     shown = 1;
     if (print) {
-      if (!s->table_started) {
-        /* (with stats, the blank line comes after each table's counts) */
-        if (s->found_any && !s->a->stats)
-          cli_printf(c, -1007, "");
-        cli_printf(c, -1007, "Table %s:", sr_table_name(s));
-        s->table_started = 1;
-      }
+      sr_table_header(c, s);
       sr_render_route(c, s, n, mod ? &tmp : r, first, r == best);
       first = 0;
     }
@@ -314,8 +330,8 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
       struct rtable *t = sr_named_table(c, &a->tables[i]);
       if (t == SR_ERROR)
         return -1;
-      if (!t)
-        continue;
+      if (!t || (s->exp_proto && !sr_exp_channel(s->exp_proto, t)))
+        continue;     /* (through a protocol: only where it has a channel, as BIRD) */
       if (want_type && t->net_type != want_type) {
         cli_printf(c, 9001, "Incompatible type of prefix/ip for table %s", t->name);
         return -1;
@@ -336,7 +352,7 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     return 0;
   }
   struct proto *sel = s->proto;
-  if (sel) {
+  if (sel && !a->all_tables) {
     LIST_WALK_ENTRY(cc, &sel->cf->channels, struct channel_config, n) {
       struct rtable *t = cc->table->table;
       if (t && (!want_type || t->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
@@ -372,10 +388,7 @@ sr_count_line(struct cli *c, struct sr_state *s)
 static void
 sr_stats_end(struct cli *c, struct sr_state *s)
 {
-  if (!s->table_started) {
-    cli_printf(c, -1007, "Table %s:", sr_table_name(s));
-    s->table_started = 1;
-  }
+  sr_table_header(c, s);
   sr_count_line(c, s);
   if (s->table_count > 1)
     cli_printf(c, -1007, "");
@@ -553,6 +566,10 @@ sr_cont(struct cli *c)
     return;
   if (s->a->stats)
     sr_stats_end(c, s);
+  else if ((s->a->table_count || s->a->all_tables) && !s->proto && !s->exp_proto)
+    /* tables named (or `table all`) have their header even when nothing
+     * of them shows, as in BIRD, unless a protocol picks the routes */
+    sr_table_header(c, s);
   sr_table_done(s);
   sr_release(s);
   s->cur++;

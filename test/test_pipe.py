@@ -348,3 +348,75 @@ def test_pipe_limits(start_daemon):
         assert l in lines, lines
     imp = [l for l in lines if l.startswith("    Import updates:")]
     assert imp and imp[0].split()[-2:] == ["1", "2"], imp     # ignored 1, accepted 2
+
+
+SHOW_CONF = """router id 10.0.0.1;
+ipv4 table t1;
+ipv4 table t2;
+protocol static s1 { ipv4 { table t1; }; route 10.1.0.0/16 unreachable; route 10.2.0.0/16 blackhole; }
+protocol static s2 { ipv4 { preference 50; }; route 10.1.0.0/16 unreachable; route 10.3.0.0/16 unreachable; }
+protocol pipe p1 { table master4; peer table t1; import all; export all; }
+protocol pipe p2 { table t1; peer table t2; import none; export where net ~ [10.1.0.0/16+]; }
+"""
+
+
+def shown(reply):
+    """`show route` reply -> [(code, table, sorted route blocks)]: nets in hash order
+    differ between daemons and runs, a net's routes keep their order."""
+    out, nets, code = [], None, None
+    for line in reply.decode().split("\n")[:-1]:
+        if re.match(r"^\d{4}[- ]", line):
+            code, text = line[:4], line[5:]
+        else:
+            text = line[1:]
+        text = re.sub(r"\[(\S+) [0-9:.\- ]+\]", r"[\1]", text)
+        if text.startswith("Table "):
+            nets = []
+            out.append((code, text, nets))
+        elif text and not text.startswith(" ") and nets is not None and code == "1007":
+            nets.append([text])
+        elif text and nets:
+            nets[-1].append(text)
+        elif text:
+            out.append((code, text, None))
+    for o in out:
+        if o[2] is not None:
+            o[2].sort()
+    return out
+
+
+def test_pipe_show_route_export(start_daemon):
+    """`show route export P` of a pipe asks its filter of every route, not only the
+    best (a pipe exports them all); tables named in a listing head it even when
+    empty, unless `protocol` or `export` picks the routes; `table all protocol
+    P` looks in every table; a table without P's channel is left out."""
+    d = start_daemon(SHOW_CONF)
+    full = {"master4": (4, 3), "master6": (0, 0), "t1": (4, 3), "t2": (2, 1)}
+    assert poll(lambda: counts(d) == full, timeout=5), counts(d)
+    u1 = "10.1.0.0/16          unreachable [s1] * (200)"
+    u1b = "                     unreachable [s2] (50)"
+    u2 = "10.1.0.0/16          unreachable [s2] (50)"
+    b2 = "10.2.0.0/16          blackhole [s1] * (200)"
+    u3 = "10.3.0.0/16          unreachable [s2] * (50)"
+    # s2's 10.1/16 is no best in master4 and goes to t1 all the same;
+    # s1's came through p1 and does not go back
+    exp_p1 = [("1007", "Table master4:", sorted([[u2], [u3]])), ("1007", "Table t1:", [[u1], [b2]])]
+    assert shown(d.raw("show route export p1")) == exp_p1
+    assert shown(d.raw("show route table all export p1")) == exp_p1
+    assert shown(d.raw("show route table master6 table t1 export p1")) == exp_p1[1:]
+    assert shown(d.raw("show route export p2")) == [("1007", "Table t1:", [[u1, u1b]])]
+    assert shown(d.raw("show route noexport p2")) == [("1007", "Table t1:", [[b2], [u3]])]
+    assert strip_codes(d.raw("show route export p1 count")) == [
+        "2 of 4 routes for 3 networks in table master4", "2 of 4 routes for 3 networks in table t1",
+        "Total: 4 of 8 routes for 6 networks in 2 tables"]
+    assert d.raw("show route table master6 export p1") == b"9001 No valid tables\n"
+    assert d.raw("show route table all noexport p1") == b"0000 \n"
+    # empty tables named: headed
+    assert shown(d.raw("show route table all filtered")) == [
+        ("1007", "Table %s:" % t, []) for t in ("master4", "master6", "t1", "t2")]
+    assert shown(d.raw("show route table t2 where net ~ [1.0.0.0/8]")) == [("1007", "Table t2:", [])]
+    assert shown(d.raw("show route table master6 protocol s2")) == []
+    # `table all protocol P`: every table, P's routes wherever pipes took them
+    assert shown(d.raw("show route table all protocol s2")) == [
+        ("1007", "Table master4:", sorted([[u2], [u3]])), ("1007", "Table t1:", sorted([[u2], [u3]])),
+        ("1007", "Table t2:", [[u2]])]
