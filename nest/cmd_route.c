@@ -24,12 +24,17 @@
 
 struct sr_counts { u64 shown, examined, nets; };
 
+/* owner: main loop (the CLI's); allocated in pool, freed with it when
+ * the command ends or its client goes */
 struct sr_state {
+  pool *pool;
   struct show_route_args *a;
-  struct rtable *tables[SRA_MAX_TABLES * 2];
+  /* as many as the command may pick: an IXP's multi layout has hundreds */
+  struct rtable **tables;
   /* `export table P.C`: the channel's table seen through its export map;
    * the channel is found again by name at each step (it may go away) */
-  const struct sra_table *view[SRA_MAX_TABLES * 2];
+  const struct sra_table **view;
+  uint table_cap;
   struct channel *view_ch;      /* view[cur] found for this step (sr_view_resolve) */
   uint table_count, cur;
   struct sr_counts cnt, total;
@@ -320,11 +325,31 @@ sr_named_table(struct cli *c, const struct sra_table *st)
   return t ? t : SR_ERROR;
 }
 
+static void
+sr_add_table(struct sr_state *s, struct rtable *t, uint want_type)
+{
+  if (t && !t->deleted && (!want_type || t->net_type == want_type) && s->table_count < s->table_cap)
+    s->tables[s->table_count++] = t;
+}
+
 static int
 sr_pick_tables(struct cli *c, struct sr_state *s)
 {
   struct show_route_args *a = s->a;
   uint want_type = a->have_net ? a->net.type : 0;
+  struct config *conf = config_running();
+  uint cap = a->table_count + NET_MAX;
+  LIST_WALK(n, &conf->tables)
+    cap++;
+  if (s->exp_proto)
+    LIST_WALK(n, &s->exp_proto->channels)
+      cap++;
+  if (s->proto)
+    LIST_WALK(n, &s->proto->cf->channels)
+      cap++;
+  s->tables = mb_allocz(s->pool, cap * sizeof(*s->tables));
+  s->view = mb_allocz(s->pool, cap * sizeof(*s->view));
+  s->table_cap = cap;
   if (a->table_count) {
     for (uint i = 0; i < a->table_count; i++) {
       struct rtable *t = sr_named_table(c, &a->tables[i]);
@@ -346,31 +371,25 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     /* `export P`: the tables of P's channels that export now (BIRD 2). */
     if (s->exp_proto->loop)
       LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
-        if (uatomic_read(&ch->state) == CS_UP &&
-            (!want_type || ch->table->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
-          s->tables[s->table_count++] = ch->table;
+        if (uatomic_read(&ch->state) == CS_UP)
+          sr_add_table(s, ch->table, want_type);
     return 0;
   }
   struct proto *sel = s->proto;
   if (sel && !a->all_tables) {
-    LIST_WALK_ENTRY(cc, &sel->cf->channels, struct channel_config, n) {
-      struct rtable *t = cc->table->table;
-      if (t && (!want_type || t->net_type == want_type) && s->table_count < ARRAY_SIZE(s->tables))
-        s->tables[s->table_count++] = t;
-    }
+    LIST_WALK_ENTRY(cc, &sel->cf->channels, struct channel_config, n)
+      sr_add_table(s, cc->table->table, want_type);
     return 0;
   }
-  struct config *conf = config_running();
-  LIST_WALK_ENTRY(t, rt_tables(), struct rtable, n) {
-    if (t->deleted || s->table_count >= ARRAY_SIZE(s->tables))
-      continue;
-    int dflt = t->config && conf->def_tables[t->net_type] == t->config;
-    if (!a->all_tables && !dflt)
-      continue;
-    if (want_type && t->net_type != want_type)
-      continue;
-    s->tables[s->table_count++] = t;
-  }
+  /* As BIRD: `table all` in the order of the running config, the
+   * default tables by net type. */
+  if (a->all_tables)
+    LIST_WALK_ENTRY(cf, &conf->tables, struct rtable_config, n)
+      sr_add_table(s, cf->table, want_type);
+  else
+    for (uint type = 1; type < NET_MAX; type++)
+      if (conf->def_tables[type])
+        sr_add_table(s, conf->def_tables[type]->table, want_type);
   return 0;
 }
 
@@ -425,11 +444,11 @@ sr_unlock_tables(struct sr_state *s)
     rt_unlock_table(s->tables[i]);
 }
 
+static void sr_free(struct sr_state *s);
+
 static void
 sr_finish(struct cli *c, struct sr_state *s)
 {
-  sr_filter_done(s);
-  sr_unlock_tables(s);
   if (s->a->have_net && !s->found_any)
     cli_printf(c, 8001, "Network not found");
   else if (s->a->stats && s->table_count > 1)
@@ -438,6 +457,7 @@ sr_finish(struct cli *c, struct sr_state *s)
                (unsigned long long) s->total.nets, s->table_count);
   else
     cli_done(c);
+  sr_free(s);
 }
 
 /* Does `count` on the current table count every route (no selection)? */
@@ -533,15 +553,24 @@ sr_filter_done(struct sr_state *s)
   s->flp = NULL;
 }
 
+/* All of a command's state lives in its own pool: a client that keeps
+ * its connection for days (a monitoring script polling `show route
+ * count`) must not collect it until it leaves. */
+static void
+sr_free(struct sr_state *s)
+{
+  sr_release(s);
+  sr_filter_done(s);
+  sr_unlock_tables(s);
+  rfree(s->pool);
+}
+
 static void
 sr_cleanup(struct cli *c)
 {
   struct sr_state *s = c->cont_data;
-  if (s) {
-    sr_release(s);
-    sr_filter_done(s);
-    sr_unlock_tables(s);
-  }
+  if (s)
+    sr_free(s);
 }
 
 static void
@@ -578,34 +607,36 @@ sr_cont(struct cli *c)
 void
 cmd_show_route(struct cli *c, struct show_route_args *a)
 {
-  struct sr_state *s = mb_allocz(c->pool, sizeof(struct sr_state));
-  s->a = mb_alloc(c->pool, sizeof(*a));
+  pool *p = rp_new_child(c->pool, "show route");
+  struct sr_state *s = mb_allocz(p, sizeof(struct sr_state));
+  s->pool = p;
+  s->a = mb_alloc(p, sizeof(*a));
   *s->a = *a;
   for (uint i = 0; i < a->table_count; i++)
-    s->a->tables[i].name = mb_strdup(c->pool, a->tables[i].name);
+    s->a->tables[i].name = mb_strdup(p, a->tables[i].name);
   if (a->proto_name) {
     s->proto = proto_find_by_name(a->proto_name);
     if (!s->proto) {
       cli_printf(c, 9001, "%s is not a protocol", a->proto_name);
-      return;
+      goto refused;
     }
   }
   if (a->export_mode) {
     s->exp_proto = proto_find_by_name(a->export_proto);
     if (!s->exp_proto) {
       cli_printf(c, 9001, "%s is not a protocol", a->export_proto);
-      return;
+      goto refused;
     }
     if (!s->exp_proto->class->rt_notify) {
       cli_printf(c, 9001, "No valid tables");
-      return;
+      goto refused;
     }
   }
   if (sr_pick_tables(c, s) < 0)
-    return;
+    goto refused;
   if (!s->table_count) {
     cli_printf(c, 9001, "No valid tables");
-    return;
+    goto refused;
   }
   sr_lock_tables(s);
   int views = 0;
@@ -614,7 +645,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
   if (a->filter || a->export_mode || views) {
     s->conf = config_running();
     config_ref(s->conf);
-    s->flp = lp_new(c->pool);
+    s->flp = lp_new(p);
   }
   if (a->have_net) {
     sr_one_net(c, s);
@@ -644,4 +675,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     return;
   }
   cli_set_cont(c, sr_cont, s, sr_cleanup);
+  return;
+refused:
+  sr_free(s);
 }

@@ -168,6 +168,15 @@ def strip_codes(reply):
     return out
 
 
+def parse_memory(reply, what):
+    """A line of a `show memory` reply (what: "Routing tables", "Protocols", ...):
+    (effective, overhead) in bytes."""
+    text = "\n".join(strip_codes(reply))
+    m = re.search(r"%s:\s+([\d.]+)\s+(\S*B)\s+([\d.]+)\s+(\S*B)" % re.escape(what), text)
+    unit = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
+    return float(m.group(1)) * unit[m.group(2)], float(m.group(3)) * unit[m.group(4)]
+
+
 def parse_count(reply):
     """Parse a `show route count` reply into ({table: (shown, examined, nets)}, total).
 

@@ -7,7 +7,7 @@ the framing (codes, continuation lines, final line) is compared exactly.
 import re
 import time
 
-from conftest import BASIC_COUNT, poll, strip_codes
+from conftest import BASIC_COUNT, parse_memory, poll, strip_codes
 
 TIME = r"\d\d:\d\d:\d\d\.\d{3}"          # timeformat route/protocol default: iso short ms
 DATETIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}"   # timeformat base default: iso long ms
@@ -108,6 +108,35 @@ def test_show_route_stats_tables(daemon):
     # one table: no blank line, no total
     one = daemon.raw("show route table master6 stats").decode().split("\n")
     assert one[-3].startswith(" 2 of 2 routes for 2 networks in table master6") and one[-2] == "0000 ", one
+
+
+def test_show_route_table_all_many_tables(start_daemon):
+    """`table all` lists every table, however many (an IXP's multi layout has one
+    per peer), in the order of the config; the default tables by net type."""
+    names = ["t%02d" % i for i in range(60, 0, -1)]
+    conf = "router id 10.0.0.1;\nroa4 table r4;\n" + "".join("ipv4 table %s;\n" % n for n in names)
+    conf += "protocol static s1 { ipv4 { table t07; }; route 10.1.0.0/16 blackhole; }\n"
+    d = start_daemon(conf)
+    want = ["master4", "master6", "r4"] + names
+    poll(lambda: b"1 of 1 routes" in d.raw("show route table t07 count"))
+    lines = strip_codes(d.raw("show route table all count"))
+    assert [l.split()[-1] for l in lines[:-1]] == want, lines
+    assert lines[-1] == "Total: 1 of 1 routes for 1 networks in 63 tables", lines
+    assert "1 of 1 routes for 1 networks in table t07" in lines
+    heads = [l for l in strip_codes(d.raw("show route table all")) if l.startswith("Table ")]
+    assert heads == ["Table %s:" % n for n in want], heads
+    assert [l.split()[-1] for l in strip_codes(d.raw("show route count"))[:-1]] == ["master4", "master6", "r4"]
+
+
+def test_one_connection_keeps_no_state_of_commands_done(daemon):
+    """A client polling over one connection for days (a monitoring script) must
+    not grow the daemon: each command's state goes when its reply is out."""
+    cmds = ["show route", "show route table all count", "show route where net ~ [10.0.0.0/8+]",
+            "show route 10.1.0.0/16 all", "show route protocol nosuch", "show route table all stats"]
+    replies = daemon.raw_many(["show memory"] + cmds * 400 + ["show memory"])
+    before, after = parse_memory(replies[0], "Protocols")[0], parse_memory(replies[-1], "Protocols")[0]
+    # ~900 bytes a command were kept until the client left: 2 MB here
+    assert after - before < 64 << 10, (before, after)
 
 
 def test_show_route_for_address(daemon):

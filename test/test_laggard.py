@@ -19,7 +19,7 @@ import struct
 import time
 
 from bgp_raw import RawPeer, msg, nlri, nlri_prefixes, std_attrs, update
-from conftest import free_ports, poll, strip_codes
+from conftest import free_ports, parse_memory, poll, strip_codes
 
 OURS = "127.89.0.1"
 FEEDER, STALLED = "127.89.0.2", "127.89.0.3"
@@ -68,9 +68,7 @@ def read_until(peer, rib, want, timeout=60):
 
 def memory(d, what="Routing tables"):
     """Bytes of `show memory`'s effective column for what."""
-    text = "\n".join(strip_codes(d.raw("show memory")))
-    m = re.search(r"%s:\s+([\d.]+)\s+(\S*B)" % re.escape(what), text)
-    return float(m.group(1)) * {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}[m.group(2)]
+    return parse_memory(d.raw("show memory"), what)[0]
 
 
 def test_stalled_peer_bounded_and_caught_up(start_daemon):

@@ -19,7 +19,7 @@ import re
 import pytest
 
 from bgp_raw import RawPeer, nlri, std_attrs, update
-from conftest import free_ports, poll, strip_codes
+from conftest import free_ports, parse_memory, poll, strip_codes
 
 OURS = "127.91.0.1"
 FEEDER = "127.91.0.2"
@@ -42,12 +42,8 @@ def sanitized(pid):
 
 
 def memory(d, what):
-    """A line of `show memory` (what: "Routing tables", "Protocols"):
-    (effective, overhead) in bytes."""
-    text = "\n".join(strip_codes(d.raw("show memory")))
-    m = re.search(r"%s:\s+([\d.]+)\s+(\S*B)\s+([\d.]+)\s+(\S*B)" % re.escape(what), text)
-    unit = {"B": 1, "kB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
-    return float(m.group(1)) * unit[m.group(2)], float(m.group(3)) * unit[m.group(4)]
+    """(effective, overhead) bytes of a `show memory` line."""
+    return parse_memory(d.raw("show memory"), what)
 
 
 def tables(d):
