@@ -65,6 +65,8 @@ table_opt:
  | TRIE bool { cx->tbl_trie = $2; }
  | MIN SETTLE TIME expr_us { cx->tbl_min_settle = MAX($4, 1); }
  | MAX SETTLE TIME expr_us { cx->tbl_max_settle = MAX($4, 1); }
+ /* BIRD 2's periodic prune has no counterpart here: what goes is freed
+  * once its readers passed (README, table options) */
  | GC THRESHOLD expr { }
  | GC PERIOD expr_us { }
  /* BIRD 3's `debug all|off|{states,routes,events}` (BIRD 2 has no table

@@ -60,8 +60,6 @@ struct rtable_config {
   int sorted;
   int trie;
   btime min_settle, max_settle;   /* after a change, before its readers' reload */
-  uint gc_threshold;
-  btime gc_period;
   struct rtable *table;       /* owner: main loop; the running table */
   int table_ref;              /* owner: main loop; holds a config_refs of table */
   int implicit;               /* master4/master6 made before parsing, not yet declared */

@@ -33,7 +33,6 @@ rt_new_table_config(struct config *c, struct symbol *s, uint net_type)
   rc->sym = s;
   rc->config = c;
   rc->net_type = net_type;
-  rc->gc_threshold = 1000;
   /* BIRD 2's defaults for the wait before a ROA change reloads the
    * channels whose filters read the table (nest/channel_roa.c) */
   rc->min_settle = S_ 1;
