@@ -627,10 +627,15 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
       cli_printf(c, 9001, "%s is not a protocol", a->export_proto);
       goto refused;
     }
-    if (!s->exp_proto->class->rt_notify) {
-      cli_printf(c, 9001, "No valid tables");
-      goto refused;
-    }
+  }
+  /* filtered routes are never exported, and none of them is primary */
+  if (a->filtered && (a->export_mode || a->primary_only)) {
+    cli_printf(c, 9001, "Incompatible show route options");
+    goto refused;
+  }
+  if (s->exp_proto && !s->exp_proto->class->rt_notify) {
+    cli_printf(c, 9001, "No valid tables");
+    goto refused;
   }
   if (sr_pick_tables(c, s) < 0)
     goto refused;

@@ -176,6 +176,12 @@ def test_show_route_unknown_table(daemon):
         b"9001 syntax error, unexpected CF_SYM_UNDEFINED")
 
 
+def test_show_route_incompatible_options(daemon):
+    for cmd in ("show route filtered primary", "show route export s4 filtered count",
+                "show route 10.1.0.0/16 filtered primary", "show route exported s4 filtered"):
+        assert daemon.raw(cmd) == b"9001 Incompatible show route options\n", cmd
+
+
 def test_show_route_all(daemon, is_reference):
     reply = daemon.raw("show route all").decode()
     assert reply.startswith("1007-Table master4:\n"), reply
