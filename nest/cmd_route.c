@@ -3,11 +3,13 @@
  *
  * Counting walks each table once inside an RCU read section. Listing may
  * be long (a million routes), so it streams: for each table it takes a
- * snapshot of the net pointers, pins the table's journal (a reader without
- * notifications, so no net or route retired meanwhile is freed), and then
- * prints a bounded number of nets per continuation step, each step in its
- * own short RCU read section. Imports and other CLI sessions run between
- * steps; a client that does not read simply stops the steps.
+ * snapshot of the nets' addresses, and then prints a bounded number of
+ * nets per continuation step, each looked up again in its own short RCU
+ * read section (one that went meanwhile is left out). Imports and other
+ * CLI sessions run between steps; a client that does not read simply
+ * stops the steps. The snapshot holds nothing of the table: a listing
+ * left unread for hours (`birdc show route all | less`) must not keep
+ * what the table drops meanwhile, as a reader pinning its journal would.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +40,8 @@ struct sr_state {
   struct channel *view_ch;      /* view[cur] found for this step (sr_view_resolve) */
   uint table_count, cur;
   struct sr_counts cnt, total;
-  struct rt_reader pin;
-  struct net **snap;
+  char *snap;                   /* the current table's nets' addresses, */
+  size_t snap_stride;           /* ... each this long */
   size_t snap_len, snap_pos;
   int table_started;            /* the current table's header is out */
   int headed;                   /* some table's header is out */
@@ -501,34 +503,39 @@ sr_one_net(struct cli *c, struct sr_state *s)
 /* --- Streaming listing --- */
 
 static int
-sr_net_cmp(const void *x, const void *y)
+sr_addr_cmp(const void *x, const void *y)
 {
-  return net_compare(&(*(struct net *const *) x)->n, &(*(struct net *const *) y)->n);
+  return net_compare(x, y);
 }
 
 static void
 sr_snapshot(struct sr_state *s)
 {
   struct rtable *t = s->tables[s->cur];
-  rt_reader_attach(t, &s->pin, main_loop(), NULL);
+  /* a table holds nets of one type: addresses of one length (a multiple
+   * of 4, so each stays aligned) */
+  size_t stride = net_addr_length[t->net_type];
   size_t cap = uatomic_read(&t->net_count) + 64, len = 0;
-  struct net **v = malloc(cap * sizeof(*v));
+  char *v = malloc(cap * stride);
+  if (!v)
+    die("Out of memory");
   struct rcu_hash_iter it;
   rcu_read_lock();
-  for (struct net *n = rt_first_net(t, &it); n && v; n = rt_next_net(t, &it)) {
+  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
     if (len == cap) {
       cap *= 2;
-      v = realloc(v, cap * sizeof(*v));
+      v = realloc(v, cap * stride);
       if (!v)
-        break;
+        die("Out of memory");
     }
-    v[len++] = n;
+    net_copy((net_addr *) (v + len++ * stride), &n->n);
   }
   rcu_read_unlock();
-  if (t->config && t->config->sorted && v)
-    qsort(v, len, sizeof(*v), sr_net_cmp);
+  if (t->config && t->config->sorted)
+    qsort(v, len, stride, sr_addr_cmp);
   s->snap = v;
-  s->snap_len = v ? len : 0;
+  s->snap_stride = stride;
+  s->snap_len = len;
   s->snap_pos = 0;
   s->table_started = 0;
 }
@@ -536,8 +543,6 @@ sr_snapshot(struct sr_state *s)
 static void
 sr_release(struct sr_state *s)
 {
-  if (s->pin.table)
-    rt_reader_detach(&s->pin);
   free(s->snap);
   s->snap = NULL;
 }
@@ -588,8 +593,12 @@ sr_cont(struct cli *c)
   sr_view_resolve(s);
   rcu_read_lock();
   size_t end = MIN(s->snap_len, s->snap_pos + SR_STEP_NETS);
-  for (; s->snap_pos < end; s->snap_pos++)
-    sr_net(c, s, s->snap[s->snap_pos], 1);
+  struct rtable *t = s->tables[s->cur];
+  for (; s->snap_pos < end; s->snap_pos++) {
+    struct net *n = rt_find_net(t, (const net_addr *) (s->snap + s->snap_pos * s->snap_stride));
+    if (n)
+      sr_net(c, s, n, 1);
+  }
   rcu_read_unlock();
   if (s->snap_pos < s->snap_len)
     return;

@@ -9,7 +9,7 @@ import tempfile
 import threading
 import time
 
-from conftest import BASIC_COUNT, read_reply
+from conftest import BASIC_COUNT, parse_memory, read_reply
 
 
 def test_greeting(daemon):
@@ -205,6 +205,43 @@ def test_slow_client_eventually_gets_everything(start_daemon):
     assert len(lines) == n + 3
     nets = {l.split()[0] for l in lines[1:-2]}
     assert len(nets) == n
+
+
+def test_stalled_listing_keeps_nothing_of_the_churn(start_daemon, ours_only):
+    """A client that asks for a long listing and stops reading (`birdc show route
+    all | less`, left open) must not keep what the tables drop meanwhile: the
+    listing holds a copy of the nets it has yet to show, never the journal."""
+    n = 20000
+    d = start_daemon(big_conf(n))
+    count = ("1007-%d of %d routes for %d networks in table master4\n" % (n, n, n)).encode()
+    empty = b"1007-0 of 0 routes for 0 networks in table master4\n"
+    d.poll_raw("show route table master4 count", lambda r: r.startswith(count), timeout=20)
+
+    def tables():
+        return parse_memory(d.raw("show memory"), "Routing tables")[0]
+
+    base = tables()
+    stuck = d.connect()
+    try:
+        read_reply(stuck)
+        stuck.sendall(b"show route all\n")     # some 2 MB: stuck after the socket's buffer
+        time.sleep(0.3)
+        for _ in range(6):
+            assert d.raw("disable big").startswith(b"0009-")
+            d.poll_raw("show route table master4 count", lambda r: r.startswith(empty), timeout=20)
+            assert d.raw("enable big").startswith(b"0011-")
+            d.poll_raw("show route table master4 count", lambda r: r.startswith(count), timeout=20)
+        # 120,000 changes: their journal with the routes and nets they retired
+        # was some 10 MB; the listing itself keeps a few hundred kB
+        grown = tables() - base
+        assert grown < 2 << 20, grown
+        # the client still gets a whole listing, of the nets there now
+        stuck.settimeout(20)
+        reply, _ = read_reply(stuck)
+        assert reply.startswith(b"1007-Table master4:\n") and reply.endswith(b"\n0000 \n")
+        assert len(set(re.findall(rb"(?:^1007-Table master4:\n|\n1007-| )(10\.\d+\.\d+\.0/24) ", reply))) == n
+    finally:
+        stuck.close()
 
 
 def test_two_daemons_side_by_side(start_daemon):
