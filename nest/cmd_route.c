@@ -1,15 +1,18 @@
 /*
  * DOC: `show route`.
  *
- * Counting walks each table once inside an RCU read section. Listing may
- * be long (a million routes), so it streams: for each table it takes a
- * snapshot of the nets' addresses, and then prints a bounded number of
- * nets per continuation step, each looked up again in its own short RCU
- * read section (one that went meanwhile is left out). Imports and other
- * CLI sessions run between steps; a client that does not read simply
- * stops the steps. The snapshot holds nothing of the table: a listing
- * left unread for hours (`birdc show route all | less`) must not keep
- * what the table drops meanwhile, as a reader pinning its journal would.
+ * A plain count reads each table's counters. Listing may be long (a
+ * million routes), so it streams: for each table it takes a snapshot of
+ * the nets' addresses, and then prints a bounded number of nets per
+ * continuation step, each looked up again in its own short RCU read
+ * section (one that went meanwhile is left out). Imports and other CLI
+ * sessions run between steps; a client that does not read simply stops
+ * the steps. Counting what a filter, a protocol or an export picks walks
+ * the same way, printing nothing.
+ *
+ * The snapshot holds nothing of the table: a listing left unread for
+ * hours (`birdc show route all | less`) must not keep what the table
+ * drops meanwhile, as a reader pinning its journal would.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "lib/timeutil.h"
 
 #define SR_STEP_NETS 256
+#define SR_STEP_COUNT 4096
 
 struct sr_counts { u64 shown, examined, nets; };
 
@@ -582,27 +586,44 @@ static void
 sr_cont(struct cli *c)
 {
   struct sr_state *s = c->cont_data;
+  int count = s->a->stats == 2;
   if (!s->snap) {
     if (s->cur >= s->table_count) {
       cli_cont_done(c);
       sr_finish(c, s);
       return;
     }
+    sr_view_resolve(s);
+    if (count && sr_count_plain(s)) {
+      /* Operators poll this in scripts: the table's own counters answer
+       * it without a walk (every route shown and examined, every net
+       * holds one when none is kept filtered). */
+      struct rtable *t = s->tables[s->cur];
+      s->cnt = (struct sr_counts){ uatomic_read(&t->route_count), uatomic_read(&t->route_count),
+                                   uatomic_read(&t->net_count) };
+      sr_count_line(c, s);
+      sr_table_done(s);
+      s->cur++;
+      return;
+    }
     sr_snapshot(s);
   }
   sr_view_resolve(s);
   rcu_read_lock();
-  size_t end = MIN(s->snap_len, s->snap_pos + SR_STEP_NETS);
+  /* counting prints nothing: its steps may take more nets */
+  size_t end = MIN(s->snap_len, s->snap_pos + (count ? SR_STEP_COUNT : SR_STEP_NETS));
   struct rtable *t = s->tables[s->cur];
   for (; s->snap_pos < end; s->snap_pos++) {
     struct net *n = rt_find_net(t, (const net_addr *) (s->snap + s->snap_pos * s->snap_stride));
     if (n)
-      sr_net(c, s, n, 1);
+      sr_net(c, s, n, !count);
   }
   rcu_read_unlock();
   if (s->snap_pos < s->snap_len)
     return;
-  if (s->a->stats)
+  if (count)
+    sr_count_line(c, s);
+  else if (s->a->stats)
     sr_stats_end(c, s);
   else if ((s->a->table_count || s->a->all_tables) && !s->proto && !s->exp_proto)
     /* tables named (or `table all`) have their header even when nothing
@@ -663,29 +684,6 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
   }
   if (a->have_net) {
     sr_one_net(c, s);
-    return;
-  }
-  if (a->stats == 2) {
-    /* count: one pass per table, no listing */
-    rcu_read_lock();
-    for (s->cur = 0; s->cur < s->table_count; s->cur++) {
-      struct rcu_hash_iter it;
-      struct rtable *t = s->tables[s->cur];
-      sr_view_resolve(s);
-      if (sr_count_plain(s))
-        /* Operators poll this in scripts: the table's own counters answer
-         * it without a walk (every route shown and examined, every net
-         * holds one when none is kept filtered). */
-        s->cnt = (struct sr_counts){ uatomic_read(&t->route_count), uatomic_read(&t->route_count),
-                                     uatomic_read(&t->net_count) };
-      else
-        for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
-          sr_net(c, s, n, 0);
-      sr_count_line(c, s);
-      sr_table_done(s);
-    }
-    rcu_read_unlock();
-    sr_finish(c, s);
     return;
   }
   cli_set_cont(c, sr_cont, s, sr_cleanup);
