@@ -648,8 +648,13 @@ def test_leaving_mid_catch_up_takes_the_withdrawals_due(start_daemon, ours_only)
             x.send(msg(4))
             x.drain(timeout=0.1)
             return set(x.rib) == want
-        assert poll(check, timeout=timeout), \
-            (x.peer_addr, len(set(x.rib) - want), len(want - set(x.rib)), d.log()[-3000:])
+        if not poll(check, timeout=timeout):
+            # the whole story for a failure in CI: pytest cuts a long message
+            print(d.log())
+            print(d.raw("show protocols all").decode())
+            for y in clients:
+                print(y.peer_addr, len(set(y.rib) - want), len(want - set(y.rib)))
+            raise AssertionError((x.peer_addr, len(set(x.rib) - want), len(want - set(x.rib))))
 
     d = start_daemon(cfg("all"))
     clients = [Client(n, port, rcvbuf=4096) for n in "abc"]
