@@ -1,9 +1,8 @@
 /*
- * DOC: RCU thread registration, made idempotent; fork with RCU workers.
+ * DOC: RCU thread registration, made idempotent.
  */
 #include "lib/rcu.h"
 #include <stdlib.h>
-#include <unistd.h>
 
 static __thread int registered;
 
@@ -42,20 +41,6 @@ rcu_thread_unregister(void)
     urcu_memb_unregister_thread();
     registered = 0;
   }
-}
-
-/* call_rcu_before_fork() also runs the hooks cds_lfht registered with the
- * flavour, so one set of calls covers both kinds of worker. */
-pid_t
-rcu_fork(void)
-{
-  call_rcu_before_fork();
-  pid_t pid = fork();
-  if (pid == 0)
-    call_rcu_after_fork_child();
-  else
-    call_rcu_after_fork_parent();
-  return pid;
 }
 
 #if defined(__SANITIZE_THREAD__)

@@ -92,10 +92,4 @@ void rcu_thread_unregister(void);
  * At most 8 in the process. */
 void rcu_thread_at_exit(void (*fn)(void));
 
-/* fork() for a process that has used RCU: liburcu's helper threads (the
- * call_rcu worker, the hash table resize worker) are paused across the
- * fork and started anew in the child, which would otherwise wait forever
- * on workers that exist only in the parent. Returns as fork(). */
-pid_t rcu_fork(void);
-
 #endif

@@ -82,3 +82,44 @@ def test_daemonized_config_error_on_terminal(tmp_path, sockdir, bird_bin):
     assert p.returncode == 1
     assert "%s:2:43 syntax error" % conf in p.stderr, p.stderr
     # BIRD 2 has written (and left) its pid file by then; we do not assert either way
+
+
+def _cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])       # utime + stime
+
+
+def test_daemonized_idles(tmp_path, sockdir, bird_bin):
+    """Idle in the background as in the foreground. Forked after liburcu had
+    started its hash table's worker, the daemon kept one core busy for good
+    (the worker made again in the child spun)."""
+    conf = tmp_path / "bird.conf"
+    conf.write_text(BASIC_CONF)
+    sock, pidfile = os.path.join(sockdir, "s"), tmp_path / "bird.pid"
+    p = subprocess.run([bird_bin, "-c", str(conf), "-s", sock, "-P", str(pidfile)],
+                       capture_output=True, text=True, timeout=10, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert poll(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=10)
+    pid = int(pidfile.read_text())
+    try:
+        assert poll(lambda: "Daemon is up and running" in _birdcl(sock, "show", "status")[1])
+        time.sleep(0.5)
+        before, t0 = _cpu_ticks(pid), time.monotonic()
+        time.sleep(2)
+        used = (_cpu_ticks(pid) - before) / os.sysconf("SC_CLK_TCK") / (time.monotonic() - t0)
+        # a spinning thread: 1.0; idle: timers every quarter second
+        assert used < 0.2, used
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_daemonized_socket_error_on_terminal(tmp_path, bird_bin):
+    """What fails before the daemon is up (here its control socket) reaches
+    the terminal and the exit code, not /dev/null."""
+    conf = tmp_path / "bird.conf"
+    conf.write_text(BASIC_CONF)
+    p = subprocess.run([bird_bin, "-c", str(conf), "-s", "/nonexistent/dir/s", "-P", str(tmp_path / "pid")],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 1
+    assert "Cannot create control socket /nonexistent/dir/s" in p.stderr, p.stderr

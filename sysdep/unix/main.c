@@ -3,9 +3,11 @@
  *
  *   bird [-c config] [-s socket] [-P pidfile] [-f] [-d] [-l] [-p] [-R]
  *
- * Start-up parses the config first (so `-p` and broken configs fail fast
- * with file:line:col), then daemonizes unless -f/-d, writes the pid file,
- * opens the control socket, commits the config and runs the main loop.
+ * Start-up forks into the background first unless -f/-d (the parent
+ * waits until the child is up, so what fails before reaches the terminal
+ * and the exit code), parses the config (`-p` and broken configs fail
+ * fast with file:line:col), opens the control socket, writes the pid
+ * file, commits the config and runs the main loop.
  * Signals reach the main loop through a self-pipe: SIGHUP reconfigures,
  * SIGTERM/SIGINT shut down cleanly, SIGUSR1 dumps state to the log. A
  * signalfd would need the signals blocked in every thread, and liburcu's
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "conf/conf.h"
 #include "lib/hash.h"
@@ -246,18 +249,44 @@ write_pidfile(const char *path)
   pid_path = path;
 }
 
-/* The config is parsed before the fork (errors reach the terminal, as in
- * BIRD), and parsing already uses RCU hash tables, whose worker threads a
- * plain fork() would leave behind in the parent: the child then hung on
- * its first table tear-down (SIGTERM never finished). */
-static void
-daemonize(void)
+/* Forked before anything starts a thread: liburcu's workers (call_rcu's,
+ * the hash table's resizer) do not survive a fork, and the one liburcu
+ * makes again in the child spun on a core for good. The child does the
+ * whole start-up with the terminal as its stderr, so a broken config or
+ * a control socket it cannot make is reported there, and tells the
+ * parent through a pipe once it is up (daemon_detach); the parent exits
+ * 0 then, or with the child's status if it died first. Returns the
+ * pipe's end for daemon_detach. */
+static int
+daemon_fork(void)
 {
-  pid_t pid = rcu_fork();
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) < 0)
+    die("pipe: %m");
+  pid_t pid = fork();
   if (pid < 0)
     die("fork: %m");
-  if (pid)
-    _exit(0);
+  if (pid) {
+    close(ready[1]);
+    char up;
+    ssize_t n;
+    while ((n = read(ready[0], &up, 1)) < 0 && errno == EINTR)
+      ;
+    if (n == 1)
+      _exit(0);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+      ;
+    _exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1);
+  }
+  close(ready[0]);
+  return ready[1];
+}
+
+/* Up: a session of its own, the terminal let go, the parent told. */
+static void
+daemon_detach(int ready)
+{
   setsid();
   int fd = open("/dev/null", O_RDWR);
   if (fd >= 0) {
@@ -267,6 +296,10 @@ daemonize(void)
     if (fd > 2)
       close(fd);
   }
+  char up = 1;
+  if (write(ready, &up, 1) != 1)
+    log_msg(L_WARN, "Cannot tell the parent the daemon is up: %m");
+  close(ready);
 }
 
 static void
@@ -330,6 +363,7 @@ main(int argc, char **argv)
 {
   struct options o = { 0 };
   parse_args(argc, argv, &o);
+  int ready = !o.foreground && !o.parse_only && !o.self_test ? daemon_fork() : -1;
 
   /* Blocked while threads are created, so they inherit the block. */
   sigset_t sigs = handled_signals();
@@ -371,8 +405,6 @@ main(int argc, char **argv)
   config_set_path(o.config);
   if (o.debug)
     log_set_debug_stderr(1);
-  if (!o.foreground)
-    daemonize();
 
   sched_main_init();
   if (cli_listen(o.socket) < 0)
@@ -401,6 +433,8 @@ main(int argc, char **argv)
     gr_recovery_check();
   /* Worker threads exist now, with the signals blocked; take them here. */
   pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+  if (ready >= 0)
+    daemon_detach(ready);
   log_msg(L_INFO, "Started");
   sched_main_run();
 
