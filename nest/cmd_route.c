@@ -2,17 +2,19 @@
  * DOC: `show route`.
  *
  * A plain count reads each table's counters. Listing may be long (a
- * million routes), so it streams: for each table it takes a snapshot of
- * the nets' addresses, and then prints a bounded number of nets per
- * continuation step, each looked up again in its own short RCU read
- * section (one that went meanwhile is left out). Imports and other CLI
- * sessions run between steps; a client that does not read simply stops
- * the steps. Counting what a filter, a protocol or an export picks walks
- * the same way, printing nothing.
+ * million routes), so it streams: each continuation step shows a bounded
+ * number of nets in its own short RCU read section, resuming a walk of
+ * the table's index from where the last one stopped (rt_walk_part; nets
+ * made or gone meanwhile may or may not be shown). A `sorted` table is
+ * listed from a snapshot of its nets' addresses in order instead, each
+ * looked up again when its step comes (one that went meanwhile is left
+ * out). Imports and other CLI sessions run between steps; a client that
+ * does not read simply stops the steps. Counting what a filter, a
+ * protocol or an export picks walks the same way, printing nothing.
  *
- * The snapshot holds nothing of the table: a listing left unread for
- * hours (`birdc show route all | less`) must not keep what the table
- * drops meanwhile, as a reader pinning its journal would.
+ * Between steps the listing holds nothing of the table: a listing left
+ * unread for hours (`birdc show route all | less`) must not keep what the
+ * table drops meanwhile, as a reader pinning its journal would.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +46,9 @@ struct sr_state {
   struct channel *view_ch;      /* view[cur] found for this step (sr_view_resolve) */
   uint table_count, cur;
   struct sr_counts cnt, total;
-  char *snap;                   /* the current table's nets' addresses, */
+  int in_table;                 /* tables[cur] is being walked */
+  u64 walk_pos;                 /* where its walk goes on (rt_walk_part) */
+  char *snap;                   /* a sorted table's nets' addresses, */
   size_t snap_stride;           /* ... each this long */
   size_t snap_len, snap_pos;
   int table_started;            /* the current table's header is out */
@@ -512,6 +516,7 @@ sr_addr_cmp(const void *x, const void *y)
   return net_compare(x, y);
 }
 
+/* A sorted table's nets, in order. */
 static void
 sr_snapshot(struct sr_state *s)
 {
@@ -535,13 +540,42 @@ sr_snapshot(struct sr_state *s)
     net_copy((net_addr *) (v + len++ * stride), &n->n);
   }
   rcu_read_unlock();
-  if (t->config && t->config->sorted)
-    qsort(v, len, stride, sr_addr_cmp);
+  qsort(v, len, stride, sr_addr_cmp);
   s->snap = v;
   s->snap_stride = stride;
   s->snap_len = len;
   s->snap_pos = 0;
-  s->table_started = 0;
+}
+
+struct sr_visit {
+  struct cli *c;
+  struct sr_state *s;
+  int print;
+};
+
+static void
+sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
+{
+  struct sr_visit *v = ctx;
+  sr_net(v->c, v->s, n, v->print);
+}
+
+/* A step of the current table: 1 when it is done. */
+static int
+sr_step(struct cli *c, struct sr_state *s, uint max, int print)
+{
+  struct rtable *t = s->tables[s->cur];
+  if (!s->snap) {
+    struct sr_visit v = { c, s, print };
+    return rt_walk_part(t, &s->walk_pos, max, sr_visit_net, &v);
+  }
+  size_t end = MIN(s->snap_len, s->snap_pos + max);
+  for (; s->snap_pos < end; s->snap_pos++) {
+    struct net *n = rt_find_net(t, (const net_addr *) (s->snap + s->snap_pos * s->snap_stride));
+    if (n)
+      sr_net(c, s, n, print);
+  }
+  return s->snap_pos == s->snap_len;
 }
 
 static void
@@ -587,7 +621,7 @@ sr_cont(struct cli *c)
 {
   struct sr_state *s = c->cont_data;
   int count = s->a->stats == 2;
-  if (!s->snap) {
+  if (!s->in_table) {
     if (s->cur >= s->table_count) {
       cli_cont_done(c);
       sr_finish(c, s);
@@ -606,20 +640,19 @@ sr_cont(struct cli *c)
       s->cur++;
       return;
     }
-    sr_snapshot(s);
+    s->in_table = 1;
+    s->walk_pos = 0;
+    s->table_started = 0;
+    struct rtable *t = s->tables[s->cur];
+    if (t->config && t->config->sorted)
+      sr_snapshot(s);
   }
   sr_view_resolve(s);
   rcu_read_lock();
   /* counting prints nothing: its steps may take more nets */
-  size_t end = MIN(s->snap_len, s->snap_pos + (count ? SR_STEP_COUNT : SR_STEP_NETS));
-  struct rtable *t = s->tables[s->cur];
-  for (; s->snap_pos < end; s->snap_pos++) {
-    struct net *n = rt_find_net(t, (const net_addr *) (s->snap + s->snap_pos * s->snap_stride));
-    if (n)
-      sr_net(c, s, n, !count);
-  }
+  int done = sr_step(c, s, count ? SR_STEP_COUNT : SR_STEP_NETS, !count);
   rcu_read_unlock();
-  if (s->snap_pos < s->snap_len)
+  if (!done)
     return;
   if (count)
     sr_count_line(c, s);
@@ -631,6 +664,7 @@ sr_cont(struct cli *c)
     sr_table_header(c, s);
   sr_table_done(s);
   sr_release(s);
+  s->in_table = 0;
   s->cur++;
 }
 

@@ -405,6 +405,12 @@ struct net *rt_first_net(struct rtable *t, struct rcu_hash_iter *it);
  * a walk resumed in another read section. */
 struct net *rt_net_at(struct rtable *t, u64 pos, struct rcu_hash_iter *it);
 struct net *rt_next_net(struct rtable *t, struct rcu_hash_iter *it);
+/* A walk in parts, each in a read section of the caller's, resumed from
+ * *pos (0: the start): visits the nets from there (each once the walk has
+ * stepped past it: the visit may remove it), max or a few more, as it
+ * stops only between buckets. *pos: where the next part starts. Nets
+ * made or gone between parts may or may not be visited. 1: done. */
+int rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *, struct net *, void *), void *ctx);
 
 /*
  * Feeds: walk every net in steps, each in its own RCU read section, with

@@ -46,12 +46,8 @@ rt_walk_chain_prefetch(struct net *const *ring, uint head, uint queued)
   }
 }
 
-/* A walk's part in one read section (the caller's), from *pos: each net
- * visited after the walk stepped past it (the visit may remove it from
- * the index), max nets or a few more, as it stops only between buckets
- * (a position is a bucket's start). *pos: where the next part starts.
- * 1: the walk is done. */
-static int
+/* A position is a bucket's start (rcu_hash_pos). */
+int
 rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *, struct net *, void *), void *ctx)
 {
   struct rcu_hash_iter it;
