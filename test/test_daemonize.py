@@ -43,10 +43,10 @@ def _birdcl(sock, *words):
     return p.returncode, p.stdout
 
 
-def test_daemonized_sigterm_exits(tmp_path, sockdir, bird_bin):
-    log = tmp_path / "bird.log"
+def _start_daemonized(bird_bin, tmp_path, sockdir, conf_text):
+    """Started without -f; (socket, pid file, the daemon's pid) once it answers."""
     conf = tmp_path / "bird.conf"
-    conf.write_text('log "%s" all;\n' % log + BASIC_CONF)
+    conf.write_text(conf_text)
     sock, pidfile = os.path.join(sockdir, "s"), tmp_path / "bird.pid"
     p = subprocess.run([bird_bin, "-c", str(conf), "-s", sock, "-P", str(pidfile)],
                        capture_output=True, text=True, timeout=10, cwd=str(tmp_path))
@@ -54,8 +54,16 @@ def test_daemonized_sigterm_exits(tmp_path, sockdir, bird_bin):
     assert p.returncode == 0, p.stderr
     assert poll(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=10)
     pid = int(pidfile.read_text())
+    if not poll(lambda: "Daemon is up and running" in _birdcl(sock, "show", "status")[1]):
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the daemonized bird does not answer")
+    return sock, pidfile, pid
+
+
+def test_daemonized_sigterm_exits(tmp_path, sockdir, bird_bin):
+    log = tmp_path / "bird.log"
+    sock, pidfile, pid = _start_daemonized(bird_bin, tmp_path, sockdir, 'log "%s" all;\n' % log + BASIC_CONF)
     try:
-        assert poll(lambda: "Daemon is up and running" in _birdcl(sock, "show", "status")[1])
         rc, out = _birdcl(sock, "show", "route", "count")
         assert rc == 0 and "3 of 3 routes for 3 networks in table master4" in out, out
         t0 = time.monotonic()
@@ -94,16 +102,8 @@ def test_daemonized_idles(tmp_path, sockdir, bird_bin):
     """Idle in the background as in the foreground. Forked after liburcu had
     started its hash table's worker, the daemon kept one core busy for good
     (the worker made again in the child spun)."""
-    conf = tmp_path / "bird.conf"
-    conf.write_text(BASIC_CONF)
-    sock, pidfile = os.path.join(sockdir, "s"), tmp_path / "bird.pid"
-    p = subprocess.run([bird_bin, "-c", str(conf), "-s", sock, "-P", str(pidfile)],
-                       capture_output=True, text=True, timeout=10, cwd=str(tmp_path))
-    assert p.returncode == 0, p.stderr
-    assert poll(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=10)
-    pid = int(pidfile.read_text())
+    _, _, pid = _start_daemonized(bird_bin, tmp_path, sockdir, BASIC_CONF)
     try:
-        assert poll(lambda: "Daemon is up and running" in _birdcl(sock, "show", "status")[1])
         time.sleep(0.5)
         before, t0 = _cpu_ticks(pid), time.monotonic()
         time.sleep(2)
