@@ -627,7 +627,6 @@ sr_cont(struct cli *c)
       sr_finish(c, s);
       return;
     }
-    sr_view_resolve(s);
     if (count && sr_count_plain(s)) {
       /* Operators poll this in scripts: the table's own counters answer
        * it without a walk (every route shown and examined, every net
