@@ -10,7 +10,8 @@
  * looked up again when its step comes (one that went meanwhile is left
  * out). Imports and other CLI sessions run between steps; a client that
  * does not read simply stops the steps. Counting what a filter, a
- * protocol or an export picks walks the same way, printing nothing.
+ * protocol or an export picks walks the same way, printing nothing, and
+ * so does `in PREFIX`, skipping the nets outside it.
  *
  * Between steps the listing holds nothing of the table: a listing left
  * unread for hours (`birdc show route all | less`) must not keep what the
@@ -456,10 +457,25 @@ sr_unlock_tables(struct sr_state *s)
 
 static void sr_free(struct sr_state *s);
 
+/* A prefix or `for` shows one net per table; `in` lists like a whole
+ * table does, the nets of its prefix only. */
+static int
+sr_single_net(const struct show_route_args *a)
+{
+  return a->have_net && a->mode != SRA_IN;
+}
+
+/* Is n one the command lists? */
+static int
+sr_net_wanted(const struct show_route_args *a, const struct net *n)
+{
+  return a->mode != SRA_IN || net_in_net(&n->n, &a->net);
+}
+
 static void
 sr_finish(struct cli *c, struct sr_state *s)
 {
-  if (s->a->have_net && !s->found_any)
+  if (sr_single_net(s->a) && !s->found_any)
     cli_printf(c, 8001, "Network not found");
   else if (s->a->stats && s->table_count > 1)
     cli_printf(c, 14, "Total: %llu of %llu routes for %llu networks in %u tables",
@@ -475,11 +491,11 @@ static int
 sr_count_plain(const struct sr_state *s)
 {
   const struct show_route_args *a = s->a;
-  return !a->filter && !s->proto && !s->exp_proto && !a->primary_only && !a->filtered && !s->view[s->cur] &&
+  return !a->have_net && !a->filter && !s->proto && !s->exp_proto && !a->primary_only && !a->filtered && !s->view[s->cur] &&
          !uatomic_read(&s->tables[s->cur]->filtered_count);
 }
 
-/* --- Single net (prefix, for, in) --- */
+/* --- Single net (prefix, for) --- */
 
 static void
 sr_one_net(struct cli *c, struct sr_state *s)
@@ -490,17 +506,10 @@ sr_one_net(struct cli *c, struct sr_state *s)
     struct rtable *t = s->tables[s->cur];
     s->table_started = 0;
     sr_view_resolve(s);
-    if (a->mode == SRA_IN) {
-      struct rcu_hash_iter it;
-      for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
-        if (net_in_net(&n->n, &a->net))
-          sr_net(c, s, n, a->stats != 2);
-    } else {
-      struct net *n = a->mode == SRA_FOR ? rt_lookup_lpm(t, &a->net) : rt_find_net(t, &a->net);
-      if (n)
-        sr_net(c, s, n, a->stats != 2);
-    }
-    if (a->stats && (s->cnt.examined || a->mode == SRA_IN || s->table_count == 1))
+    struct net *n = a->mode == SRA_FOR ? rt_lookup_lpm(t, &a->net) : rt_find_net(t, &a->net);
+    if (n)
+      sr_net(c, s, n, a->stats != 2);
+    if (a->stats && (s->cnt.examined || s->table_count == 1))
       sr_count_line(c, s);
     sr_table_done(s);
   }
@@ -531,6 +540,8 @@ sr_snapshot(struct sr_state *s)
   struct rcu_hash_iter it;
   rcu_read_lock();
   for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
+    if (!sr_net_wanted(s->a, n))
+      continue;
     if (len == cap) {
       cap *= 2;
       v = realloc(v, cap * stride);
@@ -557,7 +568,8 @@ static void
 sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
 {
   struct sr_visit *v = ctx;
-  sr_net(v->c, v->s, n, v->print);
+  if (sr_net_wanted(v->s->a, n))
+    sr_net(v->c, v->s, n, v->print);
 }
 
 /* A step of the current table: 1 when it is done. */
@@ -715,7 +727,7 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
     config_ref(s->conf);
     s->flp = lp_new(p);
   }
-  if (a->have_net) {
+  if (sr_single_net(a)) {
     sr_one_net(c, s);
     return;
   }

@@ -80,6 +80,33 @@ def test_show_route_in_prefix_count(daemon):
         b"1007-3 of 3 routes for 3 networks in table master4\n0000 \n"
 
 
+def test_show_route_in_lists_like_a_table(start_daemon):
+    """`in PREFIX` is a listing of the nets within the prefix, as BIRD 2's:
+    tables named have their header even when empty, `stats` its lines, and
+    nothing found is an empty reply, not "Network not found". It streams in
+    steps like a whole table's listing (this one takes several)."""
+    inside = ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(700)]
+    outside = ["11.%d.0.0/16" % i for i in range(50)]
+    conf = ("router id 10.0.0.1;\nipv4 table t1;\nipv4 table t2;\n"
+            "protocol static s1 { ipv4 { table t1; };\n%s}\n"
+            "protocol static s2 { ipv4 { table t2; }; route 11.200.0.0/16 blackhole; }\n"
+            % "".join("  route %s blackhole;\n" % n for n in inside + outside))
+    d = start_daemon(conf)
+    assert poll(lambda: b"750 of 750" in d.raw("show route table t1 count"))
+    lines = strip_codes(d.raw("show route in 10.0.0.0/8 table t1"))
+    assert lines[0] == "Table t1:" and lines[-1] == "", lines[:3]
+    assert sorted(l.split()[0] for l in lines[1:-1]) == sorted(inside)
+    assert d.raw("show route in 10.0.0.0/8 table t1 table t2 count") == (
+        b"1007-700 of 700 routes for 700 networks in table t1\n"
+        b" 0 of 0 routes for 0 networks in table t2\n"
+        b"0014 Total: 700 of 700 routes for 700 networks in 2 tables\n")
+    assert strip_codes(d.raw("show route in 10.0.0.0/8 table t1 table t2 stats"))[-6:] == [
+        "700 of 700 routes for 700 networks in table t1", "", "Table t2:",
+        "0 of 0 routes for 0 networks in table t2", "", "Total: 700 of 700 routes for 700 networks in 2 tables"]
+    assert d.raw("show route in 10.0.0.0/8 table t2") == b"1007-Table t2:\n0000 \n"
+    assert d.raw("show route in 192.168.0.0/16") == b"0000 \n"
+
+
 def test_show_route_listing(daemon):
     reply = daemon.raw("show route").decode()
     assert reply.startswith("1007-Table master4:\n"), reply
