@@ -316,6 +316,19 @@ sr_channel(const struct sra_table *st)
   return ch;
 }
 
+/* The protocol named has such a channel in its config (a disabled one
+ * has not made its channels). */
+static int
+sr_channel_configured(const struct sra_table *st)
+{
+  struct proto *p = proto_find_by_name(st->name);
+  int found = 0;
+  if (p)
+    LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
+      found |= cc->net_type == st->channel_type;
+  return found;
+}
+
 /* `table T` (NULL when gone meanwhile), or a channel's import table or
  * export view (SR_ERROR after replying with BIRD's error when it has none). */
 static struct rtable *
@@ -325,11 +338,16 @@ sr_named_table(struct cli *c, const struct sra_table *st)
     return rt_find_table(st->name);
   const char *cname = st->channel_type == NET_IP4 ? "ipv4" : "ipv6";
   struct channel *ch = sr_channel(st);
-  if (!ch) {
+  if (!ch && !sr_channel_configured(st)) {
     cli_printf(c, 9001, "Channel %s.%s not found", st->name, cname);
     return SR_ERROR;
   }
-  struct rtable *t = st->kind == SRA_IMPORT_TABLE ? ch->in_table : ch->cf->export_table ? ch->table : NULL;
+  /* As BIRD 2, whose channels have these tables from their start to
+   * their end: a channel down (a session not up, a protocol disabled)
+   * has none. */
+  struct rtable *t = NULL;
+  if (ch && uatomic_read(&ch->state) != CS_DOWN)
+    t = st->kind == SRA_IMPORT_TABLE ? ch->in_table : ch->cf->export_table ? ch->table : NULL;
   if (!t)
     cli_printf(c, 9001, "No %s table in channel %s.%s", st->kind == SRA_IMPORT_TABLE ? "import" : "export",
                st->name, cname);

@@ -108,6 +108,20 @@ def test_errors(setup):
     assert d.raw("show route import table a").startswith(b"9001 syntax error")
 
 
+def test_no_tables_while_the_channel_is_down(setup):
+    """As in BIRD 2, a channel has its import and export tables from its
+    start to its end: a script asking while the session is down is told so,
+    not shown an empty table."""
+    d = setup()
+    assert d.raw("disable a") == b"0009-a: disabled\n0000 \n"
+    for kind in ("import", "export"):
+        assert poll(lambda: d.raw("show route %s table a.ipv4 count" % kind) ==
+                    b"9001 No %s table in channel a.ipv4\n" % kind.encode(), timeout=10), \
+            d.raw("show route %s table a.ipv4 count" % kind)
+    assert d.raw("enable a") == b"0011-a: enabled\n0000 \n"
+    assert poll(lambda: len(nets(d.raw("show route import table a.ipv4"))) == 3, timeout=20)
+
+
 def test_filter_change_keeps_session(setup, ports):
     d = setup(refresh=False)
     before = proto_since(d, "a")
