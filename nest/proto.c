@@ -369,8 +369,10 @@ proto_debug_config(struct proto *p, const struct proto_config *pc)
   proto_debug_set(p, pc->debug);
 }
 
+/* The new protocol goes after `after` in the list (`show protocols`
+ * order), at the end when NULL. */
 static struct proto *
-proto_new(struct proto_config *pc)
+proto_new(struct proto_config *pc, struct lnode *after)
 {
   pool *pl = rp_new(root_pool(), MEM_PROTOCOLS, pc->name);
   static u32 proto_ids;       /* main loop */
@@ -395,7 +397,10 @@ proto_new(struct proto_config *pc)
   ev_init(&p->reconf_done_ev, proto_reconf_done_hook, p);
   ev_init(&p->down_ev, proto_down_done, p);
   chan_limit_init(p);
-  list_add_tail(&protos, &p->n);
+  if (after)
+    list_insert_after(after, &p->n);
+  else
+    list_add_tail(&protos, &p->n);
   return p;
 }
 
@@ -487,7 +492,7 @@ struct proto *
 proto_spawn(struct proto_config *pc)
 {
   ASSERT_INSIDE(main_loop());
-  struct proto *p = proto_new(pc);
+  struct proto *p = proto_new(pc, NULL);
   if (!p->disabled && !config_shutting_down())
     proto_start(p);
   return p;
@@ -569,17 +574,23 @@ protos_commit(struct config *new, struct config *old, struct event *done)
       proto_free(p);
   }
 
-  /* New instances. */
+  /* New instances, as in BIRD, after the one before them in the config
+   * (`show protocols` lists in config order what was added since). */
+  struct lnode *after = &protos;
   LIST_WALK_ENTRY(pc, &new->protos, struct proto_config, n) {
     struct proto *p = proto_find_by_name(pc->name);
-    if (p && !p->delete_pending)
+    if (p && !p->delete_pending) {
+      after = &p->n;
       continue;
-    p = proto_new(pc);
+    }
+    if (old)
+      log_msg(L_INFO, "Adding protocol %s", pc->name);
+    p = proto_new(pc, after);
+    after = &p->n;
     changed++;
     if (!p->disabled && !config_shutting_down())
       proto_start(p);
   }
-  (void) old;
   if (!reconf_pending && done)
     ev_send(main_loop(), done);
   return changed;

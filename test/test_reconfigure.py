@@ -168,3 +168,21 @@ def test_shutdown_after_a_table_was_removed(start_daemon):
     assert r.endswith(b"0003 Reconfigured\n") or r.endswith(b"0004 Reconfiguration in progress\n"), r
     assert poll(lambda: b"s1" not in d.raw("show protocols"), timeout=10)
     assert d.stop() == 0
+
+
+def test_added_protocols_take_their_place_in_the_config(start_daemon, is_reference):
+    """As in BIRD, `show protocols` lists a protocol a `configure` added
+    after the one before it in the config, not at the end, and the log
+    says it was added."""
+    def conf(names):
+        return "router id 10.0.0.1;\n" + "".join(
+            "protocol static %s { ipv4; route 10.%d.0.0/16 blackhole; }\n" % (n, i) for i, n in enumerate(names))
+    d = start_daemon(conf(["s1", "s3"]))
+    d.wait_up(["s1", "s3"])
+    d.reconfigure_file(conf(["s0", "s1", "s2", "s3", "s4"]))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    d.wait_up(["s0", "s1", "s2", "s3", "s4"])
+    assert list(d.protocols()) == ["s0", "s1", "s2", "s3", "s4"]
+    if not is_reference:
+        assert all("Adding protocol %s" % n in d.log() for n in ("s0", "s2", "s4")), d.log()
+        assert "Adding protocol s1" not in d.log()
