@@ -277,6 +277,11 @@ struct proto_class {
   /* Send every route of the channel through chan_import() again (its
    * import filter changed). NULL: such a change restarts the protocol. */
   void (*reload_routes)(struct channel *);
+  /* `reload [in|out]` (PROTO_RELOAD_* in dir) done the protocol's own
+   * way: a pipe's directions are each a refeed of one of its channels.
+   * Protocol loop. NULL: every channel up reloads in (its import table or
+   * reload_routes) and refeeds out. */
+  void (*reload)(struct proto *, int dir);
   /* reload_routes and refeeds involve the neighbor (BGP's route refresh,
    * resending everything): `rpki reload` then needs the channel's import
    * or export table, as in BIRD 2 (nest/channel_roa.c). */

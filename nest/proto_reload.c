@@ -15,6 +15,10 @@ proto_reload_hook(void *data)
 {
   struct proto *p = data;
   int dir = uatomic_xchg(&p->reload_request, 0);
+  if (p->class->reload) {
+    p->class->reload(p, dir);
+    return;
+  }
   LIST_WALK_ENTRY(c, &p->channels, struct channel, n) {
     if (uatomic_read(&c->state) != CS_UP)
       continue;
@@ -35,7 +39,7 @@ proto_cmd_reload(struct proto *p, int dir)
     return 0;
   /* BIRD 2: every channel must be able to reload (none: nothing to do) */
   if ((dir & PROTO_RELOAD_IN) && !list_empty(&p->cf->channels) &&
-      (!p->class->reload_routes || (p->class->can_reload_in && p->class->can_reload_in(p) < 0)))
+      ((!p->class->reload_routes && !p->class->reload) || (p->class->can_reload_in && p->class->can_reload_in(p) < 0)))
     return -1;
   if (p->class->can_reload_in && !p->class->can_reload_in(p))
     return 0;

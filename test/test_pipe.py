@@ -420,3 +420,26 @@ def test_pipe_show_route_export(start_daemon):
     assert shown(d.raw("show route table all protocol s2")) == [
         ("1007", "Table master4:", sorted([[u2], [u3]])), ("1007", "Table t1:", sorted([[u2], [u3]])),
         ("1007", "Table t2:", [[u2]])]
+
+
+def update_counts(d, name):
+    """`show protocols all`'s received Import and Export updates."""
+    text = "\n".join(strip_codes(d.raw("show protocols all %s" % name)))
+    return tuple(int(re.search(r"%s updates:\s+(\d+)" % w, text).group(1)) for w in ("Import", "Export"))
+
+
+def test_pipe_reload(start_daemon):
+    """`reload in|out` of a pipe, as BIRD 2 takes it: the peer table's
+    routes are offered again through the import filter (`in`), this
+    table's through the export filter (`out`); not "reload failed"."""
+    d = start_daemon(CONF)
+    assert poll(lambda: counts(d).get("t3") == (4, 3), timeout=5), counts(d)
+    assert poll(lambda: update_counts(d, "p12")[0] >= 2, timeout=5)
+    imp, exp = update_counts(d, "p12")
+    assert d.raw("reload in p12") == b"0015-p12: reloading\n0000 \n"
+    # t2's four routes (two of them copies from master4) again
+    assert poll(lambda: update_counts(d, "p12")[0] >= imp + 4, timeout=5), (imp, update_counts(d, "p12"))
+    assert d.raw("reload out p12") == b"0015-p12: reloading\n0000 \n"
+    assert poll(lambda: update_counts(d, "p12")[1] >= exp + 4, timeout=5), (exp, update_counts(d, "p12"))
+    assert d.raw("reload p23") == b"0015-p23: reloading\n0000 \n"
+    assert counts(d)["t3"] == (4, 3)

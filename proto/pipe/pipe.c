@@ -305,6 +305,19 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
   }
 }
 
+/* As BIRD's: `reload in` offers the peer table's routes to this one
+ * again (through the import filter), `reload out` this table's to the
+ * peer table. */
+static void
+pipe_reload(struct proto *pp, int dir)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  if ((dir & PROTO_RELOAD_IN) && uatomic_read(&p->sec->state) == CS_UP && p->sec->reader.table)
+    chan_refeed(p->sec);
+  if ((dir & PROTO_RELOAD_OUT) && uatomic_read(&p->pri->state) == CS_UP && p->pri->reader.table)
+    chan_refeed(p->pri);
+}
+
 static int
 pipe_reconfigure(struct proto *pp, struct proto_config *new)
 {
@@ -333,4 +346,5 @@ const struct proto_class proto_pipe = {
   .copies_gone = pipe_copies_gone,
   .show_channels = pipe_show_channels,
   .reconfigure = pipe_reconfigure,
+  .reload = pipe_reload,
 };
