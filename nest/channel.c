@@ -216,15 +216,23 @@ chan_flush_imports(struct channel *c)
   chan_forget_imports(c);
 }
 
-/* Returns 1 when the import filter changed and the routes must be imported
- * again, -1 when the channel cannot change in place (the protocol restarts). */
 int
-channel_reconfigure(struct channel *c, struct channel_config *cc)
+channel_reconfigure(struct channel *c, struct channel_config *cc, int soft)
 {
   if (!cc->import_table != !c->in_table)
     return -1;
   int refeed = !filter_same(cc->out_filter, c->out_filter);
   int reimport = !filter_same(cc->in_filter, c->in_filter);
+  if ((refeed || reimport) && uatomic_read(&c->state) == CS_UP) {
+    if (!soft)
+      log_msg(L_INFO, "Reloading channel %s.%s", c->proto->name, c->name);
+    if (soft && reimport)
+      log_msg(L_INFO, "Channel %s.%s changed import", c->proto->name, c->name);
+    if (soft && refeed)
+      log_msg(L_INFO, "Channel %s.%s changed export", c->proto->name, c->name);
+  }
+  if (soft)
+    reimport = 0;
   c->cf = cc;
   c->in_filter = cc->in_filter;
   c->in_keep_filtered = cc->in_keep_filtered;
@@ -239,7 +247,10 @@ channel_reconfigure(struct channel *c, struct channel_config *cc)
   if (uatomic_read(&c->state) != CS_UP)
     return reimport;
   chan_roa_resubscribe(c);
-  if (was && !chan_exports(c)) {
+  if (soft && was) {
+    /* what was exported stays; what changes from now on meets the new
+     * policy (with `export none` now: is withdrawn as it changes) */
+  } else if (was && !chan_exports(c)) {
     /* The policy now rejects everything: the refeed withdraws what we
      * exported; then stop reading. */
     chan_refeed_now(c);
@@ -815,14 +826,16 @@ chan_export_steady(struct channel *c)
 
 void
 chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map,
-                     struct chan_catchup *owed)
+                     struct chan_catchup *owed, int refeed)
 {
   c->export_elsewhere = 0;
   uatomic_set(&c->stats.exp_routes, chan_exp_adopt(c, map));
   if (uatomic_read(&c->state) == CS_UP && c->proto->class->rt_notify) {
     chan_export_attach(c, pin);
     chan_catch_up_adopt(c, owed);
-    if (chan_exports(c))
+    if (!refeed)
+      ev_send(c->proto->loop, &c->export_ev);   /* on from the pin, owed withdrawals first */
+    else if (chan_exports(c))
       chan_refeed(c);
     else {
       /* `export none` now: withdraw everything, read no further */
@@ -851,6 +864,7 @@ chan_refeed(struct channel *c)
 void
 chan_feed_all(struct channel *c)
 {
+  c->feed_seq++;
   chan_feed_only_clear(c);
   c->feeding = CHAN_FEED_START;
   c->feed_cursor = NULL;
@@ -883,6 +897,7 @@ chan_refeed_now(struct channel *c)
 {
   int any = chan_exports_every_route(c);
   chan_feed_only_clear(c);
+  c->feed_seq++;
   rcu_read_lock();
   for (struct net *n = rt_feed_first(c->table); n; n = rt_feed_next(n))
     chan_feed_net(c, n, any);

@@ -292,6 +292,7 @@ cmd_configure(struct cli *c, const char *file, enum cfg_mode mode, uint timeout)
   }
   /* As BIRD 2: the file named here is read this once; a plain configure,
    * configure check and SIGHUP read the one given with -c again. */
+  nc->soft = mode == CFG_SOFT;
   int r = config_request(nc, timeout, cfg_done_event());
   if (r >= 0 && timeout) {
     config_set_undo_notify(cfg_undo_notify);

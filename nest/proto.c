@@ -116,8 +116,6 @@ proto_stop_hook(void *data)
   proto_notify_state(p, s);
 }
 
-int channel_reconfigure(struct channel *c, struct channel_config *cc);
-
 static void
 proto_reconf_hook(void *data)
 {
@@ -132,7 +130,7 @@ proto_reconf_hook(void *data)
     /* by name too: a pipe has two channels of one net type */
     LIST_WALK_ENTRY(cc, &nc->channels, struct channel_config, n)
       if (cc->net_type == c->net_type && !strcmp(cc->name, c->name)) {
-        int r = channel_reconfigure(c, cc);
+        int r = channel_reconfigure(c, cc, nc->global->soft);
         if (r < 0)
           restart = 1;
         else if (r)

@@ -152,6 +152,9 @@ struct channel {
   net_addr *feed_only;        /* proto loop; malloc'd: the feed covers the nets
                                  within these prefixes only; NULL: every net */
   uint feed_only_count;       /* proto loop */
+  u32 feed_seq;               /* proto loop: whole feeds begun (a receiver
+                                 that may hold stale exports is in line
+                                 once one begun later is over) */
   struct chan_catchup *catchup;  /* owner: proto loop; fell behind the journal (nest/channel_catchup.c) */
   /* Reload from the import table, owner: proto loop (nest/channel_reload.c). */
   struct event reload_ev;
@@ -426,6 +429,12 @@ void proto_set_info(struct proto *p, const char *fmt, ...);
  * (copies_gone). */
 void proto_copies_gone(const struct proto *p, struct rtable *t);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
+/* The channel's new config (protocol loop). Returns 1 when the import
+ * filter changed and the routes must be imported again, -1 when the
+ * channel cannot change in place (the protocol restarts); a changed
+ * export filter refeeds right here. soft (`configure soft`): neither, the
+ * new filters apply to the routes that change from now on. */
+int channel_reconfigure(struct channel *c, struct channel_config *cc, int soft);
 struct channel *proto_find_channel(struct proto *p, uint net_type);
 /* Import a route (attrs interned by the caller, reference kept by caller)
  * or withdraw (attrs NULL). Applies the import policy and counts. */
@@ -615,9 +624,10 @@ void chan_export_reset(struct channel *c);
  * catch-up owes (chan_catch_up_owed); then c's loop takes all that over
  * here and feeds everything again through c's own policy, which
  * withdraws what that policy now rejects, and after the feed what is
- * owed. */
+ * owed. Without refeed (`configure soft`: the receiver has what the map
+ * says) it reads on from the pin, and what is owed goes first. */
 void chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_export_map *map,
-                          struct chan_catchup *owed);
+                          struct chan_catchup *owed, int refeed);
 /* own 0: the channel stops exporting (its protocol's peer gets the table
  * by other means, a BGP update group) and forgets what it exported; 1:
  * it exports again, from a full feed when up. Before channel_up() too.

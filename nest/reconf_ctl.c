@@ -65,8 +65,10 @@ static void
 ctl_commit(struct config *c, int undo, struct event *reply)
 {
   struct config *prev = config_running();
-  if (undo)
+  if (undo) {
     ctl.old = NULL;           /* c is it; the undone config is not kept */
+    c->soft = 0;              /* it may have come in softly; its undo is not */
+  }
   else {
     if (ctl.old)
       config_unref(ctl.old);

@@ -435,6 +435,57 @@ def classes_of(log, name):
                       % name, log)
 
 
+@pytest.mark.parametrize("refresh", [False, True], ids=["plain", "enhanced-refresh"])
+def test_configure_soft_sends_nothing_again(start_daemon, is_reference, refresh):
+    """`configure soft`, as in BIRD 2: a client whose export filter changed
+    keeps what it has (nothing withdrawn, resent or refreshed); what changes
+    from then on meets its new filter; `reload out` applies it to the rest.
+    Ours: meanwhile it left the others' update group without a feed and
+    joins the group of its new settings where it is."""
+    d, port = start(start_daemon)
+    a, b, c = (Client(n, port, refresh=refresh) for n in "abc")
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    for p in ("10.106.1.0/24", "10.106.9.0/24", "10.106.9.64/26"):
+        announce(a, p, [65002])
+    for x in (b, c):
+        x.wait(lambda x: len(x.rib) == 3)
+    d.reconfigure_file(conf(port, export_c="where !(net ~ [10.106.9.0/24+])"))
+    assert d.raw("configure soft").endswith(b"0003 Reconfigured\n")
+    n = len(c.events)
+    announce(a, "10.106.9.128/25", [65002])
+    announce(a, "10.106.9.0/24", [65002, 65010])
+    b.wait(lambda x: len(x.rib) == 4 and x.events[-1] == ("announce", "10.106.9.0/24", 65002))
+    c.wait(lambda x: "10.106.9.0/24" not in x.rib)
+    c.drain()
+    assert c.events[n:] == [("withdraw", "10.106.9.0/24")] and c.borr == 0, c.events[n:]
+    assert set(c.rib) == {"10.106.1.0/24", "10.106.9.64/26"}
+    def since_soft():
+        return d.log().split("Channel c.ipv4 changed export")[1]
+    if not is_reference:
+        assert "c: Exports alone" in since_soft(), d.log()
+    # the others' group goes on; c gets changes under its new filter
+    announce(a, "10.106.5.0/24", [65002])
+    c.wait(lambda x: "10.106.5.0/24" in x.rib)
+    if not is_reference:
+        # what it holds is not what a class of its filter would: alone
+        assert "c: Exports through update group" not in since_soft(), d.log()
+    assert d.raw("reload out c") == b"0015-c: reloading\n0000 \n"
+    c.wait(lambda x: set(x.rib) == {"10.106.1.0/24", "10.106.5.0/24"})
+    b.wait(lambda x: len(x.rib) == 5)
+    if not is_reference:
+        # in line after its feed: into the group of its settings
+        assert poll(lambda: "c: Exports through update group" in since_soft(), timeout=10), d.log()
+        n = len(c.events)
+        announce(a, "10.106.6.0/24", [65002])
+        announce(a, "10.106.9.32/27", [65002])
+        withdraw(a, "10.106.1.0/24")
+        c.wait(lambda x: set(x.rib) == {"10.106.5.0/24", "10.106.6.0/24"})
+        c.drain()
+        assert sorted(c.events[n:]) == [("announce", "10.106.6.0/24", 65002), ("withdraw", "10.106.1.0/24")], \
+            c.events[n:]
+
+
 def test_filter_change_regroups_with_enhanced_refresh(start_daemon, ours_only):
     """A client that takes enhanced route refresh moves to the class of its
     new export settings: BoRR, the new class's feed, EoRR; what the new

@@ -1,6 +1,8 @@
 """`configure` and SIGHUP: the running config changes exactly, or not at all."""
 
+import re
 import signal
+import time
 
 from conftest import BASIC_CONF, BASIC_COUNT, poll
 
@@ -186,3 +188,37 @@ def test_added_protocols_take_their_place_in_the_config(start_daemon, is_referen
     if not is_reference:
         assert all("Adding protocol %s" % n in d.log() for n in ("s0", "s2", "s4")), d.log()
         assert "Adding protocol s1" not in d.log()
+
+
+def test_configure_soft_keeps_routes_until_reload(start_daemon, is_reference):
+    """`configure soft`, as in BIRD 2: changed filters apply to the routes
+    that change from then on; the routes there stay until `reload`. A plain
+    `configure` applies them at once."""
+    def conf(s0_import, pipe_export):
+        return ("router id 10.0.0.1;\nipv4 table t9;\n"
+                "protocol static s0 { ipv4 { import %s; }; route 10.9.0.0/16 blackhole; route 10.8.0.0/16 blackhole; }\n"
+                "protocol pipe p { table master4; peer table t9; export %s; import none; }\n"
+                % (s0_import, pipe_export))
+
+    def count(table):
+        return re.search(rb"(\d+) of \d+ routes for \d+ networks in table " + table.encode(),
+                         d.raw("show route table all count")).group(1)
+    d = start_daemon(conf("all", "all"))
+    assert poll(lambda: count("t9") == b"2", timeout=5)
+    d.reconfigure_file(conf("where net != 10.9.0.0/16", "where net != 10.8.0.0/16"))
+    assert d.raw("configure soft").endswith(b"0003 Reconfigured\n")
+    time.sleep(0.5)
+    assert (count("master4"), count("t9")) == (b"2", b"2")
+    if not is_reference:
+        log = d.log()
+        assert "Channel s0.ipv4 changed import" in log and "Channel p.main changed export" in log, log
+    assert d.raw("reload in s0") == b"0015-s0: reloading\n0000 \n"
+    # 10.9/16 leaves master4, and so t9; 10.8/16 did not change: the pipe's
+    # new filter has not met it yet
+    assert poll(lambda: (count("master4"), count("t9")) == (b"1", b"1"), timeout=5), \
+        d.raw("show route table all count")
+    assert d.raw("reload out p") == b"0015-p: reloading\n0000 \n"
+    assert poll(lambda: count("t9") == b"0", timeout=5)
+    d.reconfigure_file(conf("all", "all"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: (count("master4"), count("t9")) == (b"2", b"2"), timeout=5)

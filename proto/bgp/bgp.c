@@ -371,8 +371,9 @@ bgp_same_table(const struct rtable_config *a, const struct rtable_config *b)
  * included (so new timers never wait for the next session); so do a new
  * router ID in use, and in a channel the options that change capabilities
  * or tables. Next hop and AIGP options apply in place: the channel exports
- * again, and AIGP also asks the neighbor to send its routes again. Filters
- * are the channel's business (nest/channel.c). */
+ * again, and AIGP also asks the neighbor to send its routes again; after
+ * `configure soft`, neither (BIRD 2 only logs the change). Filters are
+ * the channel's business (nest/channel.c). */
 static int
 bgp_reconfigure(struct proto *pp, struct proto_config *new)
 {
@@ -412,6 +413,15 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
     int af = bgp_net_af(cc->net_type);
     struct bgp_channel *bc = &p->ch[af];
     bc->cf = (struct bgp_channel_config *) cc;
+    if (new->global->soft) {
+      /* `configure soft`: nothing is sent again, what changes from now on
+       * goes out under the new settings; a member's group exports under
+       * the old ones, so it goes alone (and later into the group of the
+       * new ones, at a marker) */
+      if ((refeed[af] || policy[af]) && p->conn)
+        bgp_group_soft_change(p, bc);
+      continue;
+    }
     /* Into the group of the new settings, with a refresh the peer purges
      * by; else a member leaves its group */
     if ((refeed[af] || policy[af]) && p->conn && p->caps.af[af] && !bgp_group_regroup(p, bc, new->global) &&

@@ -252,6 +252,11 @@ struct bgp_channel {
   size_t early_len, early_cap, early_sent;
   struct bgp_gmember *gm;       /* the update group it exports through
                                    (bgp_group.h), NULL: alone */
+  int takeover_quiet;           /* proto loop: `configure soft` asked the group
+                                   to hand it back without a feed */
+  int soft_dirty;               /* proto loop: since `configure soft`, the peer
+                                   may hold what its settings would not send, */
+  u32 soft_seq;                 /* ... until a feed after c->feed_seq was this */
   int rejoin;                   /* proto loop: alone after a group handed it
                                    back; joins again once its export is idle */
   btime rejoin_after;           /* proto loop: not before then */

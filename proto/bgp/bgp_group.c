@@ -706,6 +706,7 @@ int
 bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
 {
   bgp_group_leave(p, bc);
+  bc->soft_dirty = 0;           /* a new session: everything goes afresh */
   if (!bc->c)
     return 0;
   if (!gm_eligible(p, bc)) {
@@ -746,6 +747,11 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
   if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !chan_export_steady(c) ||
       loop_now() < bc->rejoin_after)
     return;
+  /* What a `configure soft` left it holding is not what the group's
+   * class would have sent: alone until a feed began since set it right */
+  if (bc->soft_dirty && bc->c->feed_seq == bc->soft_seq)
+    return;
+  bc->soft_dirty = 0;
   bc->rejoin = 0;
   gm_join(p, bc, p->p.pcf->global, 0, 1);
 }
@@ -761,6 +767,22 @@ gm_marker_abort(struct bgp_proto *p, struct bgp_channel *bc, const char *why, bt
   bc->rejoin_after = loop_now() + wait;
   /* an idle export would not run the tx hook again */
   tm_set(&bc->group_tm, bc->rejoin_after);
+}
+
+void
+bgp_group_soft_change(struct bgp_proto *p, struct bgp_channel *bc)
+{
+  if (!bc->c)
+    return;
+  bc->soft_dirty = 1;
+  bc->soft_seq = bc->c->feed_seq;
+  if (gm_marker_pending(bc))
+    gm_marker_abort(p, bc, "its export changed", GROUP_REJOIN_WAIT);
+  else if (bgp_group_member(bc)) {
+    bc->takeover_quiet = 1;
+    bgp_group_solo(p, bc);
+  }
+  ev_schedule(&p->tx_ev);
 }
 
 void
@@ -850,7 +872,12 @@ gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
   bc->eor_sent = gm->h_eor_sent;
   bc->eorr_pending |= gm->h_eorr || gm->eorr_asked;
   uatomic_set(&bc->c->export_via, NULL);
-  chan_export_takeover(bc->c, &gm->h_pin, gm->h_map, gm->h_owed);   /* detaches the pin */
+  /* Without a feed only where the peer has all the map says: not when
+   * it passed over part of the log, nor before its feed's End-of-RIB, nor
+   * with an EoRR due (which purges what a feed did not send again). */
+  int refeed = !bc->takeover_quiet || uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr || gm->eorr_asked;
+  bc->takeover_quiet = 0;
+  chan_export_takeover(bc->c, &gm->h_pin, gm->h_map, gm->h_owed, refeed);   /* detaches the pin */
   uatomic_set(&gm->state, GM_LEAVING);
   bgp_txlog_leave(gm->group->log, &gm->cur);
   bc->gm = NULL;
@@ -955,6 +982,7 @@ bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
   }
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
     /* Nothing came from the group yet: a plain start */
+    bc->takeover_quiet = 0;
     bc->gm = NULL;
     gm_unref(gm);
     bc->eor_sent = 0;
@@ -997,7 +1025,11 @@ void
 bgp_group_reload_out(struct channel *c)
 {
   struct bgp_proto *p = (struct bgp_proto *) c->proto;
-  bgp_group_refeed(p, &p->ch[bgp_net_af(c->net_type)], 0);
+  enum bgp_af af = bgp_net_af(c->net_type);
+  /* on its way out (a soft change hands it back without a feed): its
+   * own export feeds it */
+  if (!bgp_group_refeed(p, &p->ch[af], 0))
+    bgp_refeed(p, af);
 }
 
 /* The channel's export counters are the group's, but for what its

@@ -52,6 +52,14 @@ void bgp_group_leave(struct bgp_proto *p, struct bgp_channel *bc);
 int bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg);
 /* Leave the group, if in one, and export alone from a full feed. */
 void bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc);
+/* `configure soft` changed bc's export settings: the peer keeps what it
+ * has, the new settings apply to what changes from now on. A member
+ * leaves its group for its own export without a feed (where the peer has
+ * all the group exported to it; else with one); the channel stays out of
+ * any group until a feed has put the peer in line with its settings
+ * (`reload out`, a route refresh), as a group's class would hold it.
+ * Member loop. */
+void bgp_group_soft_change(struct bgp_proto *p, struct bgp_channel *bc);
 /* The peer asked for everything again (route refresh): in a group, 1 and
  * the group resends it, followed by EoRR when eorr; 0 when not grouped. */
 int bgp_group_refeed(struct bgp_proto *p, struct bgp_channel *bc, int eorr);

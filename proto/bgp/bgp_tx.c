@@ -477,6 +477,7 @@ bgp_refeed(struct bgp_proto *p, enum bgp_af af)
   /* What made the member's exports the group's may have changed (the
    * export filter, the next hop): from now on it exports alone. */
   if (bgp_group_member(bc)) {
+    bc->takeover_quiet = 0;     /* a feed is wanted after all */
     bgp_group_solo(p, bc);
     ev_schedule(&p->tx_ev);
     return;
