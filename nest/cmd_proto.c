@@ -38,6 +38,8 @@ proto_gather(struct proto *p, struct proto_rec *r)
   if (st && p->state != PS_DOWN)
     bsnprintf(r->info, sizeof(r->info), "%s", st->info);
   rcu_read_unlock();
+  if (p->state == PS_DOWN && p->class->down_info)
+    p->class->down_info(p, r->info, sizeof(r->info));
 }
 
 static void

@@ -346,6 +346,10 @@ struct proto_class {
   /* Lines of `show protocols all` after the generic ones; runs in the main
    * loop on RCU-safe data. */
   void (*show_info)(struct proto *, struct cli *);
+  /* The Info column of `show protocols` while the protocol is down (a
+   * pipe names its tables all the same, as BIRD); main loop, from its
+   * config. NULL: empty. */
+  void (*down_info)(const struct proto *, char *buf, size_t size);
   /* Has the protocol announced everything it has on its own, with no
    * peer involved (static: every configured route evaluated)? Read from
    * the main loop; `bird -T` waits for it before running the tests. NULL:

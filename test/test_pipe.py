@@ -113,6 +113,10 @@ def test_pipe_show(start_daemon):
         return [l for l in lines if not l.startswith("    Import updates") and not l.startswith("    Import withdraws")
                 and l.strip() and not l.startswith("p12 ") and not l.startswith("Name ")]
     assert poll(lambda: block() == want, timeout=5), block()
+    # down, it names its tables all the same
+    assert d.raw("disable p12").startswith(b"0009-")
+    assert poll(lambda: d.protocols()["p12"][2:3] == ("down",), timeout=5)
+    assert d.protocols()["p12"][4] == "master4 <=> t2", d.protocols()
 
 
 

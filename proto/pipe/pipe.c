@@ -318,6 +318,13 @@ pipe_reload(struct proto *pp, int dir)
     chan_refeed(p->pri);
 }
 
+static void
+pipe_down_info(const struct proto *pp, char *buf, size_t size)
+{
+  const struct pipe_config *cf = (const struct pipe_config *) pp->cf;
+  bsnprintf(buf, size, "%s <=> %s", cf->pri->table->name, cf->peer->name);
+}
+
 static int
 pipe_reconfigure(struct proto *pp, struct proto_config *new)
 {
@@ -347,4 +354,5 @@ const struct proto_class proto_pipe = {
   .show_channels = pipe_show_channels,
   .reconfigure = pipe_reconfigure,
   .reload = pipe_reload,
+  .down_info = pipe_down_info,
 };
