@@ -190,6 +190,8 @@ proto_start(struct proto *p)
   p->pcf = p->cf;
   p->stopping = 0;
   p->restart_pending = 0;
+  static u32 run_ids;         /* main loop */
+  p->run_id = ++run_ids;
   list_init(&p->channels);
   LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
     channel_new(p, cc);

@@ -187,6 +187,9 @@ struct proto {
   const char *name;
   u32 id;                     /* set by main at creation, then read anywhere;
                                  never reused (an address is); 0: a hidden instance */
+  u32 run_id;                 /* set by main at each start, before the loop
+                                 runs; never reused: the routes of one run
+                                 tell by it (rte_src.run_id) */
   pool *pool;                 /* instance lifetime; owner: main */
   struct proto_config *cf;    /* latest committed config; owner: main */
   struct config *config_held; /* config kept alive for the proto loop; main */

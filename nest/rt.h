@@ -76,6 +76,7 @@ struct rte_src {
   u32 uc;                     /* atomic */
   u32 holds_proto;            /* set at creation, then constant: it counts in
                                  proto->src_refs (proto_new's instances) */
+  u32 run_id;                 /* the protocol's run it was made in (proto.run_id) */
   struct rcu_head rcu;
 };
 
@@ -192,7 +193,7 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
-  /* the same: the sender's protocol's id (struct proto, never reused) */
+  /* the same: the run of the sender's protocol (proto.run_id, never reused) */
   u32 *owner;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
@@ -299,12 +300,15 @@ static inline const struct rtable *rt_sender_origin(const struct rtable *t, u16 
   const struct rt_senders *s = rcu_dereference(t->senders);
   return __atomic_load_n(&s->origin[id], __ATOMIC_ACQUIRE);
 }
-/* Does protocol proto_id write into t itself, not through a pipe (or did it until
- * lately: a number keeps its protocol and origin until reused)? A pipe
- * never writes p's routes there: that is where they come from. Anyone,
- * under RCU; a scan of the senders, so callers cache the answer per
- * rt_senders_gen(). */
-int rt_sender_home(const struct rtable *t, u32 proto_id);
+/* Does the protocol's run run_id write into t itself, not through a pipe
+ * (or did it until lately: a number keeps its run and origin until
+ * reused)? A pipe never writes that run's routes there: that is where
+ * they come from. A later run of the protocol is another matter: moved
+ * to another table by a `configure` (a peer taken from the single layout
+ * to the multi one), its routes come back through the pipe from there.
+ * Anyone, under RCU; a scan of the senders, so callers cache the answer
+ * per rt_senders_gen(). */
+int rt_sender_home(const struct rtable *t, u32 run_id);
 static inline u32 rt_senders_gen(const struct rtable *t) { return uatomic_read(&t->senders_gen); }
 
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */

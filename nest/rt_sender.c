@@ -16,10 +16,11 @@
  * anyone reads the array under RCU. A sender whose routes are copies of
  * another table's (a pipe's) names that table, so that a pipe never
  * copies them back where they came from; the number keeps naming it after
- * the channel goes, until the number is reused. So does the sender's
- * protocol: a pipe never writes a protocol's routes into a table the
- * protocol writes into itself, so that in a ring of pipes the copies of a
- * route gone cannot keep one another alive. A grown array replaces the old one,
+ * the channel goes, until the number is reused. So does the run of the
+ * sender's protocol: a pipe never writes a run's routes into a table the
+ * run writes into itself, so that in a ring of pipes the copies of a
+ * route gone cannot keep one another alive; the next run's routes are
+ * others (new sources), free to come in through a pipe. A grown array replaces the old one,
  * which stays allocated until the table goes: growth is by doubling, so
  * the old ones together are smaller than the current one.
  */
@@ -75,7 +76,7 @@ rt_sender_add(struct rtable *t, struct channel *c)
   /* Before any route with this number is published (the publish orders it):
    * the number's origin from its last user goes (set_origin may follow) */
   __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->owner[id], c->proto ? c->proto->id : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->owner[id], c->proto ? c->proto->run_id : 0, __ATOMIC_RELAXED);
   __atomic_store_n(&s->ch[id], c, __ATOMIC_RELEASE);
   s->next = id + 1 < s->size ? id + 1 : 1;
   uatomic_inc(&t->senders_gen);
@@ -114,11 +115,11 @@ rt_sender_set_origin(struct rtable *t, u16 id, const struct rtable *from)
 }
 
 int
-rt_sender_home(const struct rtable *t, u32 proto_id)
+rt_sender_home(const struct rtable *t, u32 run_id)
 {
   const struct rt_senders *s = rcu_dereference(t->senders);
-  for (u32 i = 1; proto_id && s && i < s->size; i++)
-    if (__atomic_load_n(&s->owner[i], __ATOMIC_RELAXED) == proto_id && !__atomic_load_n(&s->origin[i], __ATOMIC_ACQUIRE))
+  for (u32 i = 1; run_id && s && i < s->size; i++)
+    if (__atomic_load_n(&s->owner[i], __ATOMIC_RELAXED) == run_id && !__atomic_load_n(&s->origin[i], __ATOMIC_ACQUIRE))
       return 1;
   return 0;
 }

@@ -43,6 +43,7 @@ rt_get_source(struct proto *p, u64 private_id)
   struct rte_src *s = mem_alloc_shared(MEM_TABLES, sizeof(struct rte_src));
   memset(s, 0, sizeof(*s));
   s->proto = p;
+  s->run_id = p ? p->run_id : 0;
   if (p && p->id) {
     s->holds_proto = 1;
     proto_src_ref(p);

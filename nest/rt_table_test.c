@@ -589,9 +589,9 @@ test_sender_home(void **state)
   (void) state;
   struct rtable *t = test_table();
   struct channel *a = fake_channel(t, "direct"), *p = fake_channel(t, "pipe");
-  a->proto->id = 1001;
-  p->proto->id = 1002;
-  /* the fake channels were numbered before their protocols had ids */
+  a->proto->run_id = 1001;
+  p->proto->run_id = 1002;
+  /* the fake channels were numbered before their protocols had runs */
   rt_sender_remove(t, a->sender_id);
   rt_sender_remove(t, p->sender_id);
   a->sender_id = rt_sender_add(t, a);
@@ -608,6 +608,8 @@ test_sender_home(void **state)
   assert_true(rt_senders_gen(t) != gen);
   rcu_read_lock();
   assert_true(rt_sender_home(t, 1001));
+  /* the protocol's next run is another: its routes are not at home here */
+  assert_false(rt_sender_home(t, 1003));
   rcu_read_unlock();
   fake_channel_free(p);
 }

@@ -447,3 +447,24 @@ def test_pipe_reload(start_daemon):
     assert poll(lambda: update_counts(d, "p12")[1] >= exp + 4, timeout=5), (exp, update_counts(d, "p12"))
     assert d.raw("reload p23") == b"0015-p23: reloading\n0000 \n"
     assert counts(d)["t3"] == (4, 3)
+
+
+def test_peer_moved_behind_a_pipe(start_daemon):
+    """A `configure` takes a protocol from master4 into a table of its own
+    with a pipe to master4 (the single layout to the multi one, peer by
+    peer): its routes come back into master4 through the pipe, and go
+    straight in again when moved back. Its old run wrote into master4
+    itself; what its new run writes comes through the pipe, not round a
+    loop."""
+    single = "router id 10.0.0.1;\nprotocol static s1 { ipv4; %s }\n" % static_routes(50)
+    multi = ("router id 10.0.0.1;\nipv4 table t_s1;\n"
+             "protocol static s1 { ipv4 { table t_s1; }; %s }\n"
+             "protocol pipe p_s1 { table t_s1; peer table master4; export all; import none; }\n" % static_routes(50))
+    d = start_daemon(single)
+    for conf, want in ((multi, {"master4": (50, 50), "master6": (0, 0), "t_s1": (50, 50)}),
+                       (single, {"master4": (50, 50), "master6": (0, 0)}),
+                       (multi, {"master4": (50, 50), "master6": (0, 0), "t_s1": (50, 50)})):
+        d.reconfigure_file(conf)
+        assert d.raw("configure").startswith(b"0002-")
+        assert poll(lambda: counts(d) == want, timeout=10), counts(d)
+    assert "Route loop detected" not in d.log(), d.log()

@@ -253,9 +253,10 @@ pipe_copied_from(struct channel *c, const struct rte *r, struct channel *dst)
   return r && rt_sender_origin(c->table, r->sender) == dst->table;
 }
 
-/* Does the protocol of src write into dst's table itself? Then a copy of
- * its route never goes there (with the original gone, copies in a ring of
- * pipes would keep one another alive). Inside the export's read section. */
+/* Does the run of src's protocol write into dst's table itself? Then a
+ * copy of its route never goes there (with the original gone, copies in a
+ * ring of pipes would keep one another alive). Inside the export's read
+ * section. */
 static int
 pipe_home(struct pipe_proto *p, struct channel *dst, const struct rte_src *src)
 {
@@ -265,7 +266,7 @@ pipe_home(struct pipe_proto *p, struct channel *dst, const struct rte_src *src)
     memset(hc, 0, sizeof(*hc));
     hc->gen = gen;
   }
-  u32 id = src->proto->id;
+  u32 id = src->run_id;
   uint k = hash_u32(id) % PIPE_HOME_SLOTS;
   if (hc->id[k] != id) {
     hc->id[k] = id;

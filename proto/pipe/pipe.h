@@ -34,12 +34,12 @@ struct pipe_queue {
   int live_gone;                /* pipe's loop: a withdrawal of a route still in its table */
 };
 
-/* Which protocols write into a table themselves (rt_sender_home), as of
- * the table's senders generation gen; direct-mapped by protocol. */
+/* Which protocols' runs write into a table themselves (rt_sender_home),
+ * as of the table's senders generation gen; direct-mapped by run. */
 #define PIPE_HOME_SLOTS 16
 struct pipe_home_cache {
   u32 gen;
-  u32 id[PIPE_HOME_SLOTS];      /* protocol ids, 0: empty slot */
+  u32 id[PIPE_HOME_SLOTS];      /* proto.run_id, 0: empty slot */
   u8 home[PIPE_HOME_SLOTS];
 };
 
