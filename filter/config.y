@@ -145,12 +145,14 @@ r_args: r_args EXPORT CF_SYM_KNOWN {
     if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
     if ($$->export_mode) cf_error("Export specified twice");
     $$->export_mode = SRA_EXPORT; $$->export_proto = $3->name;
+    $$->tables_direct = 0;
   } ;
 r_args: r_args r_export_mode CF_SYM_KNOWN {
     $$ = $1;
     if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
     if ($$->export_mode) cf_error("Export specified twice");
     $$->export_mode = $2; $$->export_proto = $3->name;
+    $$->tables_direct = 0;
   } ;
 r_export_mode: NOEXPORT { $$ = SRA_NOEXPORT; } | PREEXPORT { $$ = SRA_PREEXPORT; } | EXPORTED { $$ = SRA_EXPORTED; } ;
 r_args: r_args where_filter {

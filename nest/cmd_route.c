@@ -687,9 +687,10 @@ sr_cont(struct cli *c)
     sr_count_line(c, s);
   else if (s->a->stats)
     sr_stats_end(c, s);
-  else if ((s->a->table_count || s->a->all_tables) && !s->proto && !s->exp_proto)
+  else if (s->a->tables_direct)
     /* tables named (or `table all`) have their header even when nothing
-     * of them shows, as in BIRD, unless a protocol picks the routes */
+     * of them shows, as in BIRD 2, unless `protocol` or an export mode
+     * came after them in the command */
     sr_table_header(c, s);
   sr_table_done(s);
   sr_release(s);

@@ -36,6 +36,10 @@ struct show_route_args {
   struct sra_table tables[SRA_MAX_TABLES];
   uint table_count;
   int all_tables;
+  /* As BIRD 2's grammar: the last word that picked tables was `table`
+   * (or `table all`, `import|export table`), not `protocol` or an export
+   * mode, and tables are shown with their header even when empty */
+  int tables_direct;
   int verbose;
   int primary_only;
   int filtered;

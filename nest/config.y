@@ -348,18 +348,21 @@ r_args:
      $$ = $1;
      if ($3->class != SYM_TABLE) cf_error("%s is not a table", $3->name);
      if (show_route_args_add_table($$, SRA_TABLE, $3->name, 0) < 0) cf_error("Too many tables");
+     $$->tables_direct = 1;
    }
  | r_args IMPORT TABLE CF_SYM_KNOWN '.' net_type {
      $$ = $1;
      if ($4->class != SYM_PROTO) cf_error("%s is not a protocol", $4->name);
      if (show_route_args_add_table($$, SRA_IMPORT_TABLE, $4->name, $6) < 0) cf_error("Too many tables");
+     $$->tables_direct = 1;
    }
  | r_args EXPORT TABLE CF_SYM_KNOWN '.' net_type {
      $$ = $1;
      if ($4->class != SYM_PROTO) cf_error("%s is not a protocol", $4->name);
      if (show_route_args_add_table($$, SRA_EXPORT_TABLE, $4->name, $6) < 0) cf_error("Too many tables");
+     $$->tables_direct = 1;
    }
- | r_args TABLE ALL { $$ = $1; $$->all_tables = 1; }
+ | r_args TABLE ALL { $$ = $1; $$->all_tables = 1; $$->tables_direct = 1; }
  | r_args ALL { $$ = $1; $$->verbose = 1; }
  | r_args PRIMARY { $$ = $1; $$->primary_only = 1; }
  | r_args FILTERED { $$ = $1; $$->filtered = 1; }
@@ -369,6 +372,7 @@ r_args:
      $$ = $1;
      if ($3->class != SYM_PROTO) cf_error("%s is not a protocol", $3->name);
      $$->proto_name = $3->name;
+     $$->tables_direct = 0;
    }
  ;
 

@@ -468,3 +468,19 @@ def test_peer_moved_behind_a_pipe(start_daemon):
         assert d.raw("configure").startswith(b"0002-")
         assert poll(lambda: counts(d) == want, timeout=10), counts(d)
     assert "Route loop detected" not in d.log(), d.log()
+
+
+def test_show_route_empty_table_header_follows_the_words(start_daemon):
+    """BIRD 2 heads a table that shows nothing when the last word that
+    picked the tables was `table`, not when it was `protocol` or an export
+    mode: `table t2 protocol p23` prints nothing, `protocol p23 table t2`
+    the header."""
+    d = start_daemon(CONF)
+    assert poll(lambda: counts(d).get("t3") == (4, 3), timeout=5), counts(d)
+    assert d.raw("show route table t2 protocol p23") == b"0000 \n"
+    assert d.raw("show route protocol p23 table t2") == b"1007-Table t2:\n0000 \n"
+    assert d.raw("show route table t3 noexport p23") == b"0000 \n"
+    assert d.raw("show route noexport p23 table t3") == b"1007-Table t3:\n0000 \n"
+    assert d.raw("show route table all protocol p23") == b"0000 \n"
+    assert strip_codes(d.raw("show route protocol p23 table all")) == [
+        "Table master4:", "", "Table master6:", "", "Table t2:", "", "Table t3:", ""]
