@@ -222,7 +222,8 @@ channel_reconfigure(struct channel *c, struct channel_config *cc, int soft)
   if (!cc->import_table != !c->in_table)
     return -1;
   int refeed = !filter_same(cc->out_filter, c->out_filter);
-  int reimport = !filter_same(cc->in_filter, c->in_filter);
+  /* routes keep the preference they came in with: a new one is an import again */
+  int reimport = !filter_same(cc->in_filter, c->in_filter) || cc->preference != c->preference;
   if ((refeed || reimport) && uatomic_read(&c->state) == CS_UP) {
     if (!soft)
       log_msg(L_INFO, "Reloading channel %s.%s", c->proto->name, c->name);

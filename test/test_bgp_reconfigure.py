@@ -112,6 +112,19 @@ def test_filters_apply_in_place(pair, ports):
     assert not restarted(d, p, before)
 
 
+def test_preference_applies_in_place(pair, ports):
+    """A new channel `preference` applies to the routes there, as in BIRD 2:
+    the channel imports them again (a route refresh), the session stays."""
+    d, p = pair
+    assert poll(lambda: "(100)" in strip_codes(d.raw("show route 10.90.42.0/24")), timeout=10), \
+        d.raw("show route 10.90.42.0/24")
+    before = since(d, p)
+    reconfigure(d, conf(ports[0], ports[1], chan_opts="preference 120;"), False)
+    assert poll(lambda: "(120)" in strip_codes(d.raw("show route 10.90.42.0/24")), timeout=10), \
+        d.raw("show route 10.90.42.0/24")
+    assert not restarted(d, p, before)
+
+
 def test_next_hop_applies_in_place(pair, ports, is_reference):
     d, p = pair
     before = since(d, p)
