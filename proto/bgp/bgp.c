@@ -255,15 +255,17 @@ bgp_local_caps(struct bgp_proto *p)
     bsnprintf(k->hostname, sizeof(k->hostname), "%s", cf->hostname);
 }
 
-/* The session identity the rules and the best path read (bgp_rules.h). */
+/* The session identity the rules and the best path read (bgp_rules.h).
+ * Other loops read it through the routes of the last run too, while an
+ * export reads them from the journal after the restart: a restart with
+ * the same settings (`restart`, an error) leaves it as it is. */
 static void
 bgp_peer_init(struct bgp_proto *p)
 {
   static u64 gen_counter;
   const struct bgp_config *cf = p->cf;
-  struct bgp_peer_info *i = &p->peer;
+  struct bgp_peer_info now, *i = &now;
   memset(i, 0, sizeof(*i));
-  i->gen = __atomic_add_fetch(&gen_counter, 1, __ATOMIC_RELAXED);
   i->remote_ip = cf->remote_ip;
   i->remote_as = cf->remote_as;
   i->local_as = cf->local_as;
@@ -288,6 +290,17 @@ bgp_peer_init(struct bgp_proto *p)
   i->igp_metric = cf->igp_metric;
   i->prefer_older = cf->prefer_older;
   i->deterministic_med = cf->deterministic_med;
+  /* the fields a session sets (remote_id, remote_as) and the generation
+   * aside; both copies were zeroed whole, padding too */
+  struct bgp_peer_info was;
+  memcpy(&was, &p->peer, sizeof(was));
+  was.gen = 0;
+  was.remote_id = 0;
+  was.remote_as = now.remote_as;
+  if (p->peer.gen && !memcmp(&was, &now, sizeof(now)))
+    return;
+  now.gen = __atomic_add_fetch(&gen_counter, 1, __ATOMIC_RELAXED);
+  memcpy(&p->peer, &now, sizeof(now));
 }
 
 static enum proto_state
