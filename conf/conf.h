@@ -98,9 +98,10 @@ struct config {
   btime load_time;            /* real time */
   int refs;                   /* owner: main loop; running config + protocols */
   int shutdown;               /* this is the empty config used for shutdown */
-  /* Committed by `configure soft` (BIRD 2): changed filters apply to
-   * the routes that change from then on; nothing is imported or exported
-   * again for them (`reload` does that when the operator wants). */
+  /* Committed by `configure soft` (BIRD 2; set by the main loop before
+   * the commit, then constant): changed filters apply to the routes that
+   * change from then on; nothing is imported or exported again for them
+   * (`reload` does that when the operator wants). */
   int soft;
 };
 

@@ -138,14 +138,14 @@ sr_table_name(const struct sr_state *s)
   return s->view[s->cur] ? "export" : s->tables[s->cur]->name;
 }
 
-static struct channel *sr_channel(const struct sra_table *st);
+static struct channel *sr_channel(const struct sra_table *st, int *configured);
 
 /* Find the export view's channel once per table or listing step, not per
  * net: it can only go away between steps (both run in the main loop). */
 static void
 sr_view_resolve(struct sr_state *s)
 {
-  s->view_ch = s->view[s->cur] ? sr_channel(s->view[s->cur]) : NULL;
+  s->view_ch = s->view[s->cur] ? sr_channel(s->view[s->cur], NULL) : NULL;
 }
 
 /* The attributes the export filter gave r, when they differ from the
@@ -304,8 +304,10 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
 
 #define SR_ERROR ((struct rtable *) 1)
 
+/* The channel st names, NULL: none now; *configured (if asked): the
+ * protocol has one in its config (a disabled one has not made it). */
 static struct channel *
-sr_channel(const struct sra_table *st)
+sr_channel(const struct sra_table *st, int *configured)
 {
   struct proto *p = proto_find_by_name(st->name);
   struct channel *ch = NULL;
@@ -313,20 +315,13 @@ sr_channel(const struct sra_table *st)
     LIST_WALK_ENTRY(x, &p->channels, struct channel, n)
       if (x->net_type == st->channel_type)
         ch = x;
+  if (configured) {
+    *configured = 0;
+    if (p)
+      LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
+        *configured |= cc->net_type == st->channel_type;
+  }
   return ch;
-}
-
-/* The protocol named has such a channel in its config (a disabled one
- * has not made its channels). */
-static int
-sr_channel_configured(const struct sra_table *st)
-{
-  struct proto *p = proto_find_by_name(st->name);
-  int found = 0;
-  if (p)
-    LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
-      found |= cc->net_type == st->channel_type;
-  return found;
 }
 
 /* `table T` (NULL when gone meanwhile), or a channel's import table or
@@ -337,8 +332,9 @@ sr_named_table(struct cli *c, const struct sra_table *st)
   if (st->kind == SRA_TABLE)
     return rt_find_table(st->name);
   const char *cname = st->channel_type == NET_IP4 ? "ipv4" : "ipv6";
-  struct channel *ch = sr_channel(st);
-  if (!ch && !sr_channel_configured(st)) {
+  int configured;
+  struct channel *ch = sr_channel(st, &configured);
+  if (!ch && !configured) {
     cli_printf(c, 9001, "Channel %s.%s not found", st->name, cname);
     return SR_ERROR;
   }

@@ -438,9 +438,8 @@ void proto_copies_gone(const struct proto *p, struct rtable *t);
 struct channel *proto_add_channel(struct proto *p, struct channel_config *cc);
 /* The channel's new config (protocol loop). Returns 1 when the import
  * filter or the preference changed and the routes must be imported
- * again, -1 when the
- * channel cannot change in place (the protocol restarts); a changed
- * export filter refeeds right here. soft (`configure soft`): neither, the
+ * again, -1 when the channel cannot change in place (the protocol
+ * restarts); a changed export filter refeeds right here. soft (`configure soft`): neither, the
  * new filters apply to the routes that change from now on. */
 int channel_reconfigure(struct channel *c, struct channel_config *cc, int soft);
 struct channel *proto_find_channel(struct proto *p, uint net_type);

@@ -76,7 +76,8 @@ struct rte_src {
   u32 uc;                     /* atomic */
   u32 holds_proto;            /* set at creation, then constant: it counts in
                                  proto->src_refs (proto_new's instances) */
-  u32 run_id;                 /* the protocol's run it was made in (proto.run_id) */
+  u32 run_id;                 /* set at creation, then constant: the protocol's
+                                 run it was made in (proto.run_id) */
   struct rcu_head rcu;
 };
 
