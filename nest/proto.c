@@ -192,6 +192,7 @@ proto_start(struct proto *p)
   p->restart_pending = 0;
   static u32 run_ids;         /* main loop */
   p->run_id = ++run_ids;
+  p->run_info = p->class->run_info ? p->class->run_info(p) : NULL;
   list_init(&p->channels);
   LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
     channel_new(p, cc);
@@ -242,6 +243,9 @@ proto_down_done(void *data)
     channel_free(c);
   rt_unlock_source(p->main_source);
   p->main_source = NULL;
+  if (p->run_info)
+    proto_run_info_drop(p->run_info);
+  p->run_info = NULL;
   if (p->class->cleanup)
     p->class->cleanup(p);
   rfree(p->run_pool);
@@ -434,6 +438,24 @@ proto_src_unref(struct proto *p)
 {
   if (!uatomic_sub_return(&p->src_refs, 1))
     ev_send(main_loop(), &p->free_ev);
+}
+
+void proto_run_info_hold(struct proto_run_info *ri) { uatomic_inc(&ri->uc); }
+
+static void
+proto_run_info_free_rcu(struct rcu_head *h)
+{
+  struct proto_run_info *ri = caa_container_of(h, struct proto_run_info, rcu);
+  ri->free(ri);
+}
+
+/* Readers reach it through a route's source and hold no reference of
+ * their own: the free waits for their read sections to end. */
+void
+proto_run_info_drop(struct proto_run_info *ri)
+{
+  if (!uatomic_sub_return(&ri->uc, 1))
+    call_rcu(&ri->rcu, proto_run_info_free_rcu);
 }
 
 static int

@@ -181,6 +181,23 @@ struct proto_status {         /* RCU-published snapshot for the CLI */
   char info[96];              /* protocol's Info column */
 };
 
+/* What a protocol's routes tell of the run that made them beyond its
+ * number: the class's own account of the run (BGP: the session identity
+ * its best path and export rules read). The class makes it in the main
+ * loop before the run's first route source (the run_info hook) and changes
+ * nothing in it after, but fields it names atomic. The run holds it, and
+ * so does each rte_src made in the run: copies of the run's routes in
+ * other tables, exported after the protocol restarted with other
+ * settings, still read the run that made them. */
+struct proto_run_info {
+  u32 uc;                     /* atomic */
+  void (*free)(struct proto_run_info *);  /* a grace period after the last drop */
+  struct rcu_head rcu;
+};
+/* Any thread. */
+void proto_run_info_hold(struct proto_run_info *ri);
+void proto_run_info_drop(struct proto_run_info *ri);
+
 struct proto {
   struct lnode n;             /* global list; owner: main */
   const struct proto_class *class;
@@ -225,6 +242,9 @@ struct proto {
   struct lnode channels;      /* struct channel; created/freed by main while
                                  the loop does not run, else owner: proto */
   struct rte_src *main_source;
+  struct proto_run_info *run_info;  /* main makes it at each start, before
+                                       the loop runs, and drops it at Down;
+                                       NULL: the class keeps none */
   int req_state;              /* atomic: last state reported by the proto loop */
   int req_restart;            /* atomic: proto_notify_restart() not yet seen by main */
   struct proto_status *status;/* RCU; written by the proto loop */
@@ -275,6 +295,9 @@ struct proto_class {
    * init returns 0, or -1 with a message (the protocol stays down). */
   int (*init)(struct proto *, char *err, size_t errlen);
   void (*cleanup)(struct proto *);
+  /* Main loop, at each start once pcf is set: the run's account for its
+   * routes (struct proto_run_info, one reference). NULL: none. */
+  struct proto_run_info *(*run_info)(struct proto *);
   /* Protocol loop. Return the new state (PS_START/PS_UP, PS_STOP/PS_DOWN). */
   enum proto_state (*start)(struct proto *);
   enum proto_state (*shutdown)(struct proto *);
@@ -384,14 +407,14 @@ struct proto_config *proto_config_clone(const struct proto_config *parent, const
                                         const struct proto_config *like);
 struct proto *proto_spawn(struct proto_config *pc);
 
-/* Main loop: apply a new config (start/stop/reconfigure protocols).
- * done (may be NULL) is sent to the main loop once every protocol has
- * acknowledged its reconfiguration; returns the number of protocols that
- * were restarted, started or stopped. */
 /* Route sources hold their protocol (src_refs): nest/rt_table.c. Instances
  * of proto_new only (id != 0); any thread. */
 static inline void proto_src_ref(struct proto *p) { uatomic_inc(&p->src_refs); }
 void proto_src_unref(struct proto *p);
+/* Main loop: apply a new config (start/stop/reconfigure protocols).
+ * done (may be NULL) is sent to the main loop once every protocol has
+ * acknowledged its reconfiguration; returns the number of protocols that
+ * were restarted, started or stopped. */
 uint protos_commit(struct config *new, struct config *old, struct event *done);
 /* Protocols that could not take the last config in place (their class's
  * reconfigure hook said so in their loop) and restart: the main loop's

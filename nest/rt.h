@@ -44,6 +44,7 @@
 
 struct channel;
 struct proto;
+struct proto_run_info;
 struct config;
 struct symbol;
 struct rt_hostcache;
@@ -78,6 +79,8 @@ struct rte_src {
                                  proto->src_refs (proto_new's instances) */
   u32 run_id;                 /* set at creation, then constant: the protocol's
                                  run it was made in (proto.run_id) */
+  struct proto_run_info *run_info;  /* set at creation, then constant: that
+                                       run's (proto.run_info), held; NULL: none */
   struct rcu_head rcu;
 };
 

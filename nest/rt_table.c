@@ -44,6 +44,9 @@ rt_get_source(struct proto *p, u64 private_id)
   memset(s, 0, sizeof(*s));
   s->proto = p;
   s->run_id = p ? p->run_id : 0;
+  s->run_info = p ? p->run_info : NULL;
+  if (s->run_info)
+    proto_run_info_hold(s->run_info);
   if (p && p->id) {
     s->holds_proto = 1;
     proto_src_ref(p);
@@ -65,6 +68,8 @@ rt_source_free_rcu(struct rcu_head *h)
 {
   struct rte_src *s = caa_container_of(h, struct rte_src, rcu);
   struct proto *p = s->holds_proto ? s->proto : NULL;
+  if (s->run_info)
+    proto_run_info_drop(s->run_info);
   mem_free_shared(MEM_TABLES, s, sizeof(*s));
   if (p)
     proto_src_unref(p);

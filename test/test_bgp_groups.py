@@ -8,7 +8,9 @@ that client gets a withdrawal when the best route moves to it. BIRD 2 peers
 check the same end state with a real implementation. Also: a client that
 comes late gets the table and End-of-RIB, a route refresh resends it, and a
 client whose export filter changes leaves its group and gets what its new
-filter allows. The log lines that show who joined a group are ours only.
+filter allows; a feeder that restarts with a new identity while the group
+still exports its routes is replaced cleanly. The log lines that show who
+joined a group are ours only.
 
 Addresses 127.106.x.y.
 """
@@ -17,6 +19,7 @@ import re
 import socket
 import statistics
 import struct
+import time
 
 import pytest
 
@@ -734,6 +737,77 @@ def test_leaving_mid_catch_up_takes_the_withdrawals_due(start_daemon, ours_only)
         converged(x, want, 60)
 
 
+FEEDER = "127.106.3.3"
+
+
+FEEDER_AS = 65031
+
+
+def feeder_conf(port, export_c="all", local_as=65001):
+    """The clients, and a feeder they get their routes from; local_as:
+    our AS toward the feeder."""
+    return conf(port, export_c) + ("protocol bgp feeder { local %s port %d as %d; neighbor %s as %d; passive;"
+                                   " multihop; ipv4 { import all; export none; }; }\n"
+                                   % (OURS, port, local_as, FEEDER, FEEDER_AS))
+
+
+def feeder_connect(port, local_as=65001):
+    """A feeder session, tried again while the daemon still restarts ours."""
+    end = time.time() + 60
+    while True:
+        try:
+            return RawPeer(FEEDER, OURS, port, FEEDER_AS, local_as)
+        except (AssertionError, OSError):
+            if time.time() > end:
+                raise
+            time.sleep(0.2)
+
+
+def drain_until(cond, readers, timeout):
+    end = time.time() + timeout
+    while not cond() and time.time() < end:
+        for x in readers:
+            x.drain(timeout=0.02)
+    return cond()
+
+
+def test_feeder_restart_with_new_identity_under_load(start_daemon):
+    """`configure` changes our AS toward the feeder (`local as`, a field of
+    the session identity its routes carry) while its 60k routes are still
+    on their way to the clients' group. The feeder restarts, its routes go,
+    and the new session's take their place. The group, still exporting the
+    last run's routes, reads that run's identity while the new run sets up
+    its own (under TSan: no race); the clients end up with exactly the new
+    routes."""
+    port = free_ports(1)[0]
+    d = start_daemon(feeder_conf(port))
+    a, c = Client("a", port), Client("c", port)
+    for x in (a, c):
+        x.wait(lambda x: x.eor == 1)
+
+    def prefixes(lo, hi):
+        return ["%d.%d.%d.0/24" % (11 + k // 65536, (k // 256) % 256, k % 256) for k in range(lo, hi)]
+
+    def feed(f, pfx):
+        attrs = attrs_of([FEEDER_AS], CLIENTS_NH)
+        f.send(b"".join(update(attrs=attrs, nlris=b"".join(nlri(p) for p in pfx[i:i + 900]))
+                        for i in range(0, len(pfx), 900)) + msg(4))
+
+    f = feeder_connect(port)
+    feed(f, prefixes(0, 60000))
+    drain_until(lambda: len(a.rib) > 1000, (a, c), 30)
+    d.reconfigure_file(feeder_conf(port, local_as=65100))
+    assert d.raw("configure").endswith(b"0004 Reconfiguration in progress\n")
+    f.close()
+    new = prefixes(30000, 90000)
+    f = feeder_connect(port, local_as=65100)
+    feed(f, new)
+    want = {p: FEEDER_AS for p in new}
+    assert drain_until(lambda: a.rib == want and c.rib == want, (a, c), 90), \
+        [(len(x.rib), len(set(x.rib) - set(want))) for x in (a, c)]
+    f.close()
+
+
 def test_rejoin_under_churn(start_daemon, ours_only):
     """A client without enhanced route refresh changes groups by `configure`
     (alone for its refeed, then joining at a marker: the group's journal
@@ -742,14 +816,11 @@ def test_rejoin_under_churn(start_daemon, ours_only):
     way would stay with it for good; it ends up with exactly the table,
     like the client that stayed."""
     import threading
-    import time
     port = free_ports(1)[0]
-    feeder = ("127.106.3.3", 65031)
+    feeder = (FEEDER, FEEDER_AS)
 
     def conf_c(export_c):
-        return conf(port, export_c) + ("protocol bgp feeder { local %s port %d as 65001; neighbor %s as %d; passive;"
-                                       " multihop; ipv4 { import all; export none; }; }\n"
-                                       % (OURS, port, feeder[0], feeder[1]))
+        return feeder_conf(port, export_c)
     d = start_daemon(conf_c("all"))
     a, c = Client("a", port), Client("c", port)
     for x in (a, c):
@@ -777,10 +848,7 @@ def test_rejoin_under_churn(start_daemon, ours_only):
         return d.log().count("c: Exports through update group")
 
     def drain_for(seconds, readers):
-        end = time.time() + seconds
-        while time.time() < end:
-            for x in readers:
-                x.drain(timeout=0.02)
+        drain_until(lambda: False, readers, seconds)
 
     # c into an export class of its own and back while the routes churn.
     # It joins once the group has got where it holds its own export: a

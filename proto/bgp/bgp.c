@@ -246,7 +246,7 @@ bgp_local_caps(struct bgp_proto *p)
   k->route_refresh = cf->enable_refresh;
   k->enhanced_refresh = cf->enable_refresh;
   k->as4 = cf->enable_as4;
-  k->as4_number = p->peer.public_as;
+  k->as4_number = p->peer->public_as;
   k->ext_messages = cf->enable_ext_msg;
   bgp_gr_local_caps(p, k);
   k->role = cf->local_role;
@@ -255,17 +255,23 @@ bgp_local_caps(struct bgp_proto *p)
     bsnprintf(k->hostname, sizeof(k->hostname), "%s", cf->hostname);
 }
 
-/* The session identity the rules and the best path read (bgp_rules.h).
- * Other loops read it through the routes of the last run too, while an
- * export reads them from the journal after the restart: a restart with
- * the same settings (`restart`, an error) leaves it as it is. */
-static void
-bgp_peer_init(struct bgp_proto *p)
+static void bgp_run_free(struct proto_run_info *ri) { mem_free_shared(MEM_PROTOCOLS, ri, sizeof(struct bgp_run)); }
+
+/* The run's session identity, which the rules and the best path read
+ * (bgp_rules.h): a new one for each run, since routes of the last run may
+ * still be read (exports from the journal, copies in other tables) while
+ * this one starts with other settings. */
+static struct proto_run_info *
+bgp_run_info(struct proto *pp)
 {
-  static u64 gen_counter;
-  const struct bgp_config *cf = p->cf;
-  struct bgp_peer_info now, *i = &now;
-  memset(i, 0, sizeof(*i));
+  static u64 gen_counter;     /* main loop */
+  const struct bgp_config *cf = (const struct bgp_config *) pp->pcf;
+  struct bgp_run *run = mem_alloc_shared(MEM_PROTOCOLS, sizeof(*run));
+  memset(run, 0, sizeof(*run));
+  run->ri.uc = 1;
+  run->ri.free = bgp_run_free;
+  struct bgp_peer_info *i = &run->peer;
+  i->gen = ++gen_counter;
   i->remote_ip = cf->remote_ip;
   i->remote_as = cf->remote_as;
   i->local_as = cf->local_as;
@@ -274,7 +280,7 @@ bgp_peer_init(struct bgp_proto *p)
   i->confederation = cf->confederation;
   /* RFC 5065 4: outside the confederation we are the confederation */
   i->public_as = (cf->confederation && !i->interior) ? cf->confederation : cf->local_as;
-  i->local_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id;
+  i->local_id = pp->pcf->router_id ? pp->pcf->router_id : config_running()->router_id;
   /* As BIRD: only client sessions have a cluster id, our router id by default */
   i->rr_client = cf->rr_client;
   i->rr_cluster_id = cf->rr_client ? (cf->rr_cluster_id ? cf->rr_cluster_id : i->local_id) : 0;
@@ -290,17 +296,7 @@ bgp_peer_init(struct bgp_proto *p)
   i->igp_metric = cf->igp_metric;
   i->prefer_older = cf->prefer_older;
   i->deterministic_med = cf->deterministic_med;
-  /* the fields a session sets (remote_id, remote_as) and the generation
-   * aside; both copies were zeroed whole, padding too */
-  struct bgp_peer_info was;
-  memcpy(&was, &p->peer, sizeof(was));
-  was.gen = 0;
-  was.remote_id = 0;
-  was.remote_as = now.remote_as;
-  if (p->peer.gen && !memcmp(&was, &now, sizeof(now)))
-    return;
-  now.gen = __atomic_add_fetch(&gen_counter, 1, __ATOMIC_RELAXED);
-  memcpy(&p->peer, &now, sizeof(now));
+  return &run->ri;
 }
 
 static enum proto_state
@@ -312,7 +308,7 @@ bgp_start(struct proto *pp)
   p->conn = NULL;
   p->down_requested = 0;
   p->last_error[0] = 0;
-  bgp_peer_init(p);
+  p->peer = &caa_container_of(pp->run_info, struct bgp_run, ri)->peer;
   memset(p->ch, 0, sizeof(p->ch));
   LIST_WALK_ENTRY(c, &pp->channels, struct channel, n) {
     int af = bgp_net_af(c->net_type);
@@ -397,7 +393,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
       !bgp_str_same(o->password, n->password) || !bgp_str_same(o->iface, n->iface) ||
       !bgp_str_same(o->hostname, n->hostname))
     return 0;
-  if ((new->router_id ? new->router_id : new->global->router_id) != p->peer.local_id)
+  if ((new->router_id ? new->router_id : new->global->router_id) != p->peer->local_id)
     return 0;
   u8 refeed[BGP_AF_MAX] = { 0 }, reload[BGP_AF_MAX] = { 0 }, policy[BGP_AF_MAX] = { 0 };
   LIST_WALK_ENTRY(cc, &new->channels, struct channel_config, n) {
@@ -519,6 +515,7 @@ const struct proto_class proto_bgp = {
   .respawn_config = bgp_respawn_config,
   .init = bgp_init,
   .cleanup = bgp_cleanup,
+  .run_info = bgp_run_info,
   .start = bgp_start,
   .shutdown = bgp_shutdown,
   .reconfigure = bgp_reconfigure,

@@ -281,12 +281,19 @@ struct bgp_path_src {
   struct rte_src *src;
 };
 
+/* A run's session identity: bgp_run_info() makes one at each start; the
+ * run and its route sources hold it (struct proto_run_info). */
+struct bgp_run {
+  struct proto_run_info ri;
+  struct bgp_peer_info peer;
+};
+
 struct bgp_proto {
   struct proto p;
   const struct bgp_config *cf;  /* the config in use (p.pcf) */
   struct bgp_conn out, in;
   struct bgp_conn *conn;        /* the established one */
-  struct bgp_peer_info peer;    /* see bgp_rules.h for who reads it */
+  struct bgp_peer_info *peer;   /* the run's (struct bgp_run); bgp_rules.h */
   struct bgp_session_caps caps;
   struct bgp_caps local_caps;
   struct bgp_rx_ctx rx;

@@ -81,7 +81,7 @@ bgp_update_show(struct bgp_proto *p)
     s->remote_port = c->remote_port;
     s->outgoing = c->outgoing;
   }
-  s->ibgp = p->peer.ibgp;
+  s->ibgp = p->peer->ibgp;
   s->as4 = p->caps.as4;
   s->start_state = p->start_state;
   s->error_wait = p->error_wait;
@@ -162,10 +162,10 @@ bgp_send_open(struct bgp_conn *c)
   struct bgp_proto *p = c->p;
   struct bgp_open_msg m = {
     .version = BGP_VERSION,
-    .my_as = p->peer.public_as > 0xffff ? BGP_AS_TRANS : p->peer.public_as,
+    .my_as = p->peer->public_as > 0xffff ? BGP_AS_TRANS : p->peer->public_as,
     .hold_time = p->cf->hold_time,
     .router_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id,
-    .peer_as = p->peer.public_as,
+    .peer_as = p->peer->public_as,
     .caps = p->local_caps,
   };
   u8 buf[BGP_MAX_MSG_LEN];
@@ -339,7 +339,7 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
     return;
   }
   u32 my_id = p->p.pcf->router_id ? p->p.pcf->router_id : config_running()->router_id;
-  if (c->remote.router_id == my_id && !p->peer.ibgp) {
+  if (c->remote.router_id == my_id && !p->peer->ibgp) {
     /* eBGP may share the ID (RFC 6286); iBGP must not. */
   } else if (c->remote.router_id == my_id) {
     bgp_conn_error_code(c, BGP_ERR_OPEN, BGP_ERR_OPEN_BAD_BGP_ID, "Error: Bad BGP identifier");
@@ -360,7 +360,7 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
   struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
   if (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED) {
     int neighbor_dominant = my_id < c->remote.router_id ||
-                            (my_id == c->remote.router_id && p->peer.public_as < c->remote.peer_as);
+                            (my_id == c->remote.router_id && p->peer->public_as < c->remote.peer_as);
     struct bgp_conn *loser = other->state == BS_ESTABLISHED || c->outgoing == neighbor_dominant ? c : other;
     bgp_conn_error_code(loser, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
     if (loser == c)

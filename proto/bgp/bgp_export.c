@@ -13,13 +13,16 @@
 #include <string.h>
 #include "proto/bgp/bgp.h"
 
-/* The session a route was learned from, NULL when not from BGP. Its
- * identity does not change while its routes exist (bgp_rules.h). */
+/* The session a route was learned from, NULL when not from BGP: the
+ * identity of the run that made it, which its source holds, not the
+ * protocol's run now (bgp_rules.h). */
 const struct bgp_peer_info *
 bgp_src_peer(const struct rte *r)
 {
-  const struct proto *sp = r->src->proto;
-  return sp->class == &proto_bgp ? &((const struct bgp_proto *) sp)->peer : NULL;
+  const struct rte_src *s = r->src;
+  if (s->proto->class != &proto_bgp || !s->run_info)
+    return NULL;
+  return &caa_container_of(s->run_info, const struct bgp_run, ri)->peer;
 }
 
 /* Before the export filter, as BIRD 2: the route's own attributes decide
@@ -32,7 +35,7 @@ bgp_preexport(struct channel *c, const struct rte *r)
   uint wk = bgp_wk_communities(r->attrs);
   if (!p->caps.llgr_peer && (wk & BGP_WK_LLGR_STALE))
     return -1;
-  return bgp_rules_export_ok(&p->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
+  return bgp_rules_export_ok(p->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
 }
 
 /* The receiving session as the export rules read it: the profile's
@@ -122,15 +125,15 @@ bgp_export_profile_of(const struct bgp_proto *p, struct bgp_channel *bc)
   int ch = !bc->xprof_ref;
   XPROF_SET(x, ch, local_addr, p->conn->local_addr);
   XPROF_SET(x, ch, next_hop_addr, bc->cf->next_hop_addr);
-  XPROF_SET(x, ch, local_as, p->peer.local_as);
-  XPROF_SET(x, ch, public_as, p->peer.public_as);
-  XPROF_SET(x, ch, confederation, p->peer.confederation);
-  XPROF_SET(x, ch, default_local_pref, p->peer.default_local_pref);
-  XPROF_SET(x, ch, rr_cluster_id, p->peer.rr_cluster_id);
+  XPROF_SET(x, ch, local_as, p->peer->local_as);
+  XPROF_SET(x, ch, public_as, p->peer->public_as);
+  XPROF_SET(x, ch, confederation, p->peer->confederation);
+  XPROF_SET(x, ch, default_local_pref, p->peer->default_local_pref);
+  XPROF_SET(x, ch, rr_cluster_id, p->peer->rr_cluster_id);
   XPROF_SET(x, ch, af, (u8) bc->af);
-  XPROF_SET(x, ch, local_role, p->peer.local_role);
-  XPROF_SET(x, ch, ibgp, p->peer.ibgp);
-  XPROF_SET(x, ch, interior, p->peer.interior);
+  XPROF_SET(x, ch, local_role, p->peer->local_role);
+  XPROF_SET(x, ch, ibgp, p->peer->ibgp);
+  XPROF_SET(x, ch, interior, p->peer->interior);
   XPROF_SET(x, ch, rs_client, p->cf->rs_client);
   XPROF_SET(x, ch, next_hop_mode, (u8) bc->cf->next_hop_mode);
   XPROF_SET(x, ch, ext_next_hop_v4, (u8) !!p->tx.ext_next_hop[BGP_AF_IPV4]);

@@ -668,8 +668,8 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
     .af = bc->af,
     .as4 = p->tx.as4,
     .ext_next_hop = p->tx.ext_next_hop[bc->af],
-    .rr_client = p->peer.rr_client,
-    .interpret_communities = p->peer.interpret_communities,
+    .rr_client = p->peer->rr_client,
+    .interpret_communities = p->peer->interpret_communities,
     .llgr_peer = !!p->caps.llgr_peer,
   };
   gm->proto = &p->p;
@@ -678,7 +678,7 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   gm->join_eor = eor;
   gm->cc = bc->c->cf;
   gm->xprof = bgp_export_profile_get(&x->prof);
-  gm->peer = p->peer;
+  gm->peer = *p->peer;
   gm->loop = p->p.loop;
   gm->wake = &p->tx_ev;
   bsnprintf(gm->name, sizeof(gm->name), "%s", p->p.name);

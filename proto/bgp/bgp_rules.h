@@ -21,11 +21,13 @@
 
 /*
  * One session as the rules and the best-path comparison see it.
- * Owner: the instance loop writes it in bgp_start() and when the session
- * comes up (remote_id, remote_as); other loops read it (best path, export
- * of this session's routes) only while routes of the session exist, when
- * it does not change. A configuration change of any field here restarts
- * the protocol (bgp_reconfigure()).
+ * Owner: the main loop makes one for each run of the protocol
+ * (bgp_run_info()), and nothing changes it after but the instance loop,
+ * atomically, when the session comes up (remote_id, remote_as). Other
+ * loops read it through the run's routes, whose sources hold it (best
+ * path, export of the session's routes), so a restart with other
+ * settings leaves the last run's routes their own. A configuration change
+ * of any field here restarts the protocol (bgp_reconfigure()).
  */
 struct bgp_peer_info {
   u64 gen;                      /* unique per protocol start: export cache key */

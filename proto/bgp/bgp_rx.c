@@ -112,7 +112,7 @@ bgp_rx_check(struct bgp_proto *p, struct ea_builder *b)
           return -1;
         }
       }
-  switch (bgp_rules_import(&p->peer, b)) {
+  switch (bgp_rules_import(p->peer, b)) {
   case BGP_RX_ACCEPT:
     return 0;
   case BGP_RX_LOOP:
@@ -164,7 +164,7 @@ bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, int af)
     ea_set_int(b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, p->cf->default_local_pref);
   /* The generic `from` of filters: the same for every route of the
    * session, so it is one more eattr of the one interned set per UPDATE. */
-  ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, &p->peer.remote_ip, sizeof(ip_addr));
+  ea_set_data(b, EA_GEN_FROM, EAF_IP, 0, &p->peer->remote_ip, sizeof(ip_addr));
   return 0;
 }
 
@@ -232,15 +232,15 @@ bgp_session_established(struct bgp_proto *p)
   struct bgp_conn *c = p->conn;
   /* Stale routes of the last session may be compared in other loops right
    * now: store only what changed (normally nothing). */
-  if (p->peer.remote_id != c->remote.router_id)
-    uatomic_set(&p->peer.remote_id, c->remote.router_id);
-  if (p->peer.remote_as != c->remote.peer_as)
-    uatomic_set(&p->peer.remote_as, c->remote.peer_as);
+  if (p->peer->remote_id != c->remote.router_id)
+    uatomic_set(&p->peer->remote_id, c->remote.router_id);
+  if (p->peer->remote_as != c->remote.peer_as)
+    uatomic_set(&p->peer->remote_as, c->remote.peer_as);
   p->down_notified = 0;
   memset(&p->rx, 0, sizeof(p->rx));
   p->rx.as4 = p->caps.as4;
-  p->rx.ebgp = !p->peer.ibgp;
-  p->rx.confed = p->peer.interior && !p->peer.ibgp;
+  p->rx.ebgp = !p->peer->ibgp;
+  p->rx.confed = p->peer->interior && !p->peer->ibgp;
   p->rx.local_as = p->cf->local_as;
   p->rx.peer_as = c->remote.peer_as;
   memset(&p->tx, 0, sizeof(p->tx));

@@ -287,16 +287,11 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
     bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
 }
 
-static const struct bgp_peer_info *
-bgp_peer_of(const struct rte *r)
-{
-  return &((const struct bgp_proto *) r->src->proto)->peer;
-}
 
 ip_addr
 bgp_rte_from(const struct rte *r)
 {
-  return bgp_peer_of(r)->remote_ip;
+  return bgp_src_peer(r)->remote_ip;
 }
 
 /* RFC 4271 9.1.2.2 with BIRD's order of tiebreaks. */
@@ -305,7 +300,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
 {
   const struct ea_list *x = a->attrs, *y = b->attrs;
   /* The session's peer info, never its config (bgp_rules.h) */
-  const struct bgp_peer_info *ix = bgp_peer_of(a), *iy = bgp_peer_of(b);
+  const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
@@ -369,7 +364,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
 u64
 bgp_rte_group(const struct rte *r)
 {
-  if (!bgp_peer_of(r)->deterministic_med)
+  if (!bgp_src_peer(r)->deterministic_med)
     return 0;
   const u8 *p;
   uint n;
