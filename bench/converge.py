@@ -188,6 +188,8 @@ def one_run(args, binary, version, threads):
     with open(conf, "w") as f:
         f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
                            rs_export_filter=args.rs_export_filter))
+        if args.dump_resources and args.daemon == "ours":
+            f.write("log stderr all;\n")   # the dump is debug output
     total = args.peers * args.routes
     log = open(os.path.join(d, "daemon.log"), "wb")
     t0 = time.time()
@@ -255,6 +257,9 @@ def one_run(args, binary, version, threads):
                              % (version, after - before, idle_at - t1))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
+            if args.dump_resources and args.daemon == "ours":
+                ctl(sock, "dump resources")
+                sys.stderr.write("resource pools dumped to %s\n" % os.path.join(d, "daemon.log"))
             if args.settle:
                 time.sleep(args.settle)
                 sys.stderr.write("RSS %g s later: %d KiB\n%s" % (args.settle, proc_mem(dut.pid)[0], ctl(sock, "show memory")))
@@ -342,6 +347,9 @@ def main():
     ap.add_argument("--monitors", type=int, default=1,
                     help="receive-only sessions; convergence waits for all of them to hold every prefix (1)")
     ap.add_argument("--show-memory", action="store_true", help="print `show memory` at convergence to stderr")
+    ap.add_argument("--dump-resources", action="store_true",
+                    help="with --show-memory, ours: `dump resources` at convergence, every pool's memory, "
+                    "into the daemon's log in the run's directory (its path goes to stderr)")
     ap.add_argument("--cpu", action="store_true",
                     help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "
                          "host the injector's share of the cores hides the daemon's cost from the wall clock")

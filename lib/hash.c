@@ -209,6 +209,17 @@ hash_clear_dense(struct hash_table *t)
   return 1;
 }
 
+void
+hash_trim(struct hash_table *t)
+{
+  ASSERT(!t->walking);
+  if (t->count || t->order == t->min_order)
+    return;
+  hash_buckets_free(t, t->buckets);
+  t->order = t->min_order;
+  t->buckets = hash_buckets_alloc(t, t->order);
+}
+
 struct hash_node *
 hash_find(const struct hash_table *t, u32 hash, hash_eq_fn eq, const void *key)
 {

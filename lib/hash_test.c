@@ -217,7 +217,7 @@ test_sparse(void **state)
 
 /* A sparse table keeps its buckets: 100 nodes in 16384 buckets are
  * removed one by one, 1000 are cleared at once, and either way it is empty
- * and takes new nodes after. */
+ * and takes new nodes after; hash_trim() gives the buckets back. */
 static void
 test_clear_dense(void **state)
 {
@@ -246,6 +246,16 @@ test_clear_dense(void **state)
     assert_null(find(&t, items[i].key));
   hash_insert(&t, &items[7].hn, key_hash(items[7].key));
   assert_ptr_equal(find(&t, items[7].key), &items[7]);
+  /* trimmed only once empty, then back to its first size and working */
+  hash_trim(&t);
+  assert_int_equal(t.order, 14);
+  hash_remove(&t, &items[7].hn);
+  hash_trim(&t);
+  assert_int_equal(t.order, 4);
+  for (u32 i = 0; i < 20; i++)
+    hash_insert(&t, &items[i].hn, key_hash(items[i].key));
+  for (u32 i = 0; i < 20; i++)
+    assert_ptr_equal(find(&t, items[i].key), &items[i]);
   hash_free(&t);
   free(items);
 }

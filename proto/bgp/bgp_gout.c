@@ -10,11 +10,13 @@
  * in two buckets. (qsort() did the grouping first: a quarter of the
  * daemon's time at 100 joining peers.)
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "proto/bgp/bgp_gout.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/rcu.h"
 #include "nest/rt_attr.h"
 
 /* A net changed since the last flush. */
@@ -58,19 +60,37 @@ struct bgp_gout {
   const u32 *live;
   u32 live1;
   linpool *lp;                  /* per-class arrays and sets until the flush */
-  /* The flush's outputs (struct gout_outs), kept from one flush to the
-   * next like the scratch: fresh pages for each were a quarter of an
-   * import burst's flush. A group flushes once GROUP_PENDING_MAX changes
-   * wait, so both stay about a megabyte. */
+  struct log_rate rl;
+};
+
+/* The outputs of one key: one audience, one set of attributes (NULL:
+ * withdraw). */
+struct gout_run {
+  const struct ea_list *attrs;
+  u32 aud, member, cohort;
+  const u32 *set;
+  u32 count, start;
+};
+
+/*
+ * A flush's outputs (struct gout_outs) and the scratch gout_encode sorts
+ * them in. They belong to the thread, not to the group: a flush runs to
+ * its end within one loop run, and the multi layout has a group per peer,
+ * each of which kept half a megabyte after its first burst (a hundred
+ * peers: half of the daemon's memory). Kept from one flush to the next:
+ * fresh pages for each were a quarter of an import burst's flush. A group
+ * flushes once GROUP_PENDING_MAX changes wait, so they stay about a
+ * megabyte per thread. Freed when the thread ends.
+ */
+struct gout_scratch {
   struct gout_out *outs;
   uint outs_size;
-  /* The flush's scratch (gout_encode), for scratch_size outputs */
   struct gout_run *runs;
   u32 *run_of, *order, *slots;
   net_addr *nets;               /* a run's nets in a row, for the encoder */
-  uint scratch_size, slots_size;
-  struct log_rate rl;
+  uint size, slots_size;        /* runs, run_of, order and nets hold size */
 };
+static __thread struct gout_scratch gout_mine;
 
 /* One message's worth of the flush: nets with one audience and one set
  * of attributes (NULL: withdraw). Sorted by the key, so equal keys meet. */
@@ -88,26 +108,39 @@ struct gout_outs {
   uint n, size;
 };
 
+static void *gout_alloc(size_t n, size_t each) { return mem_alloc_shared(MEM_PROTOCOLS, n * each); }
+static void gout_free(void *m, size_t n, size_t each) { mem_free_shared(MEM_PROTOCOLS, m, n * each); }
+
 static void
-gout_outs_free(struct bgp_gout *g)
+gout_outs_free(struct gout_scratch *x)
 {
-  if (g->outs_size)
-    mb_free(g->outs);
-  g->outs_size = 0;
+  if (x->outs_size)
+    gout_free(x->outs, x->outs_size, sizeof(*x->outs));
+  x->outs_size = 0;
 }
 
 static void
-gout_scratch_free(struct bgp_gout *g)
+gout_sort_free(struct gout_scratch *x)
 {
-  if (!g->scratch_size)
+  if (!x->size)
     return;
-  mb_free(g->nets);
-  mb_free(g->runs);
-  mb_free(g->run_of);
-  mb_free(g->order);
-  mb_free(g->slots);
-  g->scratch_size = 0;
+  gout_free(x->nets, x->size, sizeof(*x->nets));
+  gout_free(x->runs, x->size, sizeof(*x->runs));
+  gout_free(x->run_of, x->size, sizeof(*x->run_of));
+  gout_free(x->order, x->size, sizeof(*x->order));
+  gout_free(x->slots, x->slots_size, sizeof(*x->slots));
+  x->size = 0;
 }
+
+static void
+gout_thread_exit(void)
+{
+  gout_outs_free(&gout_mine);
+  gout_sort_free(&gout_mine);
+}
+
+static pthread_once_t gout_once = PTHREAD_ONCE_INIT;
+static void gout_hook_init(void) { rcu_thread_at_exit(gout_thread_exit); }
 
 struct bgp_gout *
 bgp_gout_new(pool *p, const struct bgp_tx_ctx *tx, enum bgp_af af, struct bgp_txlog *log)
@@ -210,8 +243,6 @@ bgp_gout_free(struct bgp_gout *g)
   rfree(g->change_slab);
   rfree(g->item_slab);
   rfree(g->lp);
-  gout_outs_free(g);
-  gout_scratch_free(g);
   mb_free(g);
 }
 
@@ -374,14 +405,6 @@ bgp_gout_pending(const struct bgp_gout *g)
   return g->n_changes + g->n_items;
 }
 
-/* The outputs of one key: one audience, one set of attributes (NULL:
- * withdraw). */
-struct gout_run {
-  const struct ea_list *attrs;
-  u32 aud, member, cohort;
-  const u32 *set;
-  u32 count, start;
-};
 
 static bool
 gout_set_eq(const struct bgp_gout *g, const u32 *a, const u32 *b)
@@ -399,22 +422,24 @@ gout_set_hash(const struct bgp_gout *g, const u32 *set)
   return h;
 }
 
-static void
-gout_scratch(struct bgp_gout *g, uint n)
+static struct gout_scratch *
+gout_sort_scratch(uint n)
 {
-  if (n <= g->scratch_size)
-    return;
-  uint size = MAX(n, 2 * g->scratch_size);
-  gout_scratch_free(g);
-  g->scratch_size = size;
-  g->nets = mb_alloc(g->pool, size * sizeof(net_addr));
-  g->runs = mb_alloc(g->pool, size * sizeof(struct gout_run));
-  g->run_of = mb_alloc(g->pool, size * sizeof(u32));
-  g->order = mb_alloc(g->pool, size * sizeof(u32));
-  g->slots_size = 1;
-  while (g->slots_size < 2 * size)
-    g->slots_size *= 2;
-  g->slots = mb_alloc(g->pool, g->slots_size * sizeof(u32));
+  struct gout_scratch *x = &gout_mine;
+  if (n <= x->size)
+    return x;
+  uint size = MAX(n, 2 * x->size);
+  gout_sort_free(x);
+  x->size = size;
+  x->nets = gout_alloc(size, sizeof(*x->nets));
+  x->runs = gout_alloc(size, sizeof(*x->runs));
+  x->run_of = gout_alloc(size, sizeof(*x->run_of));
+  x->order = gout_alloc(size, sizeof(*x->order));
+  x->slots_size = 1;
+  while (x->slots_size < 2 * size)
+    x->slots_size *= 2;
+  x->slots = gout_alloc(x->slots_size, sizeof(*x->slots));
+  return x;
 }
 
 /* Encode the nets of run r (their outputs' indices in idx), as many
@@ -423,7 +448,7 @@ static uint
 gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_out *o, const u32 *idx)
 {
   static __thread u8 buf[BGP_TXLOG_MAX_MSG];
-  net_addr *nets = g->nets;
+  net_addr *nets = gout_mine.nets;
   uint n = r->count, msgs = 0;
   for (uint i = 0; i < n; i++)
     net_copy(&nets[i], o[idx[i]].net);
@@ -453,10 +478,10 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
 {
   if (!n)
     return 0;
-  gout_scratch(g, n);
-  struct gout_run *runs = g->runs;
-  u32 *slots = g->slots, mask = g->slots_size - 1, nruns = 0;
-  memset(slots, 0, g->slots_size * sizeof(u32));
+  struct gout_scratch *x = gout_sort_scratch(n);
+  struct gout_run *runs = x->runs;
+  u32 *slots = x->slots, mask = x->slots_size - 1, nruns = 0;
+  memset(slots, 0, x->slots_size * sizeof(u32));
   for (uint i = 0; i < n; i++) {
     u32 h = hash_mix(hash_ptr(o[i].attrs), (o[i].aud << 24) ^ o[i].member ^ (o[i].cohort * 0x9e3779b9U) ^
                                               gout_set_hash(g, o[i].set)) & mask;
@@ -471,7 +496,7 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
           gout_set_eq(g, r->set, o[i].set))
         break;
     }
-    g->run_of[i] = slots[h] - 1;
+    x->run_of[i] = slots[h] - 1;
     runs[slots[h] - 1].count++;
   }
   uint pos = 0;
@@ -483,26 +508,26 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
         runs[r].count = 0;
       }
   for (uint i = 0; i < n; i++) {
-    struct gout_run *r = &runs[g->run_of[i]];
-    g->order[r->start + r->count++] = i;
+    struct gout_run *r = &runs[x->run_of[i]];
+    x->order[r->start + r->count++] = i;
   }
   uint msgs = 0;
   for (int withdrawals = 1; withdrawals >= 0; withdrawals--)
     for (uint r = 0; r < nruns; r++)
       if ((runs[r].attrs == NULL) == withdrawals)
-        msgs += gout_encode_run(g, &runs[r], o, g->order + runs[r].start);
+        msgs += gout_encode_run(g, &runs[r], o, x->order + runs[r].start);
   return msgs;
 }
 
 static void
-gout_put(struct bgp_gout *g, struct gout_outs *v, const struct ea_list *attrs, u32 aud, u32 member, u32 cohort,
-         const u32 *set, const net_addr *net)
+gout_put(struct gout_outs *v, const struct ea_list *attrs, u32 aud, u32 member, u32 cohort, const u32 *set,
+         const net_addr *net)
 {
   if (v->n == v->size) {
     uint size = 2 * v->size;
-    struct gout_out *o = mb_alloc(g->pool, size * sizeof(*o));
+    struct gout_out *o = gout_alloc(size, sizeof(*o));
     memcpy(o, v->o, v->n * sizeof(*o));
-    mb_free(v->o);
+    gout_free(v->o, v->size, sizeof(*o));
     v->o = o;
     v->size = size;
   }
@@ -527,7 +552,7 @@ gout_flush_items(struct bgp_gout *g, struct gout_outs *v)
   LIST_WALK(x, &g->items) {
     struct gout_item *it = container_of(x, struct gout_item, n);
     if (it->attrs) {
-      gout_put(g, v, it->attrs, it->aud, it->member, it->cohort, it->set, &it->net);
+      gout_put(v, it->attrs, it->aud, it->member, it->cohort, it->set, &it->net);
       continue;
     }
     msgs += gout_put_out(g, v);
@@ -548,19 +573,19 @@ gout_change_out(struct bgp_gout *g, struct gout_outs *v, struct gout_change *c)
   u32 s = c->now_src;
   for (uint k = 0; k < g->classes; k++) {
     if (c->now[k] && !bgp_class_has(got, k))
-      gout_put(g, v, c->now[k], s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_same_result(g, c->now, k, got),
+      gout_put(v, c->now[k], s ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, s, 0, gout_same_result(g, c->now, k, got),
                &c->net);
   }
   u32 *gone = lp_alloc(g->lp, words * sizeof(u32));
   for (uint w = 0; w < words; w++)
     gone[w] = c->had[w] & ~got[w] & g->live[w];
   if (!gout_set_empty(g, gone))
-    gout_put(g, v, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, 0, gout_set_final(g, gone),
+    gout_put(v, NULL, c->was_src ? BGP_TXLOG_ALL_BUT : BGP_TXLOG_ALL, c->was_src, 0, gout_set_final(g, gone),
              &c->net);
   /* the member the route came from had the old one, unless that was its
    * own too: it gets no route now, so it loses that one */
   if (s && bgp_class_has(c->had, c->src_cls) && bgp_class_has(got, c->src_cls) && c->was_src != s)
-    gout_put(g, v, NULL, BGP_TXLOG_ONLY, s, 0, NULL, &c->net);
+    gout_put(v, NULL, BGP_TXLOG_ONLY, s, 0, NULL, &c->net);
 }
 
 uint
@@ -568,25 +593,29 @@ bgp_gout_flush(struct bgp_gout *g)
 {
   if (!g->n_changes && !g->n_items)
     return 0;
+  pthread_once(&gout_once, gout_hook_init);
+  struct gout_scratch *x = &gout_mine;
   uint need = 2 * g->n_changes + g->n_items + 1;
-  if (g->outs_size < need) {
-    gout_outs_free(g);
-    g->outs_size = MAX(need, 2 * g->outs_size);
-    g->outs = mb_alloc(g->pool, g->outs_size * sizeof(*g->outs));
+  if (x->outs_size < need) {
+    uint size = MAX(need, 2 * x->outs_size);
+    gout_outs_free(x);
+    x->outs_size = size;
+    x->outs = gout_alloc(size, sizeof(*x->outs));
   }
-  struct gout_outs v = { .o = g->outs, .size = g->outs_size };
+  struct gout_outs v = { .o = x->outs, .size = x->outs_size };
   uint msgs = gout_flush_items(g, &v);
   LIST_WALK(x, &g->changes)
     gout_change_out(g, &v, container_of(x, struct gout_change, n));
   msgs += gout_put_out(g, &v);
-  g->outs = v.o;                        /* gout_put() may have grown it */
-  g->outs_size = v.size;
+  x->outs = v.o;                        /* gout_put() may have grown it */
+  x->outs_size = v.size;
   while (!list_empty(&g->items))
     gout_item_free(g, container_of(list_first(&g->items), struct gout_item, n));
   /* every change goes: an import burst's, cleared at once */
   bool hashed = !hash_clear_dense(&g->changes_by_net);
   while (!list_empty(&g->changes))
     gout_change_free(g, container_of(list_first(&g->changes), struct gout_change, n), hashed);
+  hash_trim(&g->changes_by_net);
   lp_flush(g->lp);
   return msgs;
 }
