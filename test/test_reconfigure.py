@@ -211,7 +211,7 @@ def test_configure_soft_keeps_routes_until_reload(start_daemon, is_reference):
     assert (count("master4"), count("t9")) == (b"2", b"2")
     if not is_reference:
         log = d.log()
-        assert "Channel s0.ipv4 changed import" in log and "Channel p.main changed export" in log, log
+        assert "Channel s0.ipv4 changed import" in log and "Channel p.pri changed export" in log, log
     assert d.raw("reload in s0") == b"0015-s0: reloading\n0000 \n"
     # 10.9/16 leaves master4, and so t9; 10.8/16 did not change: the pipe's
     # new filter has not met it yet

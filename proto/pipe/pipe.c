@@ -46,7 +46,7 @@ pipe_main_channel(struct cf_context *cx)
   struct pipe_config *p = (struct pipe_config *) pc;
   if (!p->pri) {
     p->pri = cf_alloc(cx, sizeof(struct channel_config));
-    p->pri->name = "main";
+    p->pri->name = "pri";   /* as BIRD 2 names it in logs; shown as "main" */
     p->pri->parent = pc;
     p->pri->in_filter = FILTER_ACCEPT;
     p->pri->out_filter = FILTER_REJECT;
