@@ -243,7 +243,10 @@ channel_reconfigure(struct channel *c, struct channel_config *cc, int soft)
     chan_roa_resubscribe(c);
     return reimport;
   }
-  int was = chan_exports(c);
+  /* Reading the journal, not what the filter was: after `configure soft`
+   * to `export none` the channel reads on (below), and a later change
+   * must not attach it a second time. */
+  int was = c->reader.table != NULL;
   uatomic_set(&c->out_filter, cc->out_filter);   /* atomic: `show route export` reads it */
   if (uatomic_read(&c->state) != CS_UP)
     return reimport;

@@ -1033,6 +1033,7 @@ void
 rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify,
                     const struct rt_reader *at)
 {
+  ASSERT_DIE(!r->table);      /* twice in the readers' list would corrupt it */
   r->table = t;
   r->loop = l;
   r->notify = notify;

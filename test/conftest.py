@@ -195,8 +195,9 @@ def parse_count(reply):
 
 
 class Daemon:
-    def __init__(self, tmp_path, conf_text, name="bird.conf"):
+    def __init__(self, tmp_path, conf_text, name="bird.conf", binary=None):
         self.dir = str(tmp_path)
+        self.binary = binary or BIRD_BIN
         # AF_UNIX paths are limited to 107 bytes; pytest's tmp_path can be longer.
         self.sockdir = tempfile.mkdtemp(prefix="bt", dir="/tmp")
         self.sock = os.path.join(self.sockdir, "s")
@@ -234,7 +235,7 @@ class Daemon:
     def start(self):
         self._log = open(self.logfile, "wb")
         self.proc = subprocess.Popen(
-            [BIRD_BIN, *self.extra_args, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
+            [self.binary, *self.extra_args, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             cwd=self.dir)
         greeting = poll(self._try_greeting, timeout=START_TIMEOUT)
@@ -411,14 +412,15 @@ def bird_bin():
 
 @pytest.fixture
 def start_daemon(tmp_path):
-    """Factory: start_daemon(conf_text) -> running Daemon; all are stopped at teardown."""
+    """Factory: start_daemon(conf_text) -> running Daemon; all are stopped at teardown.
+    binary: another daemon than BIRD_BIN (a test that runs BIRD 2 beside ours)."""
     _require(BIRD_BIN)
     started = []
 
-    def start(conf_text=BASIC_CONF, name="bird.conf", subdir=None):
+    def start(conf_text=BASIC_CONF, name="bird.conf", subdir=None, binary=None):
         d = tmp_path if subdir is None else tmp_path / subdir
         d.mkdir(exist_ok=True)
-        daemon = Daemon(d, conf_text, name)
+        daemon = Daemon(d, conf_text, name, binary)
         started.append(daemon)
         return daemon.start()
 

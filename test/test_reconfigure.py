@@ -222,3 +222,32 @@ def test_configure_soft_keeps_routes_until_reload(start_daemon, is_reference):
     d.reconfigure_file(conf("all", "all"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     assert poll(lambda: (count("master4"), count("t9")) == (b"2", b"2"), timeout=5)
+
+
+def test_soft_export_none_then_a_new_filter(start_daemon):
+    """A pipe's direction set to `none` by `configure soft` goes on reading
+    the table (what it passed is withdrawn as it changes); a plain
+    `configure` to a filter that passes routes again refeeds it, and the
+    protocols whose routes it carries still stop and move. (It attached a
+    second time: a static moved to another table then never stopped, and
+    the daemon hung at shutdown.) Runs against BIRD 2 too."""
+    def conf(pipe_import, s7_table="t1"):
+        return ("router id 10.0.0.1;\nipv4 table t1;\nipv4 table t2;\n"
+                "protocol static s7 { ipv4 { table %s; }; route 10.1.1.0/24 blackhole; route 10.3.0.0/16 blackhole; }\n"
+                "protocol pipe p { table master4; peer table t1; import %s; export none; }\n"
+                % (s7_table, pipe_import))
+
+    def counts():
+        return tuple(re.search(rb"(\d+) of \d+ routes for \d+ networks in table " + t, d.raw("show route table all count"))
+                     .group(1) for t in (b"master4", b"t1", b"t2"))
+    d = start_daemon(conf("all"))
+    assert poll(lambda: counts() == (b"2", b"2", b"0"), timeout=5)
+    d.reconfigure_file(conf("none"))
+    assert d.raw("configure soft").endswith(b"0003 Reconfigured\n")
+    d.reconfigure_file(conf("where net ~ [10.1.0.0/16+]"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: counts() == (b"1", b"2", b"0"), timeout=5), d.raw("show route table all count")
+    d.reconfigure_file(conf("where net ~ [10.1.0.0/16+]", "t2"))
+    d.raw("configure")
+    assert poll(lambda: counts() == (b"0", b"0", b"2"), timeout=5), d.raw("show route table all count")
+    assert poll(lambda: d.protocols()["s7"][2] == "up", timeout=5), d.raw("show protocols")
