@@ -8,10 +8,12 @@ joins a table to its parent, with a random filter each way) and static
 protocols with routes of a small set of prefixes, each into some table at
 a preference of its own, so the best route of every net is the same in
 both daemons whatever order the routes came in. Each step changes one
-thing: a static's routes, table or preference, a pipe's filters or its
-parent, a table added, removed or made `sorted`, a static or pipe added or
-removed; a step makes one to three changes, each configured at once, and
-now and then configures softly and then reloads all. A step that leaves the two daemons with different routes fails
+thing: a static's routes, table, preference or import filter, a pipe's
+filters (one of them adds one to the preference) or its parent, a table
+added, removed or made `sorted`, a static or pipe added, removed,
+disabled or enabled; a step makes one to three changes, each configured at once, and
+now and then configures softly and then reloads all, and now and then a
+protocol is restarted or reloaded. A step that leaves the two daemons with different routes fails
 with both listings and the configs so far.
 
 RECONF_RANDOM_SEED repeats a run, RECONF_RANDOM_STEPS makes it longer. No
@@ -33,20 +35,25 @@ PREFIXES = (["10.%d.%d.0/24" % (a, b) for a in range(1, 4) for b in range(3)]
             + ["10.%d.0.0/16" % a for a in range(1, 4)] + ["10.0.0.0/8"])
 DESTS = ["blackhole", "unreachable", "prohibit"]
 FILTERS = ["all", "none", "where net.len = 24", "where net ~ [10.1.0.0/16+]", "where net.len <= 16",
-           "where net ~ [10.2.0.0/16+, 10.0.0.0/8]"]
+           "where net ~ [10.2.0.0/16+, 10.0.0.0/8]", "filter { preference = preference + 1; accept; }"]
 PREFERENCES = [110, 120, 130, 140, 150, 160, 170, 180, 190, 200]
+
+
+def new_filters(rnd):
+    return [rnd.choice(FILTERS), rnd.choice(FILTERS)]
 
 
 class State:
     """What a config says: tables (name -> sorted), the tree (table ->
-    parent, for every table but master4), pipes (child table -> (import,
-    export)), statics (name -> [table, preference, {prefix: dest}])."""
+    parent, for every table but master4), pipes (child table -> [import,
+    export, disabled]), statics (name -> [table, preference, {prefix:
+    dest}, import filter, disabled])."""
 
     def __init__(self, rnd):
         self.rnd = rnd
         self.tables = {"master4": False, "t1": False}
         self.parent = {"t1": "master4"}
-        self.pipes = {"t1": ("all", "all")}
+        self.pipes = {"t1": ["all", "all", False]}
         self.statics = {}
         self.next_static = 1
         for _ in range(3):
@@ -59,7 +66,7 @@ class State:
         name = "s%d" % self.next_static
         self.next_static += 1
         routes = {p: self.rnd.choice(DESTS) for p in self.rnd.sample(PREFIXES, self.rnd.randint(1, 5))}
-        self.statics[name] = [self.rnd.choice(sorted(self.tables)), self.rnd.choice(free), routes]
+        self.statics[name] = [self.rnd.choice(sorted(self.tables)), self.rnd.choice(free), routes, "all", False]
 
     def remove_table(self, t):
         del self.tables[t]
@@ -79,7 +86,7 @@ class State:
         others = sorted(t for t in self.tables if t != "master4")
         while True:
             what = rnd.choice(["routes", "routes", "move", "preference", "filters", "filters", "parent", "pipe",
-                               "table", "sorted", "static"])
+                               "table", "sorted", "static", "import", "disabled"])
             if what == "routes" and self.statics:
                 name = rnd.choice(sorted(self.statics))
                 routes = self.statics[name][2]
@@ -99,10 +106,19 @@ class State:
                     name = rnd.choice(sorted(self.statics))
                     self.statics[name][1] = rnd.choice(free)
                     return "%s: preference %d" % (name, self.statics[name][1])
+            if what == "import" and self.statics:
+                name = rnd.choice(sorted(self.statics))
+                self.statics[name][3] = rnd.choice(FILTERS)
+                return "%s: import %s" % (name, self.statics[name][3])
+            if what == "disabled" and (self.statics or self.pipes):
+                which = rnd.choice(sorted(self.statics) + ["p_" + c for c in sorted(self.pipes)])
+                x = self.pipes[which[2:]] if which.startswith("p_") else self.statics[which]
+                x[-1] = not x[-1]
+                return "%s: disabled %s" % (which, x[-1])
             if what == "filters" and self.pipes:
                 child = rnd.choice(sorted(self.pipes))
-                self.pipes[child] = (rnd.choice(FILTERS), rnd.choice(FILTERS))
-                return "pipe of %s: import %s, export %s" % (child, *self.pipes[child])
+                self.pipes[child][:2] = new_filters(rnd)
+                return "pipe of %s: import %s, export %s" % (child, *self.pipes[child][:2])
             if what == "parent" and others:
                 child = rnd.choice(others)
                 # a tree: the parent comes before the child in TABLES
@@ -114,7 +130,7 @@ class State:
                 if child in self.pipes:
                     del self.pipes[child]
                     return "pipe of %s removed" % child
-                self.pipes[child] = (rnd.choice(FILTERS), rnd.choice(FILTERS))
+                self.pipes[child] = new_filters(rnd) + [False]
                 return "pipe of %s to %s added" % (child, self.parent[child])
             if what == "table":
                 absent = [t for t in TABLES if t not in self.tables]
@@ -123,7 +139,7 @@ class State:
                     self.tables[t] = False
                     self.parent[t] = rnd.choice([x for x in TABLES[:TABLES.index(t)] if x in self.tables])
                     if rnd.random() < 0.7:
-                        self.pipes[t] = (rnd.choice(FILTERS), rnd.choice(FILTERS))
+                        self.pipes[t] = new_filters(rnd) + [False]
                     return "table %s added under %s" % (t, self.parent[t])
                 if others:
                     t = rnd.choice(others)
@@ -149,12 +165,13 @@ class State:
                 out.append("ipv4 table %s%s;" % (t, " sorted" if self.tables[t] else ""))
         if self.tables["master4"]:
             out.append("ipv4 table master4 sorted;")
-        for name, (table, pref, routes) in sorted(self.statics.items()):
+        for name, (table, pref, routes, imp, off) in sorted(self.statics.items()):
             body = " ".join("route %s %s;" % (p, d) for p, d in sorted(routes.items()))
-            out.append("protocol static %s { ipv4 { table %s; preference %d; }; %s }" % (name, table, pref, body))
-        for child, (imp, exp) in sorted(self.pipes.items()):
-            out.append("protocol pipe p_%s { table %s; peer table %s; import %s; export %s; }"
-                       % (child, self.parent[child], child, imp, exp))
+            out.append("protocol static %s {%s ipv4 { table %s; preference %d; import %s; }; %s }"
+                       % (name, " disabled;" if off else "", table, pref, imp, body))
+        for child, (imp, exp, off) in sorted(self.pipes.items()):
+            out.append("protocol pipe p_%s {%s table %s; peer table %s; import %s; export %s; }"
+                       % (child, " disabled;" if off else "", self.parent[child], child, imp, exp))
         return "\n".join(out) + "\n"
 
 
@@ -167,33 +184,43 @@ def net_in(prefix, net):
     return b.prefixlen >= a.prefixlen and b.subnet_of(a)
 
 
-def passes(flt, net):
-    """What a filter of FILTERS says of a route of net."""
+def apply(flt, net, pref):
+    """What a filter of FILTERS does to a route of net: its preference
+    after, None when rejected."""
     plen = int(net.split("/")[1])
-    return {"all": True, "none": False, "where net.len = 24": plen == 24,
-            "where net ~ [10.1.0.0/16+]": net_in("10.1.0.0/16", net), "where net.len <= 16": plen <= 16,
-            "where net ~ [10.2.0.0/16+, 10.0.0.0/8]": net_in("10.2.0.0/16", net) or net == "10.0.0.0/8"}[flt]
+    ok = {"all": True, "none": False, "where net.len = 24": plen == 24,
+          "where net ~ [10.1.0.0/16+]": net_in("10.1.0.0/16", net), "where net.len <= 16": plen <= 16,
+          "where net ~ [10.2.0.0/16+, 10.0.0.0/8]": net_in("10.2.0.0/16", net) or net == "10.0.0.0/8",
+          FILTERS[-1]: True}[flt]
+    return None if not ok else pref + 1 if flt == FILTERS[-1] else pref
 
 
 def expected(st):
     """The routes every table should hold: a pipe passes every route (not
     only the best) that its filter for the direction accepts, and in a tree
-    of tables each route has one way to each table."""
+    of tables each route has one way to each table. The preferences of the
+    statics are 10 apart and a way is at most three pipes long: the filter
+    that adds one never makes two routes of a net equal."""
     edges = {}      # table -> [(next table, filter on the way)]
-    for child, (imp, exp) in st.pipes.items():
-        edges.setdefault(st.parent[child], []).append((child, exp))
-        edges.setdefault(child, []).append((st.parent[child], imp))
+    for child, (imp, exp, off) in st.pipes.items():
+        if not off:
+            edges.setdefault(st.parent[child], []).append((child, exp))
+            edges.setdefault(child, []).append((st.parent[child], imp))
     held = {t: [] for t in st.tables}
-    for name, (table, pref, rts) in st.statics.items():
-        for net, dest in rts.items():
-            seen, todo = {table}, [table]
+    for name, (table, pref, rts, imp, off) in st.statics.items():
+        for net, dest in rts.items() if not off else ():
+            first = apply(imp, net, pref)
+            if first is None:
+                continue
+            seen, todo = {table}, [(table, first)]
             while todo:
-                t = todo.pop()
-                held[t].append((pref, net, "%s [%s]" % (DEST_SHOWN[dest], name)))
+                t, p = todo.pop()
+                held[t].append((p, net, "%s [%s]" % (DEST_SHOWN[dest], name)))
                 for nxt, flt in edges.get(t, []):
-                    if nxt not in seen and passes(flt, net):
+                    q = apply(flt, net, p)
+                    if nxt not in seen and q is not None:
                         seen.add(nxt)
-                        todo.append(nxt)
+                        todo.append((nxt, q))
     out = {}
     for t, rows in held.items():
         best = {}
@@ -272,6 +299,13 @@ def test_random_reconfigurations_match_bird2(start_daemon, ours_only):
             history.append("# reload all")
             for d in (ours, ref):
                 assert d.raw("reload all").decode().endswith("\n"), "no reply"
+        # and now and then a command that changes no route when done
+        if step and rnd.random() < 0.3:
+            names = sorted(st.statics) + ["p_" + c for c in sorted(st.pipes)]
+            cmd = "%s %s" % (rnd.choice(["restart", "reload", "reload in", "reload out"]), rnd.choice(names))
+            history.append("# " + cmd)
+            for d in (ours, ref):
+                assert d.raw(cmd).decode().endswith("\n"), "no reply"
         # both settle in their own time: the routes due within a few seconds
         end = time.monotonic() + 5
         ok, a, b, want = same()
