@@ -54,7 +54,7 @@ struct sr_state {
   size_t snap_len, snap_pos;
   int table_started;            /* the current table's header is out */
   int headed;                   /* some table's header is out */
-  int found_any;
+  int examined_any;             /* a route was examined: "Network not found" else */
   int tables_locked;            /* use counts taken on s->tables */
   struct proto *proto;          /* `protocol P` */
   struct proto *exp_proto;      /* `export P` / `noexport P` */
@@ -73,7 +73,7 @@ show_route_args_add_table(struct show_route_args *a, enum sra_table_kind kind, c
 {
   if (a->table_count >= SRA_MAX_TABLES)
     return -1;
-  a->tables[a->table_count++] = (struct sra_table){ kind, name, channel_type };
+  a->tables[a->table_count++] = (struct sra_table){ kind, name, channel_type, !!a->export_mode };
   return 0;
 }
 
@@ -192,6 +192,16 @@ sr_exp_channel(struct proto *p, struct rtable *t)
   return found;
 }
 
+/* Has p a channel into t in its config? */
+static int
+sr_conf_channel(const struct proto *p, const struct rtable *t)
+{
+  LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
+    if (cc->table->table == t)
+      return 1;
+  return 0;
+}
+
 /* Show (or count) one net; returns 1 if anything of it was shown. */
 static int
 sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
@@ -293,10 +303,10 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     if (mod)
       ea_unref(mod);
   }
-  if (examined_any)
+  if (examined_any) {
     s->cnt.nets++;
-  if (shown)
-    s->found_any = 1;
+    s->examined_any = 1;
+  }
   return shown;
 }
 
@@ -380,9 +390,23 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
       struct rtable *t = sr_named_table(c, &a->tables[i]);
       if (t == SR_ERROR)
         return -1;
-      if (!t || (s->exp_proto && !sr_exp_channel(s->exp_proto, t)))
-        continue;     /* (through a protocol: only where it has a channel, as BIRD) */
+      if (!t)
+        continue;
+      if (s->exp_proto && !sr_exp_channel(s->exp_proto, t)) {
+        /* as BIRD 2: a table named after `export P` that P has no
+         * channel into is an error; named before, or with P's channel
+         * not running (P disabled), it shows nothing */
+        if (a->tables[i].after_export && !sr_conf_channel(s->exp_proto, t)) {
+          cli_printf(c, 9001, "No export channel for table %s", t->name);
+          return -1;
+        }
+        continue;
+      }
       if (want_type && t->net_type != want_type) {
+        /* as BIRD 2: an error where `table` picked the tables last, else
+         * (`protocol P` or an export mode after it) the table drops out */
+        if (!a->tables_direct)
+          continue;
         cli_printf(c, 9001, "Incompatible type of prefix/ip for table %s", t->name);
         return -1;
       }
@@ -489,7 +513,7 @@ sr_net_wanted(const struct show_route_args *a, const struct net *n)
 static void
 sr_finish(struct cli *c, struct sr_state *s)
 {
-  if (sr_single_net(s->a) && !s->found_any)
+  if (sr_single_net(s->a) && !s->examined_any)
     cli_printf(c, 8001, "Network not found");
   else if (s->a->stats && s->table_count > 1)
     cli_printf(c, 14, "Total: %llu of %llu routes for %llu networks in %u tables",

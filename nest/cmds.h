@@ -27,6 +27,7 @@ struct sra_table {
   enum sra_table_kind kind;
   const char *name;           /* table, or protocol for the channel's tables */
   uint channel_type;          /* NET_IP4, NET_IP6: the channel of the protocol */
+  int after_export;           /* named after `(export|noexport|...) P` */
 };
 
 struct show_route_args {

@@ -470,6 +470,29 @@ def test_peer_moved_behind_a_pipe(start_daemon):
     assert "Route loop detected" not in d.log(), d.log()
 
 
+def test_show_route_errors_follow_the_words(start_daemon):
+    """As BIRD 2: a table named after `export P` that P has no channel into
+    is an error, named before it drops out ("No valid tables" when none is
+    left); a table of the wrong type for the prefix is an error where
+    `table` picked the tables last, else it drops out too; and a single
+    net that is there but shows nothing gives an empty reply, "Network not
+    found" only where no table has it."""
+    d = start_daemon(CONF)
+    assert poll(lambda: counts(d).get("t3") == (4, 3), timeout=5), counts(d)
+    assert d.raw("show route export p23 table master4") == b"9001 No export channel for table master4\n"
+    assert d.raw("show route table master4 export p23") == b"9001 No valid tables\n"
+    assert d.raw("show route table master4 table t2 noexport p23") == b"0000 \n"
+    assert d.raw("show route noexport p23 table t2 table master4") == b"9001 No export channel for table master4\n"
+    assert d.raw("show route table master6 for 10.1.0.1") == \
+        b"9001 Incompatible type of prefix/ip for table master6\n"
+    assert d.raw("show route table master6 for 10.1.0.1 protocol s1") == b"9001 No valid tables\n"
+    assert d.raw("show route protocol s1 table master6 for 10.1.0.1") == \
+        b"9001 Incompatible type of prefix/ip for table master6\n"
+    assert d.raw("show route for 10.3.0.1 protocol s1") == b"0000 \n"
+    assert d.raw("show route 10.3.0.0/16 table t3 noexport p23") == b"0000 \n"
+    assert d.raw("show route for 10.9.0.1 protocol s1") == b"8001 Network not found\n"
+
+
 def test_show_route_empty_table_header_follows_the_words(start_daemon):
     """BIRD 2 heads a table that shows nothing when the last word that
     picked the tables was `table`, not when it was `protocol` or an export
