@@ -237,6 +237,11 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
        * `exported P`: whatever P's channel did export, as it went out. */
       int mode = s->a->export_mode, pass;
       struct channel *ec = sr_exp_channel(s->exp_proto, s->tables[s->cur]);
+      /* as BIRD 2: a channel that does not export (not running, or of a
+       * protocol that exports nothing: a static) neither passes nor
+       * refuses anything */
+      if (!ec || !s->exp_proto->class->rt_notify || uatomic_read(&ec->state) != CS_UP)
+        continue;
       const struct filter *ef = ec ? uatomic_read(&ec->out_filter) : FILTER_REJECT;
       if (mode == SRA_EXPORTED) {
         pass = ec && chan_route_exported(ec, r);
@@ -394,13 +399,15 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
         continue;
       if (s->exp_proto && !sr_exp_channel(s->exp_proto, t)) {
         /* as BIRD 2: a table named after `export P` that P has no
-         * channel into is an error; named before, or with P's channel
-         * not running (P disabled), it shows nothing */
-        if (a->tables[i].after_export && !sr_conf_channel(s->exp_proto, t)) {
-          cli_printf(c, 9001, "No export channel for table %s", t->name);
-          return -1;
+         * channel into is an error, named before it drops out; one of a
+         * channel not running (P disabled) stays, and shows nothing */
+        if (!sr_conf_channel(s->exp_proto, t)) {
+          if (a->tables[i].after_export) {
+            cli_printf(c, 9001, "No export channel for table %s", t->name);
+            return -1;
+          }
+          continue;
         }
-        continue;
       }
       if (want_type && t->net_type != want_type) {
         /* as BIRD 2: an error where `table` picked the tables last, else
@@ -416,9 +423,17 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     return 0;
   }
   /* `protocol P` without tables: the tables of P's channels. */
+  if (s->exp_proto && a->all_tables) {
+    /* `table all` with `export P`: every table P has a channel into */
+    LIST_WALK_ENTRY(cf, &conf->tables, struct rtable_config, n)
+      if (cf->table && sr_conf_channel(s->exp_proto, cf->table))
+        sr_add_table(s, cf->table, want_type);
+    return 0;
+  }
   if (s->exp_proto) {
-    /* `export P`: the tables of P's channels that export now (BIRD 2). */
-    if (s->exp_proto->loop)
+    /* `export P`: the tables of P's channels that export now (BIRD 2:
+     * none of a static's); named tables are shown whatever P does there */
+    if (s->exp_proto->loop && s->exp_proto->class->rt_notify)
       LIST_WALK_ENTRY(ch, &s->exp_proto->channels, struct channel, n)
         if (uatomic_read(&ch->state) == CS_UP)
           sr_add_table(s, ch->table, want_type);
@@ -745,10 +760,6 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
   /* filtered routes are never exported, and none of them is primary */
   if (a->filtered && (a->export_mode || a->primary_only)) {
     cli_printf(c, 9001, "Incompatible show route options");
-    goto refused;
-  }
-  if (s->exp_proto && !s->exp_proto->class->rt_notify) {
-    cli_printf(c, 9001, "No valid tables");
     goto refused;
   }
   if (sr_pick_tables(c, s) < 0)
