@@ -757,6 +757,11 @@ cmd_show_route(struct cli *c, struct show_route_args *a)
       goto refused;
     }
   }
+  /* a channel without the import or export table named is BIRD 2's
+   * parse error: it comes before the options are checked together */
+  for (uint i = 0; i < a->table_count; i++)
+    if (a->tables[i].kind != SRA_TABLE && sr_named_table(c, &a->tables[i]) == SR_ERROR)
+      goto refused;
   /* filtered routes are never exported, and none of them is primary */
   if (a->filtered && (a->export_mode || a->primary_only)) {
     cli_printf(c, 9001, "Incompatible show route options");

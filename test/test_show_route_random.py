@@ -1,5 +1,6 @@
 """Random `show route` commands, ours and Debian's BIRD 2 side by side on
-one config of tables, pipes and statics: the same replies, line for line
+one config of tables, pipes, statics, a ROA table and a disabled BGP
+session (nothing listens): the same replies, line for line
 (the times left out, the lines of each table in any order: nets come in
 hash order).
 
@@ -33,12 +34,17 @@ protocol static s3 { ipv6 { table t6; }; route 2001:db8::/32 blackhole; route 20
 protocol static s4 { disabled; ipv4 { table t2; }; route 10.5.0.0/16 blackhole; }
 protocol pipe p1 { table master4; peer table t1; import all; export where net.len = 16; }
 protocol pipe p2 { table t1; peer table t2; import none; export all; }
+roa4 table r4;
+protocol static sr { roa4 { table r4; }; route 10.0.0.0/8 max 24 as 65001; route 10.1.0.0/16 max 16 as 65002; }
+protocol bgp b1 { disabled; local 127.93.0.1 as 65001; neighbor 127.93.0.2 as 65002;
+  ipv4 { import table on; import all; export where net.len = 16; }; }
 """
 
-WORDS = [["", "table t1", "table t2", "table all", "table t6", "table master4", "table master6"],
+WORDS = [["", "table t1", "table t2", "table all", "table t6", "table master4", "table master6", "table r4",
+          "import table b1.ipv4", "export table b1.ipv4"],
          ["", "all", "count", "stats", "primary", "filtered"],
          ["", "protocol s1", "protocol p1", "protocol s3", "export p1", "noexport p1", "exported p2",
-          "preexport p1", "export s4"],
+          "preexport p1", "export s4", "export b1", "protocol sr", "noexport b1"],
          ["", "for 10.1.1.1", "10.1.0.0/16", "in 10.0.0.0/8", "for 2001:db8:1::1", "10.9.0.0/16",
           "where net.len = 24", "filter { accept; }", "where bgp_med = 5"]]
 TIME_RE = re.compile(r"(\[\S+) [0-9:.]+")
