@@ -69,13 +69,8 @@ def count(d):
 class PeerBird(Daemon):
     """A BIRD 2 daemon playing a BGP peer."""
 
-    def start(self):
-        saved = conftest.BIRD_BIN
-        conftest.BIRD_BIN = REFERENCE_BIRD
-        try:
-            return super().start()
-        finally:
-            conftest.BIRD_BIN = saved
+    def __init__(self, tmp_path, conf_text, name="bird.conf"):
+        super().__init__(tmp_path, conf_text, name, binary=REFERENCE_BIRD)
 
 
 @pytest.fixture

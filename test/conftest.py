@@ -197,7 +197,7 @@ def parse_count(reply):
 class Daemon:
     def __init__(self, tmp_path, conf_text, name="bird.conf", binary=None):
         self.dir = str(tmp_path)
-        self.binary = binary or BIRD_BIN
+        self.binary = binary      # None: BIRD_BIN as it is at start()
         # AF_UNIX paths are limited to 107 bytes; pytest's tmp_path can be longer.
         self.sockdir = tempfile.mkdtemp(prefix="bt", dir="/tmp")
         self.sock = os.path.join(self.sockdir, "s")
@@ -235,7 +235,7 @@ class Daemon:
     def start(self):
         self._log = open(self.logfile, "wb")
         self.proc = subprocess.Popen(
-            [self.binary, *self.extra_args, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
+            [self.binary or BIRD_BIN, *self.extra_args, "-f", "-c", self.conf, "-s", self.sock, "-P", self.pidfile],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             cwd=self.dir)
         greeting = poll(self._try_greeting, timeout=START_TIMEOUT)
