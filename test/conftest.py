@@ -425,17 +425,26 @@ def start_daemon(tmp_path):
         return daemon.start()
 
     yield start
+    # every daemon is stopped before the first complaint: one that hung
+    # must not leave the others running
+    failed = []
     for daemon in started:
         if daemon.proc is None:
             continue
-        running = daemon.proc.poll() is None
-        daemon.close()
-        assert daemon.proc.returncode is not None
-        daemon.check_log_clean()
-        if running:
-            # our SIGTERM: a clean shutdown exits 0 (a sanitizer abort would not)
-            assert daemon.proc.returncode == 0, "exit status %r; log:\n%s" % (
-                daemon.proc.returncode, daemon.log())
+        try:
+            running = daemon.proc.poll() is None
+            daemon.close()
+            assert daemon.proc.returncode is not None
+            daemon.check_log_clean()
+            if running:
+                # our SIGTERM: a clean shutdown exits 0 (a sanitizer abort would not)
+                assert daemon.proc.returncode == 0, "exit status %r; log:\n%s" % (
+                    daemon.proc.returncode, daemon.log())
+        except BaseException as e:   # pytest.fail() raises an outcome, not an Exception
+            daemon.kill()
+            failed.append(e)
+    if failed:
+        raise failed[0]
 
 
 @pytest.fixture
