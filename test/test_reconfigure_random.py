@@ -5,7 +5,8 @@ out from the config (expected()).
 
 The configs are a tree of tables (master4 and up to three more; a pipe
 joins a table to its parent, with a random filter each way) and static
-protocols with routes of a small set of prefixes, each into some table at
+protocols with routes of a small set of prefixes (and one of 3,000
+routes), each into some table at
 a preference of its own, so the best route of every net is the same in
 both daemons whatever order the routes came in. Each step changes one
 thing: a static's routes, table, preference or import filter, a pipe's
@@ -34,6 +35,7 @@ TABLES = ["master4", "t1", "t2", "t3"]
 PREFIXES = (["10.%d.%d.0/24" % (a, b) for a in range(1, 4) for b in range(3)]
             + ["10.%d.0.0/16" % a for a in range(1, 4)] + ["10.0.0.0/8"])
 DESTS = ["blackhole", "unreachable", "prohibit"]
+BIG = ["11.%d.%d.0/24" % (i // 256, i % 256) for i in range(3000)]
 FILTERS = ["all", "none", "where net.len = 24", "where net ~ [10.1.0.0/16+]", "where net.len <= 16",
            "where net ~ [10.2.0.0/16+, 10.0.0.0/8]", "filter { preference = preference + 1; accept; }"]
 PREFERENCES = [110, 120, 130, 140, 150, 160, 170, 180, 190, 200]
@@ -58,14 +60,17 @@ class State:
         self.next_static = 1
         for _ in range(3):
             self.add_static()
+        # and one big enough that flushes and feeds take several steps,
+        # which the next configure may overtake
+        self.add_static({p: "blackhole" for p in BIG})
 
-    def add_static(self):
+    def add_static(self, routes=None):
         free = [p for p in PREFERENCES if p not in {s[1] for s in self.statics.values()}]
         if not free:
             return
         name = "s%d" % self.next_static
         self.next_static += 1
-        routes = {p: self.rnd.choice(DESTS) for p in self.rnd.sample(PREFIXES, self.rnd.randint(1, 5))}
+        routes = routes or {p: self.rnd.choice(DESTS) for p in self.rnd.sample(PREFIXES, self.rnd.randint(1, 5))}
         self.statics[name] = [self.rnd.choice(sorted(self.tables)), self.rnd.choice(free), routes, "all", False]
 
     def remove_table(self, t):
