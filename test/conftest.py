@@ -447,6 +447,23 @@ def start_daemon(tmp_path):
         raise failed[0]
 
 
+def random_seed(name):
+    """A randomized test's seed: the environment variable name when set (to
+    repeat a run), else a new one; printed either way."""
+    seed = int(os.environ.get(name, random.randrange(1 << 30)))
+    print("%s=%d" % (name, seed))
+    return seed
+
+
+def start_beside_bird2(start_daemon, conf_text):
+    """Ours and Debian's BIRD 2 on the same config: (ours, BIRD 2). Skips
+    where BIRD 2 is not installed."""
+    if not os.access(REFERENCE_BIRD, os.X_OK):
+        pytest.skip("needs Debian's BIRD 2 (%s)" % REFERENCE_BIRD)
+    return (start_daemon(conf_text, subdir="ours"),
+            start_daemon(conf_text, subdir="bird2", binary=REFERENCE_BIRD))
+
+
 @pytest.fixture
 def daemon(start_daemon):
     """A daemon on BASIC_CONF with all its protocols up and routes loaded."""

@@ -15,7 +15,7 @@ import os
 import random
 import time
 
-from conftest import free_ports, strip_codes
+from conftest import free_ports, random_seed, strip_codes
 
 CONF = """router id 10.97.0.1;
 ipv4 table t2;
@@ -73,9 +73,8 @@ def run_random(start_daemon, make_command):
     """Batches of make_command(rng) for CLI_RANDOM_SECONDS; then every
     protocol enabled again has its routes back, and (at teardown) the
     daemon stops on SIGTERM."""
-    seed = int(os.environ.get("CLI_RANDOM_SEED", random.randrange(1 << 30)))
+    seed = random_seed("CLI_RANDOM_SEED")
     seconds = float(os.environ.get("CLI_RANDOM_SECONDS", 10))
-    print("CLI_RANDOM_SEED=%d" % seed)
     rng = random.Random(seed)
     d = start_daemon(CONF % free_ports(1)[0])
     # The statics announce one route at a time: a count taken at once may see

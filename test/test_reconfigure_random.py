@@ -27,9 +27,7 @@ import random
 import re
 import time
 
-import pytest
-
-from conftest import REFERENCE_BIRD, strip_codes
+from conftest import random_seed, start_beside_bird2, strip_codes
 
 TABLES = ["master4", "t1", "t2", "t3"]
 PREFIXES = (["10.%d.%d.0/24" % (a, b) for a in range(1, 4) for b in range(3)]
@@ -273,14 +271,10 @@ def configure(d, soft=False):
 
 
 def test_random_reconfigurations_match_bird2(start_daemon, ours_only):
-    if not os.access(REFERENCE_BIRD, os.X_OK):
-        pytest.skip("needs Debian's BIRD 2 (%s)" % REFERENCE_BIRD)
-    seed = int(os.environ.get("RECONF_RANDOM_SEED", random.randrange(1 << 30)))
+    seed = random_seed("RECONF_RANDOM_SEED")
     steps = int(os.environ.get("RECONF_RANDOM_STEPS", "60"))
-    print("RECONF_RANDOM_SEED=%d" % seed)
     st = State(random.Random(seed))
-    ours = start_daemon(st.config(), subdir="ours")
-    ref = start_daemon(st.config(), subdir="bird2", binary=REFERENCE_BIRD)
+    ours, ref = start_beside_bird2(start_daemon, st.config())
     history = [st.config()]
 
     def same():

@@ -18,9 +18,7 @@ import os
 import random
 import re
 
-import pytest
-
-from conftest import REFERENCE_BIRD, poll
+from conftest import poll, random_seed, start_beside_bird2
 
 CONF = """router id 10.0.0.1;
 ipv4 table t1;
@@ -68,14 +66,10 @@ def normal(reply):
 
 
 def test_random_show_route_matches_bird2(start_daemon, ours_only):
-    if not os.access(REFERENCE_BIRD, os.X_OK):
-        pytest.skip("needs Debian's BIRD 2 (%s)" % REFERENCE_BIRD)
-    seed = int(os.environ.get("SHOW_ROUTE_RANDOM_SEED", random.randrange(1 << 30)))
+    seed = random_seed("SHOW_ROUTE_RANDOM_SEED")
     count = int(os.environ.get("SHOW_ROUTE_RANDOM_COUNT", "400"))
-    print("SHOW_ROUTE_RANDOM_SEED=%d" % seed)
     rnd = random.Random(seed)
-    ours = start_daemon(CONF, subdir="ours")
-    ref = start_daemon(CONF, subdir="bird2", binary=REFERENCE_BIRD)
+    ours, ref = start_beside_bird2(start_daemon, CONF)
     settled = "show route table all count"
     assert poll(lambda: normal(ours.raw(settled)) == normal(ref.raw(settled)), timeout=5), \
         (ours.raw(settled), ref.raw(settled))
