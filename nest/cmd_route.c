@@ -202,6 +202,76 @@ sr_conf_channel(const struct proto *p, const struct rtable *t)
   return 0;
 }
 
+/* r shown with attributes a (one reference, taken over): into *tmp, and
+ * *mod holds the reference, the one it held before dropped. */
+static void
+sr_take_attrs(const struct rte *r, struct ea_list *a, struct rte *tmp, struct ea_list **mod)
+{
+  if (*mod)
+    ea_unref(*mod);
+  *tmp = *r;
+  tmp->attrs = *mod = a;
+}
+
+/* `export P`: what P's channel would send (the best route, or each for a
+ * channel taking more; its export filter applied); `noexport P`: what
+ * the filter rejects of them; `preexport P`: those of them that P's own
+ * rules take; `exported P`: whatever P's channel did export, as it went
+ * out. Is r shown? With `export P`, as the filter made it (*tmp, *mod as
+ * sr_take_attrs). */
+static int
+sr_export_shows(struct sr_state *s, const struct net *n, const struct rte *r, const struct rte *best,
+                struct rte *tmp, struct ea_list **mod)
+{
+  int mode = s->a->export_mode, pass;
+  struct channel *ec = sr_exp_channel(s->exp_proto, s->tables[s->cur]);
+  /* as BIRD 2: a channel that does not export (not running, or of a
+   * protocol that exports nothing: a static) neither passes nor refuses
+   * anything */
+  if (!ec || !s->exp_proto->class->rt_notify || uatomic_read(&ec->state) != CS_UP)
+    return 0;
+  const struct filter *ef = uatomic_read(&ec->out_filter);
+  if (mode == SRA_EXPORTED) {
+    if (!chan_route_exported(ec, r))
+      return 0;
+    /* shown as it went out; an update group's member got what the group
+     * exported if its export class's filter (its own) took it: the filter
+     * reads only the route, so its verdict now is the one the group acted
+     * on */
+    struct ea_list *out = NULL;
+    struct rte made;
+    pass = sr_view_attrs(s, n, r, ef, &made, &out);
+    if (!pass && uatomic_read(&ec->export_via)) {
+      if (out)
+        ea_unref(out);
+      return 0;
+    }
+    if (out)
+      sr_take_attrs(r, out, tmp, mod);
+    return 1;
+  }
+  /* a channel that exports every route (pipes, ADD-PATH) or the first one
+   * its filter takes (`secondary`) is asked of each */
+  if (r != best && !chan_exports_every_route(ec) && !ec->cf->secondary)
+    return 0;
+  /* what P's own rules refuse (its own routes, BGP's rules) is neither
+   * exported nor "noexported": BIRD skips it */
+  struct channel *sc = rt_sender_of(s->tables[s->cur], r->sender);
+  if ((sc && sc->proto == s->exp_proto) ||
+      (s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0))
+    return 0;
+  if (mode == SRA_PREEXPORT)
+    return 1;
+  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+  pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
+  lp_flush(s->flp);
+  if (fr.out && pass && mode == SRA_EXPORT)
+    sr_take_attrs(r, fr.out, tmp, mod);
+  else if (fr.out)
+    ea_unref(fr.out);
+  return pass == (mode == SRA_EXPORT);
+}
+
 /* Show (or count) one net; returns 1 if anything of it was shown. */
 static int
 sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
@@ -229,57 +299,8 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     struct ea_list *mod = NULL;
     if (view)
       sr_view_attrs(s, n, r, uatomic_read(&view->out_filter), &tmp, &mod);
-    if (s->exp_proto) {
-      /* `export P`: what P's channel would send (the best route, or each
-       * for a channel taking more; its export filter applied);
-       * `noexport P`: what the filter rejects of them; `preexport P`:
-       * those of them that P's own rules take;
-       * `exported P`: whatever P's channel did export, as it went out. */
-      int mode = s->a->export_mode, pass;
-      struct channel *ec = sr_exp_channel(s->exp_proto, s->tables[s->cur]);
-      /* as BIRD 2: a channel that does not export (not running, or of a
-       * protocol that exports nothing: a static) neither passes nor
-       * refuses anything */
-      if (!ec || !s->exp_proto->class->rt_notify || uatomic_read(&ec->state) != CS_UP)
-        continue;
-      const struct filter *ef = ec ? uatomic_read(&ec->out_filter) : FILTER_REJECT;
-      if (mode == SRA_EXPORTED) {
-        pass = ec && chan_route_exported(ec, r);
-        /* an update group's member got what the group exported if its
-         * export class's filter (its own) took it; the filter reads only
-         * the route, so its verdict now is the one the group acted on */
-        if (pass && !sr_view_attrs(s, n, r, ef, &tmp, &mod) && uatomic_read(&ec->export_via))
-          pass = 0;
-      } else {
-        /* a channel that exports every route (pipes, ADD-PATH) or the
-         * first one its filter takes (`secondary`) is asked of each */
-        if (r != best && !(ec && (chan_exports_every_route(ec) || ec->cf->secondary)))
-          continue;
-        /* what P's own rules refuse (its own routes, BGP's rules) is
-         * neither exported nor "noexported": BIRD skips it */
-        struct channel *sc = rt_sender_of(s->tables[s->cur], r->sender);
-        if ((sc && sc->proto == s->exp_proto) ||
-            (ec && s->exp_proto->class->preexport && s->exp_proto->class->preexport(ec, r) < 0))
-          continue;
-        pass = 1;
-        if (mode != SRA_PREEXPORT) {
-          struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
-          pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
-          lp_flush(s->flp);
-          if (fr.out && (!pass || mode != SRA_EXPORT))
-            ea_unref(fr.out);
-          else if (fr.out) {
-            tmp = *r;
-            tmp.attrs = mod = fr.out;
-          }
-        }
-      }
-      if (pass == (mode == SRA_NOEXPORT)) {
-        if (mod)
-          ea_unref(mod);
-        continue;
-      }
-    }
+    if (s->exp_proto && !sr_export_shows(s, n, r, best, &tmp, &mod))
+      goto next;
     if (s->a->filter) {
       struct f_route fr = { .net = &n->n, .attrs = mod ? mod : r->attrs, .src = r->src };
       enum f_result res = f_run(s->a->filter, &fr, s->flp);
@@ -287,16 +308,10 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       if (res != F_ACCEPT) {
         if (fr.out)
           ea_unref(fr.out);
-        if (mod)
-          ea_unref(mod);
-        continue;
+        goto next;
       }
-      if (fr.out) {
-        if (mod)
-          ea_unref(mod);
-        tmp = mod ? tmp : *r;
-        tmp.attrs = mod = fr.out;
-      }
+      if (fr.out)
+        sr_take_attrs(r, fr.out, &tmp, &mod);
     }
     s->cnt.shown++;
     shown = 1;
@@ -305,6 +320,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       sr_render_route(c, s, n, mod ? &tmp : r, first, r == best);
       first = 0;
     }
+  next:
     if (mod)
       ea_unref(mod);
   }
@@ -422,7 +438,6 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
     }
     return 0;
   }
-  /* `protocol P` without tables: the tables of P's channels. */
   if (s->exp_proto && a->all_tables) {
     /* `table all` with `export P`: every table P has a channel into */
     LIST_WALK_ENTRY(cf, &conf->tables, struct rtable_config, n)
@@ -439,6 +454,7 @@ sr_pick_tables(struct cli *c, struct sr_state *s)
           sr_add_table(s, ch->table, want_type);
     return 0;
   }
+  /* `protocol P` without tables: the tables of P's channels. */
   struct proto *sel = s->proto;
   if (sel && !a->all_tables) {
     LIST_WALK_ENTRY(cc, &sel->cf->channels, struct channel_config, n)
