@@ -10,7 +10,9 @@ routes), each into some table at
 a preference of its own, so the best route of every net is the same in
 both daemons whatever order the routes came in. Each step changes one
 thing: a static's routes, table, preference or import filter, a pipe's
-filters (one of them adds one to the preference) or its parent, a table
+filters (one of them adds one to the preference, two check ROAs) or its
+parent, a ROA added to or removed from the ROA table the filters read, a
+table
 added, removed or made `sorted`, a static or pipe added, removed,
 disabled or enabled; a step makes one to three changes, each configured at once, and
 now and then configures softly and then reloads all, and now and then a
@@ -34,8 +36,13 @@ PREFIXES = (["10.%d.%d.0/24" % (a, b) for a in range(1, 4) for b in range(3)]
             + ["10.%d.0.0/16" % a for a in range(1, 4)] + ["10.0.0.0/8"])
 DESTS = ["blackhole", "unreachable", "prohibit"]
 BIG = ["11.%d.%d.0/24" % (i // 256, i % 256) for i in range(3000)]
+PLUS = "filter { preference = preference + 1; accept; }"
 FILTERS = ["all", "none", "where net.len = 24", "where net ~ [10.1.0.0/16+]", "where net.len <= 16",
-           "where net ~ [10.2.0.0/16+, 10.0.0.0/8]", "filter { preference = preference + 1; accept; }"]
+           "where net ~ [10.2.0.0/16+, 10.0.0.0/8]", PLUS,
+           "where roa_check(r4, net, 65001) != ROA_INVALID", "where roa_check(r4, net, 65002) = ROA_VALID"]
+# The ROAs of r4 to pick from: (prefix, max length, ASN)
+ROAS = [("10.0.0.0/8", 16, 65001), ("10.1.0.0/16", 24, 65002), ("10.2.0.0/16", 24, 65001),
+        ("10.3.0.0/16", 16, 65001), ("11.0.0.0/8", 24, 65002), ("11.0.0.0/16", 24, 65001)]
 PREFERENCES = [110, 120, 130, 140, 150, 160, 170, 180, 190, 200]
 
 
@@ -55,6 +62,7 @@ class State:
         self.parent = {"t1": "master4"}
         self.pipes = {"t1": ["all", "all", False]}
         self.statics = {}
+        self.roas = set(rnd.sample(range(len(ROAS)), 3))
         self.next_static = 1
         for _ in range(3):
             self.add_static()
@@ -89,7 +97,11 @@ class State:
         others = sorted(t for t in self.tables if t != "master4")
         while True:
             what = rnd.choice(["routes", "routes", "move", "preference", "filters", "filters", "parent", "pipe",
-                               "table", "sorted", "static", "import", "disabled"])
+                               "table", "sorted", "static", "import", "disabled", "roa"])
+            if what == "roa":
+                k = rnd.randrange(len(ROAS))
+                self.roas ^= {k}
+                return "ROA %s max %d as %d %s" % (*ROAS[k], "added" if k in self.roas else "removed")
             if what == "routes" and self.statics:
                 name = rnd.choice(sorted(self.statics))
                 routes = self.statics[name][2]
@@ -168,6 +180,9 @@ class State:
                 out.append("ipv4 table %s%s;" % (t, " sorted" if self.tables[t] else ""))
         if self.tables["master4"]:
             out.append("ipv4 table master4 sorted;")
+        out.append("roa4 table r4;")
+        out.append("protocol static sroa { roa4 { table r4; }; %s }"
+                   % " ".join("route %s max %d as %d;" % ROAS[k] for k in sorted(self.roas)))
         for name, (table, pref, routes, imp, off) in sorted(self.statics.items()):
             body = " ".join("route %s %s;" % (p, d) for p, d in sorted(routes.items()))
             out.append("protocol static %s {%s ipv4 { table %s; preference %d; import %s; }; %s }"
@@ -187,15 +202,27 @@ def net_in(prefix, net):
     return b.prefixlen >= a.prefixlen and b.subnet_of(a)
 
 
-def apply(flt, net, pref):
-    """What a filter of FILTERS does to a route of net: its preference
-    after, None when rejected."""
+def roa_check(roas, net, asn):
+    """RFC 6811 as roa_check() answers: unknown without a ROA covering
+    net, valid with one of asn whose max length takes it, else invalid."""
+    covering = [ROAS[k] for k in roas if net_in(ROAS[k][0], net)]
+    if not covering:
+        return "unknown"
+    plen = int(net.split("/")[1])
+    return "valid" if any(a == asn and plen <= m for _, m, a in covering) else "invalid"
+
+
+def apply(flt, net, pref, roas):
+    """What a filter of FILTERS does to a route of net (ROAs roas in r4):
+    its preference after, None when rejected."""
     plen = int(net.split("/")[1])
     ok = {"all": True, "none": False, "where net.len = 24": plen == 24,
           "where net ~ [10.1.0.0/16+]": net_in("10.1.0.0/16", net), "where net.len <= 16": plen <= 16,
           "where net ~ [10.2.0.0/16+, 10.0.0.0/8]": net_in("10.2.0.0/16", net) or net == "10.0.0.0/8",
-          FILTERS[-1]: True}[flt]
-    return None if not ok else pref + 1 if flt == FILTERS[-1] else pref
+          PLUS: True,
+          FILTERS[-2]: roa_check(roas, net, 65001) != "invalid",
+          FILTERS[-1]: roa_check(roas, net, 65002) == "valid"}[flt]
+    return None if not ok else pref + 1 if flt == PLUS else pref
 
 
 def expected(st):
@@ -212,7 +239,7 @@ def expected(st):
     held = {t: [] for t in st.tables}
     for name, (table, pref, rts, imp, off) in st.statics.items():
         for net, dest in rts.items() if not off else ():
-            first = apply(imp, net, pref)
+            first = apply(imp, net, pref, st.roas)
             if first is None:
                 continue
             seen, todo = {table}, [(table, first)]
@@ -220,7 +247,7 @@ def expected(st):
                 t, p = todo.pop()
                 held[t].append((p, net, "%s [%s]" % (DEST_SHOWN[dest], name)))
                 for nxt, flt in edges.get(t, []):
-                    q = apply(flt, net, p)
+                    q = apply(flt, net, p, st.roas)
                     if nxt not in seen and q is not None:
                         seen.add(nxt)
                         todo.append((nxt, q))

@@ -6,7 +6,8 @@ A BIRD 2 peer (AS 65002) announces 10.98.1.0/24 to us; we announce
 10.98.50.0/24. Our import filter rejects ROA-invalid routes, so does our
 export filter. When the ROA for AS 65002 goes, the peer's route must leave
 our table, and ours must leave the peer; when it comes back, both return.
-A static protocol's import filter is re-run the same way (it resends).
+A static protocol's import filter is re-run the same way (it resends), and
+so are a pipe's filters, both ways.
 BGP reloads this way only with `import table on` / `export table on`; a
 session without them gets BIRD 2's warning. Passes against BIRD 2 too.
 Addresses 127.98.x.y.
@@ -182,3 +183,35 @@ def test_roa_change_refeeds_only_what_it_covers(start_daemon, peers, ports, is_r
     assert poll(lambda: has(p, "10.98.50.0/24") and has(p, "10.99.50.0/24"), timeout=10)
     flip_roas_checks_only(d, ONLY_OUT, args, log, lambda px: has(p, px), "10.98.50.0/24", "10.99.50.0/24",
                           is_reference)
+
+
+def test_roa_change_refeeds_pipes(start_daemon):
+    """A pipe's filters that call roa_check() run again when the ROA table
+    changes, both ways, as any channel's (a pipe's channels had `rpki
+    reload` off). Passes against BIRD 2 too."""
+    def conf(roas):
+        return ("router id 10.98.0.1;\nipv4 table t1;\n"
+                "roa4 table r4 { min settle time 100 ms; max settle time 1 s; };\n"
+                "protocol static roas { roa4 { table r4; }; %s }\n"
+                "protocol static s0 { ipv4; route 10.98.1.0/24 blackhole; }\n"
+                "protocol static s1 { ipv4 { table t1; }; route 10.98.2.0/24 blackhole; }\n"
+                "protocol pipe p { table master4; peer table t1;\n"
+                "  export where roa_check(r4, net, 65001) = ROA_VALID;\n"
+                "  import where roa_check(r4, net, 65001) != ROA_INVALID; }\n" % roas)
+
+    def routes(t):
+        return sorted(x.split()[0] for x in strip_codes(d.raw("show route table %s" % t))
+                      if x[:1].isdigit())
+    d = start_daemon(conf("route 10.98.0.0/16 max 24 as 65001;"))
+    assert poll(lambda: routes("t1") == ["10.98.1.0/24", "10.98.2.0/24"], timeout=5), routes("t1")
+    assert poll(lambda: routes("master4") == ["10.98.1.0/24", "10.98.2.0/24"], timeout=5), routes("master4")
+    # another AS's ROA: invalid both ways, both copies go
+    d.reconfigure_file(conf("route 10.98.0.0/16 max 24 as 65009;"))
+    d.raw("configure")
+    assert poll(lambda: routes("t1") == ["10.98.2.0/24"], timeout=5), routes("t1")
+    assert poll(lambda: routes("master4") == ["10.98.1.0/24"], timeout=5), routes("master4")
+    # no ROA: unknown, which the import side takes and the export side not
+    d.reconfigure_file(conf(""))
+    d.raw("configure")
+    assert poll(lambda: routes("master4") == ["10.98.1.0/24", "10.98.2.0/24"], timeout=5), routes("master4")
+    assert routes("t1") == ["10.98.2.0/24"]

@@ -51,6 +51,7 @@ pipe_main_channel(struct cf_context *cx)
     p->pri->in_filter = FILTER_ACCEPT;
     p->pri->out_filter = FILTER_REJECT;
     p->pri->preference = 70;
+    p->pri->rpki_reload = 1;          /* as every channel by default (BIRD 2) */
   }
   return p->pri;
 }
@@ -92,6 +93,7 @@ pipe_postconfig(struct proto_config *pc, char *err, size_t errlen)
   sec->in_filter = FILTER_ACCEPT;
   sec->out_filter = pri->in_filter;
   sec->out_filter_set = 1;
+  sec->rpki_reload = pri->rpki_reload;
   pri->in_filter = FILTER_ACCEPT;
   p->sec = sec;
   list_init(&pc->channels);
