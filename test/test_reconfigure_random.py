@@ -180,7 +180,7 @@ class State:
                 out.append("ipv4 table %s%s;" % (t, " sorted" if self.tables[t] else ""))
         if self.tables["master4"]:
             out.append("ipv4 table master4 sorted;")
-        out.append("roa4 table r4;")
+        out.append("roa4 table r4 { min settle time 50 ms; max settle time 500 ms; };")
         out.append("protocol static sroa { roa4 { table r4; }; %s }"
                    % " ".join("route %s max %d as %d;" % ROAS[k] for k in sorted(self.roas)))
         for name, (table, pref, routes, imp, off) in sorted(self.statics.items()):
@@ -301,7 +301,7 @@ def configure(d, soft=False):
 
 def test_random_reconfigurations_match_bird2(start_daemon, ours_only):
     seed = random_seed("RECONF_RANDOM_SEED")
-    steps = int(os.environ.get("RECONF_RANDOM_STEPS", "60"))
+    steps = int(os.environ.get("RECONF_RANDOM_STEPS", "50"))
     st = State(random.Random(seed))
     ours, ref = start_beside_bird2(start_daemon, st.config())
     history = [st.config()]
