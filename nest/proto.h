@@ -364,6 +364,10 @@ struct proto_class {
    * group whose best is chosen among the group first (BGP `deterministic
    * med`: the neighbor AS); 0: the route is in no group. NULL: never. */
   u64 (*rte_group)(const struct rte *r);
+  /* Whether r of best's group ties with best on all the group decides by
+   * and stays unsuppressed beside it (BIRD 2's ECMP candidates). NULL:
+   * only the group's best is not suppressed. */
+  int (*rte_mergable)(const struct rte *best, const struct rte *r);
   /* The address the route came from (BGP neighbor), IPA_NONE if none;
    * `show route` prints " from X" when it differs from the gateway. */
   ip_addr (*rte_from)(const struct rte *r);

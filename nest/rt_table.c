@@ -639,19 +639,26 @@ rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
   t->last_change = loop_now_real();   /* not the route's own, older time */
 }
 
-/* Before a change: suppress the routes of group g other than best, except
- * skip (the route the change replaces). Suppressing first and lifting
- * after (rt_group_lift) keeps one unsuppressed route per group in the
- * chain, so each insertion compares with routes pair by pair as RFC 4271
- * allows: across groups, never on MED. */
+/* Whether route r of group g is to be unsuppressed when best is the
+ * group's best: r is best or ties with it (rte_mergable). */
+static int
+rt_group_keeps(const struct rt_group *g, const struct rte *best, const struct rte *r)
+{
+  return r == best || (best && g->class->rte_mergable && g->class->rte_mergable(best, r));
+}
+
+/* Flip the routes of group g in net whose state is not what best makes
+ * it, those to suppress (lift 0) or those to lift (lift 1), except skip.
+ * A flip replaces the route in the chain: the walk starts again. */
 static void
-rt_group_suppress(struct rtable *t, struct net *net, const struct rt_group *g,
-                  const struct rte *best, const struct rte *skip)
+rt_group_flip_all(struct rtable *t, struct net *net, const struct rt_group *g, const struct rte *best,
+                  const struct rte *skip, int lift)
 {
   struct rte *r = net->routes;
   while (rte_usable(r)) {
     struct rt_group rg = rt_group_of(t, r);
-    if (r != skip && r != best && !r->suppressed && rg.key && rt_group_same(&rg, g)) {
+    if (r != skip && r->suppressed == lift && rg.key && rt_group_same(&rg, g) &&
+        rt_group_keeps(g, best, r) == lift) {
       rt_group_flip(t, net, r);
       r = net->routes;
     } else
@@ -659,13 +666,25 @@ rt_group_suppress(struct rtable *t, struct net *net, const struct rt_group *g,
   }
 }
 
-/* After a change: the best route of group g, if suppressed, is lifted. */
+/* Before a change: suppress the routes of group g that best does not
+ * keep, except skip (the route the change replaces). Suppressing first
+ * and lifting after (rt_group_lift) keeps the unsuppressed routes of a
+ * group in the chain tied through their MEDs, so each insertion compares
+ * with routes pair by pair as RFC 4271 allows: across groups, never on
+ * MED. */
+static void
+rt_group_suppress(struct rtable *t, struct net *net, const struct rt_group *g,
+                  const struct rte *best, const struct rte *skip)
+{
+  rt_group_flip_all(t, net, g, best, skip, 0);
+}
+
+/* After a change: the routes of group g its best keeps, if suppressed,
+ * are lifted. */
 static void
 rt_group_lift(struct rtable *t, struct net *net, const struct rt_group *g)
 {
-  struct rte *best = rt_group_best(t, net, g, NULL, NULL);
-  if (best && best->suppressed)
-    rt_group_flip(t, net, best);
+  rt_group_flip_all(t, net, g, rt_group_best(t, net, g, NULL, NULL), NULL, 1);
 }
 
 /* `debug { routes }` of a table: a change as BIRD 2 traces a channel's
@@ -783,7 +802,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
   if (gnew.key) {
     struct rte *best = rt_group_best(t, net, &gnew, old, new);
     rt_group_suppress(t, net, &gnew, best, old);
-    new->suppressed = best != new;
+    new->suppressed = !rt_group_keeps(&gnew, best, new);
   }
   u->res = rt_change(t, net, old, new);
   if (gnew.key)

@@ -1115,8 +1115,21 @@ grp_group(const struct rte *r)
   return 1ULL << 32 | grp_val(r->attrs, 1);
 }
 
+/* Routes of a group with the best's MED tie with it (as BGP's through the
+ * MEDs) */
+static int
+grp_mergable(const struct rte *best, const struct rte *r)
+{
+  return grp_val(best->attrs, 2) == grp_val(r->attrs, 2);
+}
+
 static const struct proto_class group_class = {
   .name = "Grp", .keyword = "grp", .class_id = 10, .rte_better = grp_better, .rte_group = grp_group,
+};
+
+static const struct proto_class group_merge_class = {
+  .name = "Grp", .keyword = "grp", .class_id = 10, .rte_better = grp_better, .rte_group = grp_group,
+  .rte_mergable = grp_mergable,
 };
 
 static struct ea_list *
@@ -1133,33 +1146,48 @@ grp_attrs(u32 as, u32 med, u32 id)
   return ea_intern(&b);
 }
 
+/* Whether have[i] is the best of its AS: by MED, then id. */
+static int
+grp_is_group_best(struct ea_list *const *have, uint n, uint i)
+{
+  for (uint j = 0; j < n; j++)
+    if (have[j] && j != i && grp_val(have[j], 1) == grp_val(have[i], 1) &&
+        (grp_val(have[j], 2) < grp_val(have[i], 2) ||
+         (grp_val(have[j], 2) == grp_val(have[i], 2) && grp_val(have[j], 3) < grp_val(have[i], 3))))
+      return 0;
+  return 1;
+}
+
+/* Whether have[i] is to be unsuppressed: its AS's best, or, where the
+ * class merges, of that best's MED. */
+static int
+grp_kept(struct ea_list *const *have, uint n, uint i, int merge)
+{
+  for (uint j = 0; j < n; j++)
+    if (have[j] && grp_val(have[j], 1) == grp_val(have[i], 1) && grp_is_group_best(have, n, j))
+      return j == i || (merge && grp_val(have[j], 2) == grp_val(have[i], 2));
+  return 0;
+}
+
 /* The RFC 4271 answer by brute force: each AS's best by MED (then id),
  * then the lowest id among those. */
 static int
 grp_expected(struct ea_list *const *have, uint n)
 {
   int best = -1;
-  for (uint i = 0; i < n; i++) {
-    if (!have[i])
-      continue;
-    int group_best = 1;
-    for (uint j = 0; j < n && group_best; j++)
-      if (have[j] && j != i && grp_val(have[j], 1) == grp_val(have[i], 1))
-        group_best = grp_val(have[j], 2) > grp_val(have[i], 2) ||
-                     (grp_val(have[j], 2) == grp_val(have[i], 2) && grp_val(have[j], 3) > grp_val(have[i], 3));
-    if (group_best && (best < 0 || grp_val(have[i], 3) < grp_val(have[best], 3)))
+  for (uint i = 0; i < n; i++)
+    if (have[i] && grp_is_group_best(have, n, i) && (best < 0 || grp_val(have[i], 3) < grp_val(have[best], 3)))
       best = i;
-  }
   return best;
 }
 
 /* Random announcements and withdrawals of 6 sources in 3 ASes: the best
  * is always the order-independent one, every route is in the chain once,
- * and the journal's last word on the net is the chain's best. */
+ * suppressed unless kept (grp_kept), and the journal's last word on the
+ * net is the chain's best. */
 static void
-test_route_groups(void **state)
+route_groups_run(const struct proto_class *class)
 {
-  (void) state;
   enum { SRCS = 6, STEPS = 3000 };
   struct rtable *t = test_table();
   struct proto *p[SRCS];
@@ -1167,7 +1195,7 @@ test_route_groups(void **state)
   struct ea_list *have[SRCS] = { 0 };
   for (uint i = 0; i < SRCS; i++) {
     p[i] = fake_proto("g");
-    p[i]->class = &group_class;
+    p[i]->class = class;
     src[i] = rt_get_source(p[i], 0);
   }
   net_addr n;
@@ -1202,6 +1230,7 @@ test_route_groups(void **state)
         if (r->src == src[k]) {
           assert_false(seen & (1u << k));
           assert_ptr_equal(r->attrs, have[k]);
+          assert_int_equal(!r->suppressed, grp_kept(have, SRCS, k, class->rte_mergable != NULL));
           seen |= 1u << k;
         }
     for (uint k = 0; k < SRCS; k++)
@@ -1223,6 +1252,21 @@ test_route_groups(void **state)
   rcu_barrier();
   for (uint i = 0; i < SRCS; i++)
     free(p[i]);
+}
+
+static void
+test_route_groups(void **state)
+{
+  (void) state;
+  route_groups_run(&group_class);
+}
+
+/* Routes that tie with their group's best stay unsuppressed beside it. */
+static void
+test_route_groups_merging(void **state)
+{
+  (void) state;
+  route_groups_run(&group_merge_class);
 }
 
 static void press_notified(void *data) { (void) data; }
@@ -1387,6 +1431,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_import_press),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
+  cmocka_unit_test(test_route_groups_merging),
   cmocka_unit_test(test_index_compacts_when_quiet),
 };
 

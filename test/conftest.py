@@ -455,13 +455,14 @@ def random_seed(name):
     return seed
 
 
-def start_beside_bird2(start_daemon, conf_text):
-    """Ours and Debian's BIRD 2 on the same config: (ours, BIRD 2). Skips
-    where BIRD 2 is not installed."""
+def start_beside_bird2(start_daemon, conf_text, ref_conf_text=None):
+    """Ours and Debian's BIRD 2 on the same config (or BIRD 2 on one of its
+    own, where they must not share a listening port): (ours, BIRD 2).
+    Skips where BIRD 2 is not installed."""
     if not os.access(REFERENCE_BIRD, os.X_OK):
         pytest.skip("needs Debian's BIRD 2 (%s)" % REFERENCE_BIRD)
     return (start_daemon(conf_text, subdir="ours"),
-            start_daemon(conf_text, subdir="bird2", binary=REFERENCE_BIRD))
+            start_daemon(ref_conf_text or conf_text, subdir="bird2", binary=REFERENCE_BIRD))
 
 
 @pytest.fixture

@@ -85,14 +85,18 @@ def test_attribute_discard(dut):
     d = dut
     p = connect(d)
     # 7.6: ATOMIC_AGGREGATE with a length -> discarded; 7.7: AGGREGATOR bad length -> discarded;
-    # 7.5: LOCAL_PREF from an eBGP peer -> discarded (ours then defaults to 100)
+    # 7.5: LOCAL_PREF from an eBGP peer -> discarded; as BIRD 2, the route then
+    # has none (best path counts the default), one that came without gets it
     attrs = (std_attrs(65002) + attr(0x40, 6, b"\x01") + attr(0xc0, 7, b"\x00\x01\x02")
              + attr(0x40, 5, struct.pack("!I", 777)))
     p.send(update(attrs=attrs, nlris=nlri("10.60.0.0/16")))
     assert poll(lambda: has_route(d, "10.60.0.0/16"), timeout=5)
     v = text(d, "show route 10.60.0.0/16 all")
     assert "atomic" not in v and "aggregator" not in v, v
-    assert "777" not in v, v      # BIRD 2 then has no LOCAL_PREF; we give the default
+    assert "BGP.local_pref" not in v, v
+    announce_ok(p, "10.62.0.0/16")
+    assert poll(lambda: has_route(d, "10.62.0.0/16"), timeout=5)
+    assert "BGP.local_pref: 100" in text(d, "show route 10.62.0.0/16 all")
     assert p.wait_notification(timeout=0.3) is None
 
 

@@ -123,6 +123,9 @@ def test_deterministic_med(start_daemon, peers, ports, det, want):
     assert marked() == want, strip_codes(d.raw("show route %s all" % NET))
     if not det:
         return
+    # a is not its group's best: suppressed, marked "-" after the preference
+    assert [l for l in strip_codes(d.raw("show route %s" % NET)) if "[a " in l and "(100-" in l], \
+        strip_codes(d.raw("show route %s all" % NET))
     assert cs["c"].raw("disable dut").startswith(b"0009-")
     assert poll(lambda: routes() == {"a", "b"}, timeout=10), strip_codes(d.raw("show route %s all" % NET))
     assert marked() == "a", strip_codes(d.raw("show route %s all" % NET))

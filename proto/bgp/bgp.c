@@ -530,6 +530,7 @@ const struct proto_class proto_bgp = {
   .can_reload_in = bgp_can_reload_in,
   .rte_better = bgp_rte_better,
   .rte_group = bgp_rte_group,
+  .rte_mergable = bgp_rte_mergable,
   .rte_info = bgp_rte_info,
   .rte_from = bgp_rte_from,
   .show_info = bgp_show_info,

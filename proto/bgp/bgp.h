@@ -470,6 +470,7 @@ void bgp_show_info(struct proto *pp, struct cli *c);
 void bgp_rte_info(const struct rte *r, char *buf, size_t size);
 int bgp_rte_better(const struct rte *a, const struct rte *b);
 u64 bgp_rte_group(const struct rte *r);
+int bgp_rte_mergable(const struct rte *best, const struct rte *r);
 ip_addr bgp_rte_from(const struct rte *r);
 
 #endif

@@ -239,8 +239,12 @@ bgp_as_path_length(const u8 *p, uint len)
 u32
 bgp_as_path_first_as(const u8 *p, uint len)
 {
-  if (len >= 6 && p[0] == AS_PATH_SEQUENCE && p[1])
-    return bgp_get_host32(p + 2);
+  /* confederation segments lead the path inside one: past them */
+  for (uint pos = 0; pos + 2 <= len; pos += 2 + p[pos + 1] * 4)
+    if (p[pos] == AS_PATH_SEQUENCE)
+      return p[pos + 1] && pos + 6 <= len ? bgp_get_host32(p + pos + 2) : 0;
+    else if (p[pos] != AS_PATH_CONFED_SEQUENCE && p[pos] != AS_PATH_CONFED_SET)
+      return 0;
   return 0;
 }
 
@@ -893,7 +897,7 @@ bgp_attrs_reset(struct bgp_attrs *r)
   r->err.data = NULL;
   r->err.reason = NULL;
   r->discarded = r->count = 0;
-  r->has_next_hop = false;
+  r->has_next_hop = r->local_pref_seen = false;
   r->mp_reach.present = r->mp_reach.ignored = false;
   r->mp_unreach.present = r->mp_unreach.ignored = false;
   r->mp_nh_count = 0;
@@ -923,6 +927,7 @@ bgp_attrs_parse(const struct bgp_rx_ctx *ctx, linpool *lp, const u8 *attrs, uint
   s.sc.end = s.sc.p + scratch;
   bgp_attrs_reset(r);
   bgp_walk(&s, attrs, len);
+  r->local_pref_seen = bgp_seen(&s, BA_LOCAL_PREF);
   if (r->verdict == BGP_ATTR_SESSION_RESET)
     return r->verdict;
   bgp_finish_as4(&s);

@@ -131,6 +131,34 @@ test_partial_bit(void **state)
   ea_unref(l);
 }
 
+/* One segment of one ASN, as paths are stored (host order). */
+static u8 *
+put_seg(u8 *p, u8 type, u32 asn)
+{
+  p[0] = type;
+  p[1] = 1;
+  memcpy(p + 2, &asn, 4);
+  return p + 6;
+}
+
+/* The neighbor AS of RFC 4271 9.1.2.2 c): past confederation segments;
+ * none where a set or nothing follows them. */
+static void
+test_as_path_first_as(void **state)
+{
+  (void) state;
+  u8 path[18], *p = put_seg(path, AS_PATH_CONFED_SEQUENCE, 65100);
+  assert_int_equal(bgp_as_path_first_as(path, p - path), 0);
+  p = put_seg(p, AS_PATH_CONFED_SET, 65101);
+  u8 *seq = p;
+  p = put_seg(p, AS_PATH_SEQUENCE, 65002);
+  assert_int_equal(bgp_as_path_first_as(path, p - path), 65002);
+  assert_int_equal(bgp_as_path_first_as(path, p - path - 1), 0);   /* truncated */
+  put_seg(seq, AS_PATH_SET, 65002);
+  assert_int_equal(bgp_as_path_first_as(path, p - path), 0);
+  assert_int_equal(bgp_as_path_first_as(path, 0), 0);
+}
+
 static void
 test_as_path_long_and_helpers(void **state)
 {
@@ -511,6 +539,7 @@ main(void)
     cmocka_unit_test(test_roundtrip_all),
     cmocka_unit_test(test_partial_bit),
     cmocka_unit_test(test_as_path_long_and_helpers),
+    cmocka_unit_test(test_as_path_first_as),
     cmocka_unit_test(test_as4_merge_vectors),
     cmocka_unit_test(test_rfc7606_table),
     cmocka_unit_test(test_duplicates),

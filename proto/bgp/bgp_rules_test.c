@@ -67,7 +67,7 @@ test_as_path_helpers(void **state)
 
   assert_true(bgp_as_path_has_confed(buf, len));
   assert_int_equal(bgp_as_path_first_hop(buf, len), 65010);
-  assert_int_equal(bgp_as_path_first_as(buf, len), 0);
+  assert_int_equal(bgp_as_path_first_as(buf, len), 65020);   /* past the confed segment */
   assert_int_equal(bgp_as_path_count(buf, len, 65000), 1);
   assert_int_equal(bgp_as_path_count(buf, len, 7), 0);
 

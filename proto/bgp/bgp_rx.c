@@ -145,7 +145,7 @@ bgp_rx_aigp(struct bgp_proto *p, struct ea_builder *b, int af)
 /* Fill the nest's route fields; the next hop gives the destination
  * (bgp_nexthop.c). Returns -1 when the routes must be treated as withdrawn. */
 static int
-bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, int af)
+bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, int af, bool local_pref_seen)
 {
   struct channel *c = bgp_af_channel(p, af);
   b->source = RTS_BGP;
@@ -155,12 +155,10 @@ bgp_rx_route_fields(struct bgp_proto *p, struct ea_builder *b, int af)
     return -1;                  /* nothing to import into */
   if (bgp_nh_rx_fields(p, b, &p->ch[af]) < 0)
     return -1;
-  /* BIRD gives routes without LOCAL_PREF (eBGP ones: it was dropped) the
-   * default one on import. */
-  int have = 0;
-  for (uint i = 0; i < b->count; i++)
-    have |= b->a[i].id == BGP_EA(BA_LOCAL_PREF);
-  if (!have)
+  /* BIRD 2 gives the default LOCAL_PREF on import to routes that came
+   * without one; not to those whose LOCAL_PREF was dropped (from an eBGP
+   * peer): they go without (best path takes the default for them). */
+  if (!local_pref_seen)
     ea_set_int(b, BGP_EA(BA_LOCAL_PREF), EAF_INT, BAF_TRANSITIVE, p->cf->default_local_pref);
   /* The generic `from` of filters: the same for every route of the
    * session, so it is one more eattr of the one interned set per UPDATE. */
@@ -215,7 +213,7 @@ bgp_rx_update(struct bgp_conn *conn, const u8 *body, uint len)
       if (part == 1)
         bgp_attrs_use_mp_next_hop(&pb, &u.a);
       bgp_rx_aigp(p, &pb, it.af);
-      if (bgp_rx_route_fields(p, &pb, it.af) == 0)
+      if (bgp_rx_route_fields(p, &pb, it.af, u.a.local_pref_seen) == 0)
         a = ea_intern(&pb);
     }
     int rv = bgp_rx_nlri(p, &it, a);

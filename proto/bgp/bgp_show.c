@@ -269,9 +269,10 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   static const char origin_ch[] = "ie?";
   u32 o = bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE);
   char oc = o < 3 ? origin_ch[o] : '?';
-  /* BIRD marks long-lived stale routes with "s" after the preference,
-   * then a recursive next hop's IGP metric: "-" unresolvable, "?" unknown */
-  const char *st = bgp_llgr_stale(a) ? "s" : "";
+  /* BIRD marks after the preference a route `deterministic med` suppressed
+   * with "-", a long-lived stale one with "s", then a recursive next hop's
+   * IGP metric: "-" unresolvable, "?" unknown */
+  const char *st = r->suppressed ? (bgp_llgr_stale(a) ? "-s" : "-") : bgp_llgr_stale(a) ? "s" : "";
   char m[16] = "";
   if (!a->igp_metric)
     ;
@@ -294,28 +295,44 @@ bgp_rte_from(const struct rte *r)
   return bgp_src_peer(r)->remote_ip;
 }
 
-/* RFC 4271 9.1.2.2 with BIRD's order of tiebreaks. */
-int
-bgp_rte_better(const struct rte *a, const struct rte *b)
+/* The AS whose MEDs compare with each other: the path's first, past
+ * confederation segments; for a path without one (our own AS's routes),
+ * as BIRD 2, the session's confederation or local AS. */
+static u32
+bgp_neighbor_as(const struct bgp_peer_info *i, const u8 *p, uint n)
 {
+  u32 as = p ? bgp_as_path_first_as(p, n) : 0;
+  return as ? as : i->confederation ? i->confederation : i->local_as;
+}
+
+/* RFC 4271 9.1.2.1 to 9.1.2.2 c), the steps through the MEDs, with
+ * BIRD's order and options: 1 when a wins on them, -1 when b does, 0 when
+ * they tie. aigp: whether RFC 7311's metric counts (not for the routes
+ * BIRD 2 takes as equal to a group's best, bgp_rte_mergable). */
+static int
+bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, bool aigp)
+{
+#define BGP_WINS(cond) ((cond) ? 1 : -1)
   const struct ea_list *x = a->attrs, *y = b->attrs;
   /* The session's peer info, never its config (bgp_rules.h) */
   const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
-    return uy;
+    return BGP_WINS(uy);
   /* RFC 9494 4.3: long-lived stale routes lose against all others. */
   int sx = bgp_llgr_stale(x), sy = bgp_llgr_stale(y);
   if (sx != sy)
-    return sy;
-  u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, 100), ly = bgp_attr_u32(y, BA_LOCAL_PREF, 100);
+    return BGP_WINS(sy);
+  /* a LOCAL_PREF dropped from an eBGP peer counts as the session's default */
+  u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, ix->default_local_pref);
+  u32 ly = bgp_attr_u32(y, BA_LOCAL_PREF, iy->default_local_pref);
   if (lx != ly)
-    return lx > ly;
+    return BGP_WINS(lx > ly);
   /* RFC 7311 4.1, where BIRD 2 puts it: AIGP before the AS path length */
-  u64 ax = bgp_aigp_total(x), ay = bgp_aigp_total(y);
+  u64 ax = aigp ? bgp_aigp_total(x) : 0, ay = aigp ? bgp_aigp_total(y) : 0;
   if (ax != ay)
-    return ax < ay;
+    return BGP_WINS(ax < ay);
   const u8 *px, *py;
   uint nx, ny;
   bgp_path_of(x, &px, &nx);
@@ -323,19 +340,32 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   uint lenx = px ? bgp_as_path_length(px, nx) : 0, leny = py ? bgp_as_path_length(py, ny) : 0;
   /* RFC 4271 9.1.2.2 a), unless both sessions have `path metric off` */
   if (lenx != leny && (ix->path_metric || iy->path_metric))
-    return lenx < leny;
+    return BGP_WINS(lenx < leny);
   u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
   if (ox != oy)
-    return ox < oy;
+    return BGP_WINS(ox < oy);
   /* MEDs compare between routes of one neighbor AS, or between any with
    * `med metric`; a missing one counts as the session's `default bgp_med` */
-  u32 fx = px ? bgp_as_path_first_as(px, nx) : 0, fy = py ? bgp_as_path_first_as(py, ny) : 0;
+  u32 fx = bgp_neighbor_as(ix, px, nx), fy = bgp_neighbor_as(iy, py, ny);
   if (fx == fy || ix->med_metric || iy->med_metric) {
     u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, ix->default_med);
     u32 my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, iy->default_med);
     if (mx != my)
-      return mx < my;
+      return BGP_WINS(mx < my);
   }
+  return 0;
+#undef BGP_WINS
+}
+
+/* RFC 4271 9.1.2.2 with BIRD's order of tiebreaks. */
+int
+bgp_rte_better(const struct rte *a, const struct rte *b)
+{
+  int c = bgp_rte_cmp_to_med(a, b, true);
+  if (c)
+    return c > 0;
+  const struct ea_list *x = a->attrs, *y = b->attrs;
+  const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
   /* Prefer external; confederation members count as internal (RFC 5065 5.3) */
   if (ix->interior != iy->interior)
     return !ix->interior;
@@ -359,17 +389,26 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   return ipa_compare(ix->remote_ip, iy->remote_ip) < 0;
 }
 
+/* `deterministic med`: routes of a group that tie with its best through
+ * the MEDs (BIRD 2's ECMP candidates) are not suppressed either. */
+int
+bgp_rte_mergable(const struct rte *best, const struct rte *r)
+{
+  return !bgp_rte_cmp_to_med(best, r, false);
+}
+
 /* `deterministic med`: a route's group is its neighbor AS, the one whose
- * MEDs bgp_rte_better compares (the path's first AS, 0 for an empty path). */
+ * MEDs bgp_rte_better compares. */
 u64
 bgp_rte_group(const struct rte *r)
 {
-  if (!bgp_src_peer(r)->deterministic_med)
+  const struct bgp_peer_info *i = bgp_src_peer(r);
+  if (!i->deterministic_med)
     return 0;
   const u8 *p;
   uint n;
   bgp_path_of(r->attrs, &p, &n);
-  return 1ULL << 32 | (p ? bgp_as_path_first_as(p, n) : 0);
+  return 1ULL << 32 | bgp_neighbor_as(i, p, n);
 }
 
 /* --- Attributes in `show route all` (BIRD 2 names) --- */

@@ -533,6 +533,7 @@ struct bgp_attrs {
   u16 discarded;                    /* attributes dropped by "attribute discard" */
   u16 count;                        /* attributes seen on the wire */
   bool has_next_hop;                /* NEXT_HOP attribute (body NLRI) */
+  bool local_pref_seen;             /* LOCAL_PREF on the wire, even if dropped */
   ip_addr next_hop;
   struct bgp_mp_part mp_reach, mp_unreach;
   u8 mp_nh_count;                   /* 1 or 2 (global, link-local) */
@@ -578,7 +579,8 @@ int bgp_attrs_encode(const struct bgp_tx_ctx *ctx, const struct ea_list *l, bool
 bool bgp_as_path_valid(const u8 *p, uint len);
 /* Path length for best path selection: a set counts 1, confed segments 0. */
 uint bgp_as_path_length(const u8 *p, uint len);
-/* Leftmost ASN of the first AS_SEQUENCE, or 0. */
+/* Leftmost ASN of the path past its confederation segments if an
+ * AS_SEQUENCE starts there, else 0 (RFC 4271 9.1.2.2 c's neighbor AS). */
 u32 bgp_as_path_first_as(const u8 *p, uint len);
 bool bgp_as_path_contains(const u8 *p, uint len, u32 asn);
 /* New path with asn prepended into lp (count times), its length in *out_len. */
