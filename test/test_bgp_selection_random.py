@@ -3,7 +3,8 @@ side by side: five raw BGP peers (two eBGP of one AS, one of another, two
 iBGP) send both daemons the same UPDATEs, one at a time, with random
 attributes (origin, AS path, MED, LOCAL_PREF, ORIGINATOR_ID,
 CLUSTER_LIST, next hops of two IGP metrics and one that does not
-resolve) for a few overlapping prefixes, and withdraw them. After every
+resolve) for a few overlapping prefixes, IPv4 in the UPDATE's body and
+IPv6 in MP_REACH_NLRI, and withdraw them. After every
 UPDATE both daemons must show the same routes (`show route all`, the
 times left out, nets in any order), the same best routes and the same
 counts, and four receiving sessions (eBGP, route server client, iBGP
@@ -54,6 +55,10 @@ PREFIXES = ["10.107.1.0/24", "10.107.2.0/24", "10.107.0.0/16", "10.107.3.0/25", 
             "10.0.0.0/8"]
 # two next hops resolved through routes of different IGP metrics, one not resolved
 NEXT_HOPS = ["192.0.2.9", "192.0.2.200", "198.51.100.1"]
+# the IPv6 half, in MP_REACH/MP_UNREACH over the same sessions
+PREFIXES6 = ["2001:db8:107::/48", "2001:db8:107:1::/64", "2001:db8::/32", "2001:db8:107:2::/64"]
+NEXT_HOPS6 = ["2001:db8:ff::9", "2001:db8:ff:1::9", "2001:db8:ee::1"]
+MP_IPV6 = b"\x01\x04\x00\x02\x00\x01"
 ORIGINATORS = ["10.107.0.5", "10.107.0.14", "10.107.0.99", ROUTER_ID]
 CLUSTERS = ["1.1.1.1", "2.2.2.2", ROUTER_ID]
 TIME_RE = re.compile(r"(\[\S+) [0-9:.]+")
@@ -85,17 +90,21 @@ def round_conf(port, opts):
         peers.append("protocol bgp %s from rsp { neighbor %s as %d; %s\n  ipv4 { %s }; }"
                      % (name, addr, asn, extra, opts["channel"].get(name, "")))
     for name, addr, asn, _, extra in RECEIVERS:
-        peers.append("protocol bgp %s from rsp { neighbor %s as %d; %s ipv4 { import none; %s %s }; }"
+        peers.append("protocol bgp %s from rsp { neighbor %s as %d; %s ipv4 { import none; %s %s };\n"
+                     "  ipv6 { import none; export all; next hop address 2001:db8:107::1; }; }"
                      % (name, addr, asn, extra, opts["export"][name], "add paths tx;" if name == "x4" else ""))
     return """router id %s;
 protocol device {}
 protocol static nhs { ipv4;
   route 192.0.2.0/25 via "lo" { igp_metric = 10; };
   route 192.0.2.128/25 via "lo" { igp_metric = %d; }; }
+protocol static nhs6 { ipv6;
+  route 2001:db8:ff::/64 via "lo" { igp_metric = 10; };
+  route 2001:db8:ff:1::/64 via "lo" { igp_metric = %d; }; }
 template bgp rsp { local %s port %d as %d; passive; multihop; hold time 240; %s
-  ipv4 { import all; export none; }; }
+  ipv4 { import all; export none; }; ipv6 { import all; export none; }; }
 %s
-""" % (ROUTER_ID, opts["metric2"], DUT, port, LOCAL_AS, opts["global"], "\n".join(peers))
+""" % (ROUTER_ID, opts["metric2"], opts["metric2"], DUT, port, LOCAL_AS, opts["global"], "\n".join(peers))
 
 
 def draw_options(rnd):
@@ -139,7 +148,6 @@ def random_attrs(rnd, peer, step, opts):
     else:
         path = tail
     a = attr(0x40, 1, bytes([rnd.choice([0, 0, 0, 1, 2])])) + as_path_attr(path)
-    a += attr(0x40, 3, socket.inet_aton(rnd.choice(NEXT_HOPS)))
     if rnd.random() < 0.7:
         a += attr(0x80, 4, struct.pack("!I", rnd.randrange(4)))
     if rnd.random() < (0.7 if ibgp else 0.1):        # an eBGP peer's LOCAL_PREF is dropped
@@ -151,6 +159,40 @@ def random_attrs(rnd, peer, step, opts):
         ids = [rnd.choice(CLUSTERS) for _ in range(rnd.choice([1, 2]))]
         a += attr(0x80, 10, b"".join(socket.inet_aton(c) for c in ids))
     return a
+
+
+def nlri6(prefix):
+    net, plen = prefix.split("/")
+    plen = int(plen)
+    return bytes([plen]) + socket.inet_pton(socket.AF_INET6, net)[:(plen + 7) // 8]
+
+
+def prefixes6(field):
+    out, i = [], 0
+    while i < len(field):
+        n = (field[i] + 7) // 8
+        addr = socket.inet_ntop(socket.AF_INET6, field[i + 1:i + 1 + n] + b"\0" * (16 - n))
+        out.append("%s/%d" % (addr, field[i]))
+        i += 1 + n
+    return out
+
+
+def random_update(rnd, peer, step, opts, v6):
+    """An UPDATE announcing nets (IPv4 in the body, IPv6 in MP_REACH) with
+    random attributes, or withdrawing them: (body, what it does)."""
+    nets = rnd.sample(PREFIXES6 if v6 else PREFIXES, rnd.choice([1, 1, 2, 3]))
+    field = b"".join(nlri6(n) if v6 else nlri(n) for n in nets)
+    if rnd.random() < 0.25:
+        if v6:
+            return update(attrs=attr(0x80, 15, b"\x00\x02\x01" + field)), "withdraws %s" % nets
+        return update(withdrawn=field), "withdraws %s" % nets
+    a = random_attrs(rnd, peer, step, opts)
+    if v6:
+        nh = socket.inet_pton(socket.AF_INET6, rnd.choice(NEXT_HOPS6))
+        body = update(attrs=a + attr(0x80, 14, b"\x00\x02\x01\x10" + nh + b"\x00" + field))
+    else:
+        body = update(attrs=a + attr(0x40, 3, socket.inet_aton(rnd.choice(NEXT_HOPS))), nlris=field)
+    return body, "announces %s: %s" % (nets, body.hex())
 
 
 def sentinel_update(i, step):
@@ -222,9 +264,12 @@ class Receiver:
         if not self.add_path:
             return self.paths
         out = {}
-        for (n, _), a in self.paths.items():
-            out.setdefault(n, []).append(tuple(sorted(a.items())))
-        return {n: tuple(sorted(v)) for n, v in out.items()}
+        for k, a in self.paths.items():
+            if isinstance(k, str):          # IPv6: one path a net
+                out[k] = a
+            else:
+                out.setdefault(k[0], []).append(tuple(sorted(a.items())))
+        return {n: v if isinstance(v, dict) else tuple(sorted(v)) for n, v in out.items()}
 
     def keys(self, field):
         if self.add_path:
@@ -253,16 +298,28 @@ class Receiver:
         for k in self.keys(body[2:2 + wl]):
             self.paths.pop(k, None)
         al = struct.unpack("!H", body[2 + wl:4 + wl])[0]
-        a, i, attrs = body[4 + wl:4 + wl + al], 0, {}
+        a, i, attrs, reach6 = body[4 + wl:4 + wl + al], 0, {}, []
         while i < len(a):
             flags, code = a[i], a[i + 1]
             ext = flags & 0x10
             ln = struct.unpack("!H", a[i + 2:i + 4])[0] if ext else a[i + 2]
             start = i + (4 if ext else 3)
-            attrs[code] = (flags & ~0x10, a[start:start + ln].hex())
+            v = a[start:start + ln]
+            if code == 15:                  # IPv6 withdrawals (no ADD-PATH there)
+                for n in prefixes6(v[3:]):
+                    self.paths.pop(n, None)
+            elif code == 14:                # the next hop is the route's, the NLRI its nets
+                reach6 = prefixes6(v[5 + v[3]:])
+                attrs[code] = (flags & ~0x10, v[3:4 + v[3]].hex())
+            else:
+                attrs[code] = (flags & ~0x10, v.hex())
             i = start + ln
+        v4 = {c: x for c, x in attrs.items() if c != 14}
         for k in self.keys(body[4 + wl + al:]):
-            self.paths[k] = attrs
+            self.paths[k] = v4
+        v6 = {c: x for c, x in attrs.items() if c != 3}
+        for n in reach6:
+            self.paths[n] = v6
 
 
 def rib_lines(rib):
@@ -284,21 +341,17 @@ def run_round(start_daemon, seed, steps):
     ours, ref = start_beside_bird2(start_daemon, conf, round_conf(port_b, opts))
     sessions, receivers = {}, {}
     for d, port in ((ours, port_a), (ref, port_b)):
-        sessions[d] = [RawPeer(addr, DUT, port, asn, LOCAL_AS, router_id=rid) for _, addr, asn, rid in PEERS]
+        sessions[d] = [RawPeer(addr, DUT, port, asn, LOCAL_AS, router_id=rid, caps=MP_IPV6)
+                       for _, addr, asn, rid in PEERS]
         receivers[d] = [Receiver(RawPeer(addr, DUT, port, asn, LOCAL_AS, router_id=rid,
-                                         caps=ADD_PATH_RX if name == "x4" else b""), name == "x4")
+                                         caps=MP_IPV6 + (ADD_PATH_RX if name == "x4" else b"")), name == "x4")
                         for name, addr, asn, rid, _ in RECEIVERS]
     history = []
     try:
         for step in range(1, steps + 1):
             i = rnd.randrange(len(PEERS))
-            nets = rnd.sample(PREFIXES, rnd.choice([1, 1, 2, 3]))
-            if rnd.random() < 0.25:
-                body = update(withdrawn=b"".join(nlri(n) for n in nets))
-                history.append("%d: %s withdraws %s" % (step, PEERS[i][0], nets))
-            else:
-                body = update(attrs=random_attrs(rnd, PEERS[i], step, opts), nlris=b"".join(nlri(n) for n in nets))
-                history.append("%d: %s announces %s: %s" % (step, PEERS[i][0], nets, body.hex()))
+            body, what = random_update(rnd, PEERS[i], step, opts, rnd.random() < 0.3)
+            history.append("%d: %s %s" % (step, PEERS[i][0], what))
             for d in (ours, ref):
                 sessions[d][i].send(body + sentinel_update(i, step))
             for d in (ours, ref):
