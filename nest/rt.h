@@ -104,6 +104,17 @@ struct rte {
 };
 _Static_assert(sizeof(struct rte) == 40, "struct rte grew");
 
+/* A private copy of published route r with attrs in place of its own
+ * (NULL: its own), for code that takes a route: the fields the table's
+ * writers change under readers (next, refresh_gen) are not read, so the
+ * copy races with nobody; they are 0 in it. */
+static inline struct rte rte_view(const struct rte *r, struct ea_list *attrs)
+{
+  return (struct rte) { .attrs = attrs ? attrs : r->attrs, .src = r->src, .id = r->id, .sender = r->sender,
+                        .lastmod_lo = r->lastmod_lo, .lastmod_hi = r->lastmod_hi, .flags = r->flags,
+                        .suppressed = r->suppressed };
+}
+
 static inline btime rte_lastmod(const struct rte *r)
 {
   return (btime) (((u64) r->lastmod_hi << 32) | r->lastmod_lo) * 1000;

@@ -339,6 +339,9 @@ def run_round(start_daemon, seed, steps):
     port_a, port_b = free_ports(2, align=1)
     conf = round_conf(port_a, opts)
     ours, ref = start_beside_bird2(start_daemon, conf, round_conf(port_b, opts))
+    # the next hops resolve from the first UPDATE on: the static routes are in
+    for d in (ours, ref):
+        assert poll(lambda: len(normal(d.raw("show route all"))) == 4, timeout=10), d.raw("show route")
     sessions, receivers = {}, {}
     for d, port in ((ours, port_a), (ref, port_b)):
         sessions[d] = [RawPeer(addr, DUT, port, asn, LOCAL_AS, router_id=rid, caps=MP_IPV6)

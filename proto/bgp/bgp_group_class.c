@@ -271,9 +271,7 @@ cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const str
       *out = res->r[i - 1].a;
       return true;
     }
-  struct rte tmp = *r;
-  if (mod)
-    tmp.attrs = mod;
+  struct rte tmp = rte_view(r, mod);
   struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, src));
   res->r[res->n++] = (struct cls_result) { .mod = mod, .a = a ? ea_ref(a) : NULL };
   *out = a;

@@ -147,9 +147,7 @@ group_walk_net(struct bgp_group *g, struct net *n)
   struct ea_list *mod = NULL;
   if (!chan_export_policy(g->c, &n->n, exp, &mod))
     return;
-  struct rte tmp = *exp;
-  if (mod)
-    tmp.attrs = mod;
+  struct rte tmp = rte_view(exp, mod);
   group_class_feed(g, &n->n, &tmp, exp->attrs, but);
   if (mod)
     ea_unref(mod);
