@@ -16,7 +16,8 @@ Each round draws the options that change the choice (`med metric`,
 `deterministic med`, `igp metric`, `path metric`, `default bgp_med`,
 `default bgp_local_pref`, a preference or an import filter on one peer,
 `rr client`) and the receivers' export filters, and starts both daemons
-on them.
+on them; now and then a `configure` gives a receiver another export
+filter.
 
 An UPDATE is known to be in a daemon's table when a sentinel route the
 same peer sends right after it shows up there (a session's UPDATEs are
@@ -148,7 +149,12 @@ def random_attrs(rnd, peer, step, opts):
     else:
         path = tail
     a = attr(0x40, 1, bytes([rnd.choice([0, 0, 0, 1, 2])])) + as_path_attr(path)
-    if rnd.random() < 0.7:
+    # MEDs compared within a neighbor AS only make the order of routes
+    # intransitive (RFC 4271 9.1.2.2 c): the best then depends on the order
+    # of the comparisons, ours and BIRD 2's alike. They vary only where
+    # all are compared (`med metric`) or groups are (`deterministic med`).
+    plain = "med metric" not in opts["global"] and "deterministic" not in opts["global"]
+    if rnd.random() < 0.7 and not plain:
         a += attr(0x80, 4, struct.pack("!I", rnd.randrange(4)))
     if rnd.random() < (0.7 if ibgp else 0.1):        # an eBGP peer's LOCAL_PREF is dropped
         a += attr(0x40, 5, struct.pack("!I", rnd.choice([50, 100, 200])))
@@ -352,6 +358,17 @@ def run_round(start_daemon, seed, steps):
     history = []
     try:
         for step in range(1, steps + 1):
+            if rnd.random() < 0.05:
+                # an operator changes a client's export filter: the routes it
+                # gets are worked out again while the others' go on
+                name = rnd.choice(RECEIVERS)[0]
+                opts["export"][name] = rnd.choice([e for e in EXPORTS if e != opts["export"][name]])
+                conf = round_conf(port_a, opts)
+                history.append("%d: configure, %s now %s" % (step, name, opts["export"][name]))
+                for d, port in ((ours, port_a), (ref, port_b)):
+                    d.reconfigure_file(round_conf(port, opts))
+                    reply = d.raw("configure").decode()
+                    assert reply.endswith(("0003 Reconfigured\n", "0004 Reconfiguration in progress\n")), reply
             i = rnd.randrange(len(PEERS))
             body, what = random_update(rnd, PEERS[i], step, opts, rnd.random() < 0.3)
             history.append("%d: %s %s" % (step, PEERS[i][0], what))
