@@ -665,6 +665,13 @@ f_eval_const(struct cf_context *cx, struct f_expr *e, struct f_val *out)
   fp->nslots = 0;
   f_compile(cx, &f, &r);
   fp->nslots = saved;
+  /* A variable of the function around (a set item's "format(x)") has no
+   * slot here: reading it would read whatever the C stack held. */
+  for (uint i = 0; i < f.len; i++)
+    if ((f.code[i].op == FI_VAR_GET || f.code[i].op == FI_VAR_SET) && f.code[i].a >= f.nslots) {
+      cf_error_at(cx, "Constant expression expected, not a variable");
+      return -1;
+    }
   char err[160] = "";
   struct f_exec_opts o = { .silent = 1, .errbuf = err, .errsize = sizeof(err) };
   enum f_result res = f_exec(&f, NULL, cx->mem, out, &o);

@@ -66,6 +66,19 @@ def test_parse_semantic_errors(tmp_path):
         assert err == "bird: %s:%s\n" % (conf, where), text
 
 
+def test_parse_variable_in_set_constant(tmp_path, is_reference):
+    """A set item is a constant: a variable of the function around has no
+    value then (the filter fuzzer read freed memory through one). BIRD 2
+    says "Runtime error" at the same place (after a line on the filter's
+    error)."""
+    text = "function t()\nint r;\n{\n  r = 3;\n  if 5 ~ [1, (r + 1)..10] then return 1;\n  return 0;\n}\n"
+    conf = write(tmp_path, "var.conf", text)
+    rc, out, err = run_bird_parse(conf)
+    assert rc != 0
+    want = "Runtime error" if is_reference else "Constant expression expected, not a variable"
+    assert err.splitlines()[-1] == "bird: %s:5:20 %s" % (conf, want), err
+
+
 def test_parse_include_error_names_included_file(tmp_path):
     inc = write(tmp_path, "inc.conf",
                 "# included\n"
