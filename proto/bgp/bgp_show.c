@@ -272,7 +272,7 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   /* BIRD marks after the preference a route `deterministic med` suppressed
    * with "-", a long-lived stale one with "s", then a recursive next hop's
    * IGP metric: "-" unresolvable, "?" unknown */
-  const char *st = r->suppressed ? (bgp_llgr_stale(a) ? "-s" : "-") : bgp_llgr_stale(a) ? "s" : "";
+  const char *sup = r->suppressed ? "-" : "", *st = bgp_llgr_stale(a) ? "s" : "";
   char m[16] = "";
   if (!a->igp_metric)
     ;
@@ -283,9 +283,9 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   else
     bsnprintf(m, sizeof(m), "/%u", a->igp_metric);
   if (origin_as)
-    bsnprintf(buf, size, " (%u%s%s) [AS%u%c]", a->preference, st, m, origin_as, oc);
+    bsnprintf(buf, size, " (%u%s%s%s) [AS%u%c]", a->preference, sup, st, m, origin_as, oc);
   else
-    bsnprintf(buf, size, " (%u%s%s) [%c]", a->preference, st, m, oc);
+    bsnprintf(buf, size, " (%u%s%s%s) [%c]", a->preference, sup, st, m, oc);
 }
 
 
@@ -307,15 +307,15 @@ bgp_neighbor_as(const struct bgp_peer_info *i, const u8 *p, uint n)
 
 /* RFC 4271 9.1.2.1 to 9.1.2.2 c), the steps through the MEDs, with
  * BIRD's order and options: 1 when a wins on them, -1 when b does, 0 when
- * they tie. aigp: whether RFC 7311's metric counts (not for the routes
- * BIRD 2 takes as equal to a group's best, bgp_rte_mergable). */
+ * they tie. ix, iy: their sessions' peer info, never the config
+ * (bgp_rules.h). aigp: whether RFC 7311's metric counts (not for the
+ * routes BIRD 2 takes as equal to a group's best, bgp_rte_mergable). */
 static int
-bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, bool aigp)
+bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, const struct bgp_peer_info *ix,
+                   const struct bgp_peer_info *iy, bool aigp)
 {
 #define BGP_WINS(cond) ((cond) ? 1 : -1)
   const struct ea_list *x = a->attrs, *y = b->attrs;
-  /* The session's peer info, never its config (bgp_rules.h) */
-  const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
@@ -361,11 +361,11 @@ bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, bool aigp)
 int
 bgp_rte_better(const struct rte *a, const struct rte *b)
 {
-  int c = bgp_rte_cmp_to_med(a, b, true);
+  const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
+  int c = bgp_rte_cmp_to_med(a, b, ix, iy, true);
   if (c)
     return c > 0;
   const struct ea_list *x = a->attrs, *y = b->attrs;
-  const struct bgp_peer_info *ix = bgp_src_peer(a), *iy = bgp_src_peer(b);
   /* Prefer external; confederation members count as internal (RFC 5065 5.3) */
   if (ix->interior != iy->interior)
     return !ix->interior;
@@ -394,7 +394,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
 int
 bgp_rte_mergable(const struct rte *best, const struct rte *r)
 {
-  return !bgp_rte_cmp_to_med(best, r, false);
+  return !bgp_rte_cmp_to_med(best, r, bgp_src_peer(best), bgp_src_peer(r), false);
 }
 
 /* `deterministic med`: a route's group is its neighbor AS, the one whose
