@@ -89,8 +89,10 @@ void bgp_gout_raw(struct bgp_gout *g, u32 member, const void *msg, uint len);
 /* Who is in a cohort, in order with the feed items. */
 void bgp_gout_define(struct bgp_gout *g, u32 cohort, const u32 *members, uint count);
 
-/* Changes, feed items and raw messages waiting. */
+/* Changes, feed items and raw messages waiting. A group flushes once
+ * this many do (a flush's scratch is sized for it, bgp_gout.c). */
 uint bgp_gout_pending(const struct bgp_gout *g);
+#define BGP_GOUT_PENDING_MAX 8192
 /* Encode everything waiting into the log (not published). Returns the
  * number of messages appended. */
 uint bgp_gout_flush(struct bgp_gout *g);

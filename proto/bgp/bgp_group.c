@@ -198,7 +198,7 @@ group_settle(struct bgp_group *g)
 int
 group_busy(struct bgp_group *g)
 {
-  if (bgp_gout_pending(g->out) >= GROUP_PENDING_MAX)
+  if (bgp_gout_pending(g->out) >= BGP_GOUT_PENDING_MAX)
     group_flush(g);
   /* no one lags more than the log holds: most often no walk of members */
   int blocked = 0;

@@ -41,7 +41,6 @@
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
-#define GROUP_PENDING_MAX 8192
 /* Members are woken for their counters alone (after changes that went
  * to nobody) this long after the first such change: a stream of rejected
  * changes wakes a route server's hundreds of members ten times a
