@@ -122,7 +122,8 @@ class Client(RawPeer):
         def check():
             self.drain(timeout=0.1)
             return cond(self)
-        assert poll(check, timeout=timeout), (self.rib, self.events[-10:])
+        assert poll(check, timeout=timeout), "%s: %d routes (%s ...), last events %s" % (
+            self.peer_addr, len(self.rib), sorted(self.rib)[:4], self.events[-10:])
 
 
 def announce(c, prefix, path):
