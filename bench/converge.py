@@ -31,6 +31,7 @@ generated route carries those communities, so everything is exported.
 
 import argparse
 import datetime
+import json
 import os
 import random
 import re
@@ -169,16 +170,32 @@ def proc_cpu(pid):
 
 def cpu_once_idle(pid):
     """The process's CPU seconds once a second passes with under 0.05 s of
-    it (at most a minute), and when that second began."""
+    it (at most a minute), when that second began, and the highest RSS
+    (KiB) seen meanwhile, sampled every 0.1 s."""
     u, sy = proc_cpu(pid)
-    last, at = u + sy, time.time()
+    last, at, peak = u + sy, time.time(), proc_mem(pid)[0]
     while time.time() - at < 60:
-        time.sleep(1)
+        for _ in range(10):
+            time.sleep(0.1)
+            peak = max(peak, proc_mem(pid)[0])
         u, sy = proc_cpu(pid)
         if u + sy - last < 0.05:
             break
         last, at = u + sy, time.time()
-    return u + sy, at
+    return u + sy, at, peak
+
+
+def blast_summary(path):
+    """bgpblast's start time (Unix) and its JSON summary, once it exited."""
+    start, summary = None, None
+    with open(path) as f:
+        for line in f:
+            m = re.search(r"event=start unix=([\d.]+)", line)
+            if m:
+                start = float(m.group(1))
+            elif line.startswith("{"):
+                summary = json.loads(line)
+    return start, summary
 
 
 def one_run(args, binary, version, threads):
@@ -238,13 +255,26 @@ def one_run(args, binary, version, threads):
             sys.stderr.write("%s: DUT CPU at convergence: %.2f s (user %.2f, system %.2f)\n" % (version, u + sy, u, sy))
             # The other sessions may still be receiving: the work of
             # delivering everything to everyone is the CPU once it idles.
-            cpu, _ = cpu_once_idle(dut.pid)
+            cpu, _, _ = cpu_once_idle(dut.pid)
             sys.stderr.write("%s: DUT CPU once idle: %.2f s (%.1f s after convergence)\n"
                              % (version, cpu, time.time() - t0 - max(table_done or 0, monitor_done or 0)))
+        if args.delivered:
+            # Everyone, not only the monitor: the daemon idles once every
+            # session has what it is due; the peers' last UPDATE is then
+            # when the last of it arrived.
+            _, _, peak = cpu_once_idle(dut.pid)
+            blast.send_signal(signal.SIGTERM)
+            blast.wait(timeout=30)
+            start, summary = blast_summary(blast_out.name)
+            last = summary and summary.get("t_peers_last_update")
+            sys.stderr.write("%s: delivered to every peer %s s after the daemon's start (%s UPDATEs to the peers); "
+                             "peak RSS until idle %d KiB\n"
+                             % (version, "%.3f" % (start + last - t0) if start and last else "?",
+                                summary.get("peer_updates_in", "?") if summary else "?", max(peak, rss)))
         if args.reconfigure:
             # Every session's export filter changes to one that accepts
             # the same routes: what does moving everyone to it cost?
-            before, _ = cpu_once_idle(dut.pid)
+            before, _, _ = cpu_once_idle(dut.pid)
             with open(conf, "w") as f:
                 f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
                                    export="where bgp_path.len < 64"))
@@ -252,7 +282,7 @@ def one_run(args, binary, version, threads):
             reply = ctl(sock, "configure")
             if "Reconfigured" not in reply:
                 raise RuntimeError("configure failed: %s" % reply)
-            after, idle_at = cpu_once_idle(dut.pid)
+            after, idle_at, _ = cpu_once_idle(dut.pid)
             sys.stderr.write("%s: configure with a new export filter for all: %.2f s of DUT CPU, busy %.1f s\n"
                              % (version, after - before, idle_at - t1))
         if args.show_memory:
@@ -350,6 +380,10 @@ def main():
     ap.add_argument("--dump-resources", action="store_true",
                     help="with --show-memory, ours: `dump resources` at convergence, every pool's memory, "
                     "into the daemon's log in the run's directory (its path goes to stderr)")
+    ap.add_argument("--delivered", action="store_true",
+                    help="after convergence, wait until the daemon idles and print to stderr when the last "
+                         "UPDATE reached any peer (every session had what it was due: in the multi layouts "
+                         "the peers' own tables fill after master4) and the highest RSS until then")
     ap.add_argument("--cpu", action="store_true",
                     help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "
                          "host the injector's share of the cores hides the daemon's cost from the wall clock")

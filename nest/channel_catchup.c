@@ -149,13 +149,14 @@ chan_catch_up_adopt(struct channel *c, struct chan_catchup *owed)
 
 /* Could the feed export something of net n in place of a route that went
  * (of source src, for a channel exporting every route)? When not, a
- * protocol that takes changes whenever they come (a pipe: it has no
- * export_busy) is told of the withdrawal while the journal is skipped, as
- * a reader in step would be. A mass withdrawal (peers with full tables
- * gone) makes laggards of the pipes out of master4 in the multi layout,
- * and a copy of every route they had taken, held until the feed was over,
- * cost more than the journal's items they skipped. One with export_busy
- * (BGP) may be unable to take them now: it keeps the copies. */
+ * protocol that takes changes whenever they come (a pipe: no export_busy,
+ * or export_always) is told of the withdrawal while the journal is
+ * skipped, as a reader in step would be. A mass withdrawal (peers with
+ * full tables gone) makes laggards of the pipes out of master4 in the
+ * multi layout, and a copy of every route they had taken, held until the
+ * feed was over, cost more than the journal's items they skipped. One
+ * whose export_busy is a limit (BGP) may be unable to take them now: it
+ * keeps the copies. */
 static int
 catchup_replaceable(struct net *n, struct rte_src *src)
 {
@@ -183,7 +184,7 @@ chan_catch_up(struct channel *c)
   }
   const struct rt_journal_item *it;
   int any = chan_exports_every_route(c);
-  int now = !c->proto->class->export_busy;
+  int now = !c->proto->class->export_busy || c->proto->class->export_always;
   uint k = 0;
   while ((it = rt_reader_next(&c->reader))) {
     struct rte *r = it->retired;

@@ -334,11 +334,15 @@ struct proto_class {
   void (*rt_notify_ahead)(struct proto *, const net_addr *n);
   /* Backpressure: while this is nonzero the channel stops reading the
    * journal (which keeps the changes, shared by all readers); the protocol
-   * sends c->export_ev when it can take more. 1: its peers read slowly;
-   * 2: it has more to send than it sent yet, which it will once its loops
-   * run (the reader may go on holding the table's imports off: nest/rt.h).
-   * NULL: never busy. */
+   * sends c->export_ev when it can take more. 1: its peers read slowly, or
+   * a pipe holds its copies (nest/rt_press.c); 2: it has more to send than
+   * it sent yet, which it will once its loops run (the reader may go on
+   * holding the table's imports off: nest/rt.h). NULL: never busy. */
   int (*export_busy)(struct proto *, struct channel *);
+  /* rt_notify takes a change at any time, whatever export_busy says (a
+   * pipe: its holds spare memory, they are no limit): a catch-up passes
+   * on withdrawals at once (nest/channel_catchup.c). */
+  int export_always;
   /* The channel's export pass ends: a protocol that queued what rt_notify
    * gave it must be done with those routes now (they are RCU-protected
    * for the pass only; a catch-up's withdrawn copy goes right after its

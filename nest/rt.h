@@ -180,9 +180,10 @@ struct rt_reader {
   u32 laggard;
   u64 seen_seq;               /* owner: table loop: seq at the last move seen */
   btime seen_at;              /* owner: table loop: when */
-  /* Atomic: set by an importer that sees the reader RT_PRESS_HIGH
-   * behind, cleared by the reader's loop, or by the table loop once it
-   * stopped moving; counted in the table's `pressing` while set. */
+  /* Atomic, the reader's rt_press_level: raised by an importer that
+   * sees the reader RT_PRESS_COPIES_HIGH or RT_PRESS_HIGH behind,
+   * lowered by the reader's loop, or by the table loop once it stopped
+   * moving; counted in the table's `crowding` and `pressing`. */
   u32 press;
   u32 idle;                   /* atomic: the reader stopped of its own accord
                                  (rt_reader_idle), until it reads again */
@@ -253,7 +254,9 @@ struct rtable {
   u64 jend;                   /* atomic: seq of the next item to be published */
   u32 junpub;                 /* under lock: items written after jend, not yet published */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
-  u32 pressing;               /* atomic: readers pressing (rt_import_pressed) */
+  u32 pressing;               /* atomic: readers at RT_PRESS_ALL (rt_import_pressed) */
+  u32 crowding;               /* atomic: readers at RT_PRESS_COPIES or above */
+  u32 reader_count;           /* atomic: readers attached; changed under the lock */
   pthread_mutex_t press_lock; /* importers waiting for the pressing to end */
   struct rt_press_wait *press_waiters;  /* under press_lock */
   struct lnode readers;       /* struct rt_reader, under lock */
@@ -478,24 +481,64 @@ u64 rt_laggard_limit(struct rtable *t);
 #define RT_PRESS_LOW 16384
 #define RT_PRESS_STUCK (MS_ 200)
 #define RT_PRESS_HOLD_MAX (MS_ 100)
+/* A gentler pressure holds copiers alone: pipes that copy routes from a
+ * table more channels read into one fewer read (master4 into a peer's
+ * table in the multi layout). What they hold back waits in their source's
+ * journal, one item for all its readers, not in one journal per copy:
+ * a hundred peers' tables each a whole table's changes behind their
+ * sessions were 180 MB at the moment master4 converged (nest/rt_press.c).
+ * The low mark leaves the reader a runway while the copier's loop waits
+ * for a thread: at 1024 (and 4096 high) the readers starved, and 10
+ * peers' sessions got everything 0.5 s after start against 0.3 s without
+ * holds (doc/perf.md). */
+#define RT_PRESS_COPIES_HIGH 8192
+#define RT_PRESS_COPIES_LOW 4096
+enum rt_press_level { RT_PRESS_NONE, RT_PRESS_COPIES, RT_PRESS_ALL };
 static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
+static inline int rt_import_crowded(struct rtable *t) { return uatomic_read(&t->crowding) != 0; }
+static inline u32 rt_reader_count(struct rtable *t) { return uatomic_read(&t->reader_count); }
 /* An importer waiting for the table to be pressed no more; its loop's. */
 struct rt_press_wait {
   struct rt_press_wait *next;       /* under the table's press_lock */
   struct rtable *table;             /* where it waits; NULL: nowhere */
   struct loop *loop;
   struct event *ev;                 /* sent there once the pressing ends */
+  u32 copies;                       /* a copier's: waits while the table is
+                                       crowded (RT_PRESS_COPIES), not only
+                                       pressed; set by the owner */
 };
-/* Is t pressed? Then w waits there (if it does not wait yet): 1. */
+/* Is t pressed (crowded, for a copier's w)? Then w waits there (if it
+ * does not wait yet): 1. */
 int rt_import_wait(struct rtable *t, struct rt_press_wait *w);
 /* w waits no more (its importer goes away); no send after this. */
 void rt_import_unwait(struct rt_press_wait *w);
+
+/* An importer's hold, in its loop: it writes nothing while a table it
+ * writes into is pressed, RT_PRESS_HOLD_MAX at a time at most, then once
+ * more (keepalives wait in a held BGP socket; a reader that stopped
+ * moving lets go only when its table's cleanup runs, which writes
+ * trigger). ev is sent when the wait or the time is over. */
+struct rt_hold {
+  struct rt_press_wait wait;
+  struct timer tm;
+  btime since;                      /* 0: not held */
+};
+void rt_hold_init(struct rt_hold *h, struct loop *l, struct event *ev, int copies);
+/* pressed: rt_import_wait() said so of one of the tables, for h->wait.
+ * Returns whether to write nothing now. */
+int rt_hold_check(struct rt_hold *h, int pressed);
+static inline int rt_hold_held(const struct rt_hold *h) { return h->since != 0; }
+/* The importer goes away: no send after this. */
+void rt_hold_stop(struct rt_hold *h);
+
 /* Reader's loop. */
 void rt_reader_idle(struct rt_reader *r);
 static inline void rt_reader_polls(struct rt_reader *r) { uatomic_set(&r->polls, 1); }
-/* Internal (nest/rt_press.c): press on, or off; a writer's look at a
- * reader after it published. */
-void rt_reader_press(struct rt_reader *r, u32 on);
+/* Internal (nest/rt_press.c): the reader's level set (lowered by the
+ * reader's loop or the table's, to the one its lag calls for); a
+ * writer's look at a reader after it published. */
+void rt_reader_press(struct rt_reader *r, u32 level);
+void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
 
 /* Table internals (nest/rt_conf.c creates and deletes tables). */

@@ -1,44 +1,102 @@
 /*
  * DOC: Import backpressure: readers far behind hold importers off.
  *
- * The policy is in nest/rt.h (RT_PRESS_HIGH). A reader presses while its
- * `press` flag is set; the table counts such readers in `pressing`. The
- * flag goes on from a writer, which sees the reader behind when it
- * publishes (a reader short of CPU cannot say so itself: its loop waits
- * behind the importers'), and off from the reader (caught up to within
- * RT_PRESS_LOW, stopped of its own accord, detached) or from the table's
- * cleanup (not moving). Importers that found the table pressed wait in
- * its list and are sent their event when the last pressing reader lets
- * go, so that no importer polls.
+ * The policy is in nest/rt.h (RT_PRESS_HIGH). A reader presses at the
+ * level its `press` holds (enum rt_press_level); the table counts the
+ * readers at RT_PRESS_ALL in `pressing` and those at RT_PRESS_COPIES or
+ * above in `crowding`. A writer raises the level, seeing the reader
+ * behind when it publishes (a reader short of CPU cannot say so itself:
+ * its loop waits behind the importers'); the reader lowers it (caught up
+ * to within the level's low mark, stopped of its own accord, detached),
+ * and so does the table's cleanup (not moving). Importers that found the
+ * table pressed wait in its list and are sent their event when the last
+ * reader at their level lets go, so that no importer polls.
+ *
+ * Two levels, because two kinds of importer cost the table differently
+ * when they wait. A BGP session that waits keeps what it has not sent in
+ * its peer's socket; held at the lower mark it would wait for its own
+ * table's exports (a peer's own table in the multi layout, read by that
+ * peer's session) and converge late. A pipe copying from a table with
+ * more readers than the table it writes into keeps what it holds back in
+ * the source's journal, where one item serves every reader, instead of
+ * the destination's, where the item is a copy of its own: so it waits at
+ * the lower mark (proto/pipe/pipe.c). Since a copier waits only toward a
+ * table with fewer readers than the one it reads, waits never go round a
+ * ring, and a waiting copier's reader is idle: it presses no one.
  */
 #include "nest/rt.h"
 
+/* Waiters whose level no reader holds any more: sent their events. */
 static void
 rt_press_wake(struct rtable *t)
 {
   pthread_mutex_lock(&t->press_lock);
   /* a reader may have pressed again meanwhile: the waiters would find
    * that out and wait again, so let them */
-  struct rt_press_wait *w = t->press_waiters;
-  t->press_waiters = NULL;
-  while (w) {
-    struct rt_press_wait *next = w->next;
+  int crowded = rt_import_crowded(t), pressed = rt_import_pressed(t);
+  struct rt_press_wait **p = &t->press_waiters;
+  while (*p) {
+    struct rt_press_wait *w = *p;
+    if (w->copies ? crowded : pressed) {
+      p = &w->next;
+      continue;
+    }
+    *p = w->next;
     ev_send(w->loop, w->ev);
     uatomic_set(&w->table, NULL);      /* after the send: see rt_import_unwait */
-    w = next;
   }
   pthread_mutex_unlock(&t->press_lock);
 }
 
-void
-rt_reader_press(struct rt_reader *r, u32 on)
+/* Counts of the levels at or above each: the transition from old to level. */
+static void
+rt_press_count(struct rtable *t, u32 old, u32 level)
 {
-  if (uatomic_read(&r->press) == on || uatomic_cmpxchg(&r->press, !on, on) != !on)
-    return;
-  if (on)
-    uatomic_inc(&r->table->pressing);
-  else if (!uatomic_sub_return(&r->table->pressing, 1))
-    rt_press_wake(r->table);
+  int woke = 0;
+  if ((old >= RT_PRESS_COPIES) != (level >= RT_PRESS_COPIES)) {
+    if (level >= RT_PRESS_COPIES)
+      uatomic_inc(&t->crowding);
+    else
+      woke |= !uatomic_sub_return(&t->crowding, 1);
+  }
+  if ((old >= RT_PRESS_ALL) != (level >= RT_PRESS_ALL)) {
+    if (level >= RT_PRESS_ALL)
+      uatomic_inc(&t->pressing);
+    else
+      woke |= !uatomic_sub_return(&t->pressing, 1);
+  }
+  if (woke)
+    rt_press_wake(t);
+}
+
+/* Whoever makes the move from the level it saw counts it: each move is
+ * counted once, however the writers, the reader and the cleanup meet. */
+static void
+rt_press_move(struct rt_reader *r, u32 old, u32 level)
+{
+  if (old != level && uatomic_cmpxchg(&r->press, old, level) == old)
+    rt_press_count(r->table, old, level);
+}
+
+void
+rt_reader_press(struct rt_reader *r, u32 level)
+{
+  u32 old;
+  while ((old = uatomic_read(&r->press)) != level)
+    if (uatomic_cmpxchg(&r->press, old, level) == old) {
+      rt_press_count(r->table, old, level);
+      return;
+    }
+}
+
+/* The reader's loop, lag items behind: down to what the lag calls for. A
+ * writer may have raised the level meanwhile; then it stays. */
+void
+rt_reader_press_ease(struct rt_reader *r, u64 lag)
+{
+  u32 old = uatomic_read(&r->press);
+  u32 level = lag < RT_PRESS_COPIES_LOW ? RT_PRESS_NONE : lag < RT_PRESS_LOW ? MIN(old, (u32) RT_PRESS_COPIES) : old;
+  rt_press_move(r, old, level);
 }
 
 void
@@ -47,38 +105,41 @@ rt_reader_idle(struct rt_reader *r)
   if (!r->table)
     return;
   uatomic_xchg(&r->idle, 1);
-  rt_reader_press(r, 0);
+  rt_reader_press(r, RT_PRESS_NONE);
 }
 
 void
 rt_press_check(struct rtable *t, struct rt_reader *r)
 {
-  if (t->jend - uatomic_read(&r->seq) <= RT_PRESS_HIGH || uatomic_read(&r->press) || uatomic_read(&r->idle) ||
-      uatomic_read(&r->laggard))
+  u64 lag = t->jend - uatomic_read(&r->seq);
+  u32 level = lag > RT_PRESS_HIGH ? RT_PRESS_ALL : lag > RT_PRESS_COPIES_HIGH ? RT_PRESS_COPIES : RT_PRESS_NONE;
+  u32 old = uatomic_read(&r->press);
+  if (level <= old || uatomic_read(&r->idle) || uatomic_read(&r->laggard))
     return;
-  rt_reader_press(r, 1);
+  rt_press_move(r, old, level);
   /* it may have gone idle meanwhile (rt_reader_idle: the other side of
    * this order) */
   if (__atomic_load_n(&r->idle, __ATOMIC_SEQ_CST))
-    rt_reader_press(r, 0);
+    rt_reader_press(r, RT_PRESS_NONE);
 }
 
 int
 rt_import_wait(struct rtable *t, struct rt_press_wait *w)
 {
-  if (!rt_import_pressed(t))
+  int (*pressed)(struct rtable *) = w->copies ? rt_import_crowded : rt_import_pressed;
+  if (!pressed(t))
     return 0;
   pthread_mutex_lock(&t->press_lock);
   /* the last reader's letting go wakes the list under the lock: seen
    * pressed here, we are in the list before it does */
-  int pressed = rt_import_pressed(t);
-  if (pressed && !uatomic_read(&w->table)) {
+  int still = pressed(t);
+  if (still && !uatomic_read(&w->table)) {
     uatomic_set(&w->table, t);
     w->next = t->press_waiters;
     t->press_waiters = w;
   }
   pthread_mutex_unlock(&t->press_lock);
-  return pressed;
+  return still;
 }
 
 /* A waker clears w->table only after its send, under the lock it holds
@@ -97,4 +158,47 @@ rt_import_unwait(struct rt_press_wait *w)
     }
   uatomic_set(&w->table, NULL);
   pthread_mutex_unlock(&t->press_lock);
+}
+
+/* --- Holds --- */
+
+static void
+rt_hold_timer(struct timer *tm)
+{
+  struct rt_hold *h = tm->data;
+  ev_send(h->wait.loop, h->wait.ev);
+}
+
+void
+rt_hold_init(struct rt_hold *h, struct loop *l, struct event *ev, int copies)
+{
+  h->wait = (struct rt_press_wait) { .loop = l, .ev = ev, .copies = !!copies };
+  tm_init(&h->tm, l, rt_hold_timer, h);
+  h->since = 0;
+}
+
+int
+rt_hold_check(struct rt_hold *h, int pressed)
+{
+  if (!pressed) {
+    h->since = 0;
+    return 0;
+  }
+  btime now = loop_now();
+  if (!h->since) {
+    h->since = now;
+    tm_start(&h->tm, RT_PRESS_HOLD_MAX);
+  } else if (now - h->since >= RT_PRESS_HOLD_MAX) {
+    h->since = 0;
+    return 0;
+  }
+  return 1;
+}
+
+void
+rt_hold_stop(struct rt_hold *h)
+{
+  tm_stop(&h->tm);
+  rt_import_unwait(&h->wait);
+  h->since = 0;
 }

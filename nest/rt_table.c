@@ -1068,6 +1068,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   list_add_tail(&t->readers, &r->n);
+  uatomic_set(&t->reader_count, t->reader_count + 1);
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -1077,9 +1078,10 @@ rt_reader_detach(struct rt_reader *r)
   struct rtable *t = r->table;
   if (!t)
     return;
-  rt_reader_press(r, 0);
+  rt_reader_press(r, RT_PRESS_NONE);
   pthread_mutex_lock(&t->lock);
   list_del(&r->n);
+  uatomic_set(&t->reader_count, t->reader_count - 1);
   pthread_mutex_unlock(&t->lock);
   r->table = NULL;
   r->block = NULL;
@@ -1122,7 +1124,7 @@ rt_reader_next(struct rt_reader *r)
        * the oldest block below, and no import to come. */
       if (seq - uatomic_read(&t->jfirst_seq) >= 2 * RT_JOURNAL_BLOCK && !ev_active(&t->cleanup_ev))
         ev_send(t->loop, &t->cleanup_ev);
-      rt_reader_press(r, 0);
+      rt_reader_press(r, RT_PRESS_NONE);
       return NULL;
     }
   }
@@ -1144,8 +1146,8 @@ rt_reader_next(struct rt_reader *r)
       ev_send(t->loop, &t->cleanup_ev);
     r->block = rcu_dereference(r->block->next);
     /* a block's worth at a time: jend's line is the importers' */
-    if (uatomic_read(&r->press) && uatomic_read(&t->jend) - seq < RT_PRESS_LOW)
-      rt_reader_press(r, 0);
+    if (uatomic_read(&r->press))
+      rt_reader_press_ease(r, uatomic_read(&t->jend) - seq);
   }
   return item;
 }
@@ -1271,13 +1273,13 @@ rt_cleanup(void *data)
      * (the importers' next batch would take it back else) */
     if (uatomic_read(&r->press) && (now - r->seen_at >= RT_PRESS_STUCK || uatomic_read(&r->laggard))) {
       uatomic_xchg(&r->idle, 1);
-      rt_reader_press(r, 0);
+      rt_reader_press(r, RT_PRESS_NONE);
     }
     /* A stalled peer would pin every change from now on: tell its loop. */
     int stuck = now - r->seen_at >= RT_LAGGARD_STUCK;
     if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
       uatomic_set(&r->laggard, 1);
-      rt_reader_press(r, 0);
+      rt_reader_press(r, RT_PRESS_NONE);
       ev_send(r->loop, r->notify);
       laggards++;
       max_lag = MAX(max_lag, lag);

@@ -1360,6 +1360,86 @@ test_import_press(void **state)
   two_srcs_free(&x);
 }
 
+/* The gentler level: a reader RT_PRESS_COPIES_HIGH behind crowds the
+ * table, which holds copiers (waits whose `copies` is set) and not
+ * importers, until it is back within RT_PRESS_COPIES_LOW; pressed, it is
+ * crowded too, and reading to within RT_PRESS_LOW leaves it crowded. A
+ * copier waiting is sent its event (its wait's table cleared) once no
+ * reader crowds any more. The table counts its readers. */
+static void
+test_import_crowd(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  static struct event ev, copier_ev, importer_ev;
+  ev_init(&ev, press_notified, NULL);
+  ev_init(&copier_ev, press_notified, NULL);
+  ev_init(&importer_ev, press_notified, NULL);
+  struct rt_press_wait copier = { .loop = main_loop(), .ev = &copier_ev, .copies = 1 };
+  struct rt_press_wait importer = { .loop = main_loop(), .ev = &importer_ev };
+  struct rt_reader r = { 0 };
+  u32 readers = rt_reader_count(t);
+  rt_reader_attach(t, &r, main_loop(), &ev);
+  assert_int_equal(rt_reader_count(t), readers + 1);
+
+  uint done = 0;
+  press_churn(t, &x, done, RT_PRESS_COPIES_HIGH, &r), done += RT_PRESS_COPIES_HIGH;
+  assert_false(rt_import_crowded(t));
+  press_churn(t, &x, done, 512, &r), done += 512;
+  assert_true(rt_import_crowded(t));
+  assert_false(rt_import_pressed(t));
+  assert_false(rt_import_wait(t, &importer));
+  assert_null(importer.table);
+  assert_true(rt_import_wait(t, &copier));
+  assert_ptr_equal(copier.table, t);
+
+  /* pressed: crowded as well; back within RT_PRESS_LOW: crowded still */
+  press_churn(t, &x, done, RT_PRESS_HIGH, &r), done += RT_PRESS_HIGH;
+  assert_true(rt_import_pressed(t));
+  rcu_read_lock();
+  while (rt_reader_lag(&r) > RT_PRESS_LOW - 2 * RT_JOURNAL_BLOCK)
+    assert_non_null(rt_reader_next(&r));
+  assert_false(rt_import_pressed(t));
+  assert_true(rt_import_crowded(t));
+  assert_ptr_equal(copier.table, t);
+  /* within RT_PRESS_COPIES_LOW: the copier is sent its event */
+  while (rt_reader_lag(&r) > RT_PRESS_COPIES_LOW - 2 * RT_JOURNAL_BLOCK)
+    assert_non_null(rt_reader_next(&r));
+  assert_false(rt_import_crowded(t));
+  assert_null(copier.table);
+  while (rt_reader_next(&r))
+    ;
+  rcu_read_unlock();
+
+  /* an idle reader crowds no more, however far behind; its leaving takes
+   * its level along */
+  press_churn(t, &x, done, RT_PRESS_COPIES_HIGH + 512, &r), done += RT_PRESS_COPIES_HIGH + 512;
+  assert_true(rt_import_crowded(t));
+  assert_true(rt_import_wait(t, &copier));
+  rt_reader_idle(&r);
+  assert_false(rt_import_crowded(t));
+  assert_null(copier.table);
+  press_churn(t, &x, done, 1, NULL), done += 1;
+  rcu_read_lock();
+  assert_non_null(rt_reader_next(&r));
+  rcu_read_unlock();
+  press_churn(t, &x, done, 1, NULL), done += 1;
+  assert_true(rt_import_crowded(t));
+  assert_true(rt_import_wait(t, &copier));
+  rt_import_unwait(&copier);
+  assert_null(copier.table);
+  rt_reader_detach(&r);
+  assert_false(rt_import_crowded(t));
+  assert_int_equal(rt_reader_count(t), readers);
+  for (uint i = 0; i < PRESS_NETS; i++) {
+    net_addr a;
+    net4(&a, 40000 + i);
+    rt_update(t, &a, x.s1, NULL, NULL, 0);
+  }
+  two_srcs_free(&x);
+}
+
 /* Grown, or waiting to free an array it retired. */
 static int
 index_sparse(struct rtable *t, size_t *bytes)
@@ -1429,6 +1509,7 @@ static const struct CMUnitTest tests[] = {
   /* before the host cache (test_recursive_nexthop) reads the table: its
    * reader presses too */
   cmocka_unit_test(test_import_press),
+  cmocka_unit_test(test_import_crowd),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_route_groups_merging),

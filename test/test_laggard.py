@@ -10,7 +10,8 @@ exactly the current routes: nothing withdrawn during the stall left over,
 nothing missing.
 
 Runs against BIRD 2 as well (it keeps per-peer buckets instead, also
-bounded by the table).
+bounded by the table). The multi-layout test reads our table traces and
+is ours alone.
 """
 
 import re
@@ -126,4 +127,65 @@ protocol bgp stalled {
     assert len(rib - want) == 0 and len(want - rib) == 0, (len(rib - want), len(want - rib))
     assert "Established" in "\n".join(strip_codes(d.raw("show protocols all stalled")))
     stalled.close()
+    feeder.close()
+
+
+def test_stalled_peer_does_not_hold_its_pipe(start_daemon, ours_only):
+    """Multi layout: a pipe copying master4 into a peer's own table waits
+    while that table's readers are behind (nest/rt_press.c), but not for a
+    peer that stopped reading: its table keeps filling, and a peer that
+    reads gets every round."""
+    port = free_ports(1)[0]
+    reader = "127.89.0.4"
+    cfg = ["router id 10.89.0.1;", "protocol device {}"]
+    # the stalled peer exports alone (an export limit keeps it out of
+    # update groups): its channel stops reading as soon as its socket is
+    # full, and holds the journal of its table from then on, idle
+    for name, addr, asn, imp, exp in (("feeder", FEEDER, 65002, "all", "none"),
+                                      ("stalled", STALLED, 65003, "none", "all; export limit 10000000 action warn"),
+                                      ("reader", reader, 65004, "none", "all")):
+        cfg.append("ipv4 table t_%s%s;" % (name, " { debug { events }; }" if name == "stalled" else ""))
+        cfg.append("protocol pipe p_%s { table master4; peer table t_%s; import all; export all; }" % (name, name))
+        cfg.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " hold time 240; rs client; ipv4 { table t_%s; import %s; export %s; }; }"
+                   % (name, OURS, port, addr, asn, name, imp, exp))
+    # more peers' tables, as a route server has: a pipe holds only toward
+    # a table fewer channels read than the one it copies from
+    for i in range(3):
+        cfg.append("ipv4 table t_more%d;" % i)
+        cfg.append("protocol pipe p_more%d { table master4; peer table t_more%d; import all; export all; }" % (i, i))
+    d = start_daemon("\n".join(cfg) + "\n")
+    stalled = RawPeer(STALLED, OURS, port, 65003, 65001, rcvbuf=4096)
+    rd = RawPeer(reader, OURS, port, 65004, 65001)
+    feeder = RawPeer(FEEDER, OURS, port, 65002, 65001)
+    assert poll(lambda: "Established" in "\n".join(strip_codes(d.raw("show protocols all stalled"))), timeout=10)
+
+    # Rounds until the daemon's buffers toward the stalled peer are full
+    # (some 10-20) and its channel, idle, holds its table's journal (the
+    # table's cleanup says so), and some more.
+    rib, srib = set(), set()
+    pinned, rnd = None, -1
+    while rnd < 40 and (pinned is None or rnd < pinned + 3):
+        rnd += 1
+        feeder.send(updates(announce=prefixes(rnd), withdraw=prefixes(rnd - 1) if rnd else ()))
+        want = set(prefixes(rnd))
+        if rnd == 0:
+            read_until(stalled, srib, want)       # then it stops reading
+            assert srib == want
+        read_until(rd, rib, want)
+        assert rib == want, (rnd, len(rib - want), len(want - rib))
+        # the stalled peer's table has the round all the same, as soon
+        # (held, the pipe would pass a batch every RT_PRESS_HOLD_MAX)
+        assert poll(lambda: d.count("t_stalled")[0].get("t_stalled", (0,))[0] == PER_ROUND and
+                    all(p in "\n".join(strip_codes(d.raw("show route %s table t_stalled" % p)))
+                        for p in sorted(want)[::4999]), timeout=5), d.count("t_stalled")
+        stalled.send(msg(4))
+        feeder.send(msg(4))
+        rd.send(msg(4))
+        kept = [int(k) for k in re.findall(r"t_stalled: Journal cleanup: \d+ changes freed, (\d+) kept", d.log())]
+        if pinned is None and kept and max(kept) > PER_ROUND:
+            pinned = rnd
+    assert pinned is not None, d.log()
+    stalled.close()
+    rd.close()
     feeder.close()

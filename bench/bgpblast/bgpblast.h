@@ -390,6 +390,9 @@ struct bb {
 	atomic_uint n_established, n_sent_all, n_mon_full, n_mon_eor;
 	atomic_int fatal, stop, interrupted;
 	_Atomic double t_first_send, t_established_all, t_sent_all, t_mon_full, t_mon_last;
+	/* the last UPDATE any peer got: when the DUT had delivered to everyone */
+	_Atomic double t_peer_last;
+	atomic_uint_fast64_t peer_updates_in;
 	atomic_uint_fast64_t bytes_sent, bytes_rcvd;
 	/* sink */
 	atomic_uint_fast64_t sink_prefixes, sink_withdrawn, sink_updates, sink_sessions;

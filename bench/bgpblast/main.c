@@ -574,6 +574,8 @@ static void inject_summary(struct bb *bb, const struct run_totals *rt)
 	json_time(&j, "t_sent_all", tsa);
 	json_time(&j, "t_monitors_full", tmf);
 	json_time(&j, "t_monitors_last_update", tml);
+	json_time(&j, "t_peers_last_update", atomic_load(&bb->t_peer_last));
+	json_u64(&j, "peer_updates_in", atomic_load(&bb->peer_updates_in));
 	json_raw(&j, "send_s", "%.6f", send_s);
 	json_rate(&j, "send_routes_per_s", routes, send_s);
 	json_time(&j, "converge_s", conv_s);

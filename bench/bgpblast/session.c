@@ -526,8 +526,11 @@ static void rx_message(struct session *s, uint8_t type, const uint8_t *b, size_t
 			rx_update_monitor(s, b, len);
 		else if (s->role == ROLE_SINK)
 			rx_update_sink(s, b, len);
-		else
-			s->updates_in++; /* peers drop what they receive */
+		else { /* peers drop what they receive */
+			s->updates_in++;
+			atomic_fetch_add(&s->bb->peer_updates_in, 1);
+			atomic_max_double(&s->bb->t_peer_last, bb_now());
+		}
 		return;
 	case BGP_NOTIFICATION:
 		rx_notification(s, b, len);

@@ -142,10 +142,8 @@ struct bgp_conn {
   uint rlen, rsize;
   struct txq tx;
   struct timer hold_timer, keepalive_timer;
-  struct rt_press_wait rx_wait; /* an import hold: waits for its table */
+  struct rt_hold rx_hold;       /* an import hold: waits for its table */
   struct event rx_wait_ev;      /* the hold is over: read again */
-  struct timer rx_hold_tm;      /* ... or RT_PRESS_HOLD_MAX has passed */
-  btime rx_held_since;          /* import hold began; 0: not held */
   struct bgp_open_msg remote;
   u32 hold_time, keepalive_time;
   ip_addr local_addr;

@@ -269,9 +269,7 @@ bgp_conn_close(struct bgp_conn *c)
   c->rlen = 0;
   tm_stop(&c->hold_timer);
   tm_stop(&c->keepalive_timer);
-  tm_stop(&c->rx_hold_tm);
-  rt_import_unwait(&c->rx_wait);
-  c->rx_held_since = 0;
+  rt_hold_stop(&c->rx_hold);
   c->state = BS_IDLE;
   if (was_established) {
     p->conn = NULL;
@@ -472,30 +470,17 @@ bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
 static int
 bgp_conn_rx_held(struct bgp_conn *c)
 {
-  if (c->state != BS_ESTABLISHED || !bgp_import_pressed(c->p, &c->rx_wait)) {
-    c->rx_held_since = 0;
-    return 0;
-  }
-  btime now = loop_now();
-  if (!c->rx_held_since) {
-    c->rx_held_since = now;
-    tm_start(&c->rx_hold_tm, RT_PRESS_HOLD_MAX);
-  } else if (now - c->rx_held_since >= RT_PRESS_HOLD_MAX) {
-    c->rx_held_since = 0;
-    return 0;
-  }
-  return 1;
+  return rt_hold_check(&c->rx_hold, c->state == BS_ESTABLISHED && bgp_import_pressed(c->p, &c->rx_hold.wait));
 }
 
+/* The hold is over: its table let go, or RT_PRESS_HOLD_MAX passed. */
 static void
-bgp_rx_hold_over(struct bgp_conn *c)
+bgp_rx_wait_hook(void *data)
 {
-  if (c->fd >= 0 && c->rx_held_since)
+  struct bgp_conn *c = data;
+  if (c->fd >= 0 && rt_hold_held(&c->rx_hold))
     loop_fd_again(&c->lfd, LOOP_FD_READ);
 }
-
-static void bgp_rx_hold_timer(struct timer *t) { bgp_rx_hold_over(t->data); }
-static void bgp_rx_wait_hook(void *data) { bgp_rx_hold_over(data); }
 
 static void
 bgp_conn_rx(struct loop_fd *f)
@@ -631,9 +616,8 @@ bgp_timer_hook_init(struct bgp_proto *p, struct bgp_conn *c)
 {
   tm_init(&c->hold_timer, p->p.loop, bgp_hold_expired, c);
   tm_init(&c->keepalive_timer, p->p.loop, bgp_keepalive_fire, c);
-  tm_init(&c->rx_hold_tm, p->p.loop, bgp_rx_hold_timer, c);
   ev_init(&c->rx_wait_ev, bgp_rx_wait_hook, c);
-  c->rx_wait = (struct rt_press_wait) { .loop = p->p.loop, .ev = &c->rx_wait_ev };
+  rt_hold_init(&c->rx_hold, p->p.loop, &c->rx_wait_ev, 0);
 }
 
 void

@@ -158,6 +158,20 @@ pipe_route_there(struct channel *c, const net_addr *n, const struct rte *r)
   return 0;
 }
 
+/* A direction holds its copies while the table they go into is crowded,
+ * if fewer channels read that table than the one they come from: they
+ * wait in the source's journal, which its readers share (nest/rt_press.c).
+ * Held, the channel's reader is idle: it presses its own table no more. */
+static int
+pipe_export_busy(struct proto *pp, struct channel *c)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  int dir = c != p->pri;
+  struct rtable *dst = (dir ? p->pri : p->sec)->table;
+  int crowded = rt_reader_count(dst) < rt_reader_count(c->table) && rt_import_wait(dst, &p->hold[dir].wait);
+  return rt_hold_check(&p->hold[dir], crowded);
+}
+
 static enum proto_state
 pipe_start(struct proto *pp)
 {
@@ -173,6 +187,8 @@ pipe_start(struct proto *pp)
     else
       p->sec = c;
   }
+  rt_hold_init(&p->hold[0], pp->loop, &p->pri->export_ev, 1);
+  rt_hold_init(&p->hold[1], pp->loop, &p->sec->export_ev, 1);
   /* what each side writes is a copy of the other side's table */
   rt_sender_set_origin(p->pri->table, p->pri->sender_id, p->sec->table);
   rt_sender_set_origin(p->sec->table, p->sec->sender_id, p->pri->table);
@@ -321,6 +337,15 @@ pipe_reload(struct proto *pp, int dir)
     chan_refeed(p->pri);
 }
 
+static enum proto_state
+pipe_shutdown(struct proto *pp)
+{
+  struct pipe_proto *p = (struct pipe_proto *) pp;
+  rt_hold_stop(&p->hold[0]);
+  rt_hold_stop(&p->hold[1]);
+  return PS_DOWN;
+}
+
 static void
 pipe_down_info(const struct proto *pp, char *buf, size_t size)
 {
@@ -351,7 +376,10 @@ const struct proto_class proto_pipe = {
   .postconfig = pipe_postconfig,
   .copy_config = pipe_copy_config,
   .start = pipe_start,
+  .shutdown = pipe_shutdown,
   .rt_notify = pipe_rt_notify,
+  .export_busy = pipe_export_busy,
+  .export_always = 1,
   .export_flush = pipe_flush,
   .copies_gone = pipe_copies_gone,
   .show_channels = pipe_show_channels,

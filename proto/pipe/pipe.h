@@ -58,6 +58,8 @@ struct pipe_proto {
    * q[]; atomic): the main loop tells the other pipes there (gone_ev) */
   u32 gone[2];
   struct event gone_ev;
+  /* Each direction's hold ([dir] as q[]; the pipe's loop): pipe_export_busy */
+  struct rt_hold hold[2];
 };
 
 extern const struct proto_class proto_pipe;
