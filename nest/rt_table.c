@@ -1078,11 +1078,14 @@ rt_reader_detach(struct rt_reader *r)
   struct rtable *t = r->table;
   if (!t)
     return;
-  rt_reader_press(r, RT_PRESS_NONE);
   pthread_mutex_lock(&t->lock);
   list_del(&r->n);
   uatomic_set(&t->reader_count, t->reader_count - 1);
   pthread_mutex_unlock(&t->lock);
+  /* Only now: writers raise the level of readers in the list, under the
+   * lock; before, one could raise it after us, and the table would stay
+   * pressed for good. */
+  rt_reader_press(r, RT_PRESS_NONE);
   r->table = NULL;
   r->block = NULL;
   ev_send(t->loop, &t->cleanup_ev);
