@@ -12,7 +12,11 @@ FILE too) in BIRD's format:
   VERSION;TYPE;PEERS;ROUTES;;TOTAL_ROUTES;TOTAL_PREFICES;RSS;SZ;VSZ;i;TIMEDIF;DATETIME
 
 (ROUTES per peer, RSS and VSZ in KiB, SZ in pages, i = number of count
-polls, TIMEDIF in seconds.) Layouts: single (all peers in master4), multi
+polls, TIMEDIF in seconds.) With --delivered (bench/run-matrix.sh) the
+row tells of everyone: TIMEDIF runs until the last peer too had all it was
+due (in the multi layouts the peers' own tables fill after master4, which
+(a) and (b) do not see), RSS/SZ/VSZ are those at the highest RSS until
+the daemon idled. Layouts: single (all peers in master4), multi
 (a table per peer piped into master4), imex and mulimex (single and multi
 with `import table on; export table on` on every BGP channel).
 --rs-filter gives every peer an IXP-style import filter instead of
@@ -170,14 +174,14 @@ def proc_cpu(pid):
 
 def cpu_once_idle(pid):
     """The process's CPU seconds once a second passes with under 0.05 s of
-    it (at most a minute), when that second began, and the highest RSS
-    (KiB) seen meanwhile, sampled every 0.1 s."""
+    it (at most a minute), when that second began, and proc_mem() when its
+    RSS was highest meanwhile, sampled every 0.1 s."""
     u, sy = proc_cpu(pid)
-    last, at, peak = u + sy, time.time(), proc_mem(pid)[0]
+    last, at, peak = u + sy, time.time(), proc_mem(pid)
     while time.time() - at < 60:
         for _ in range(10):
             time.sleep(0.1)
-            peak = max(peak, proc_mem(pid)[0])
+            peak = max(peak, proc_mem(pid))
         u, sy = proc_cpu(pid)
         if u + sy - last < 0.05:
             break
@@ -267,10 +271,16 @@ def one_run(args, binary, version, threads):
             blast.wait(timeout=30)
             start, summary = blast_summary(blast_out.name)
             last = summary and summary.get("t_peers_last_update")
-            sys.stderr.write("%s: delivered to every peer %s s after the daemon's start (%s UPDATEs to the peers); "
+            if not (start and last):
+                raise RuntimeError("no UPDATE reached the peers, see %s" % d)
+            delivered = start + last - t0
+            sys.stderr.write("%s: delivered to every peer %.3f s after the daemon's start (%s UPDATEs to the peers); "
                              "peak RSS until idle %d KiB\n"
-                             % (version, "%.3f" % (start + last - t0) if start and last else "?",
-                                summary.get("peer_updates_in", "?") if summary else "?", max(peak, rss)))
+                             % (version, delivered, summary.get("peer_updates_in", "?"), max(peak[0], rss)))
+            # the row tells of everyone: the time the last of them had
+            # everything, the memory at its highest until then
+            everyone = max(delivered, table_done, monitor_done)
+            rss, sz, vsz = max(peak, (rss, sz, vsz))
         if args.reconfigure:
             # Every session's export filter changes to one that accepts
             # the same routes: what does moving everyone to it cost?
@@ -348,7 +358,7 @@ def one_run(args, binary, version, threads):
     if table_done is None or monitor_done is None:
         raise RuntimeError("no convergence within %ds (table %s, monitor %s), see %s"
                            % (args.timeout, table_done, monitor_done, d))
-    timedif = max(table_done, monitor_done)
+    timedif = everyone if args.delivered else max(table_done, monitor_done)
     when = datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")
     return "%s;%s;%d;%d;;%d;%d;%d;%d;%d;%d;%.9f;%s" % (
         version, args.layout, args.peers, args.routes, total, nets, rss, sz, vsz, polls, timedif, when)
@@ -381,9 +391,11 @@ def main():
                     help="with --show-memory, ours: `dump resources` at convergence, every pool's memory, "
                     "into the daemon's log in the run's directory (its path goes to stderr)")
     ap.add_argument("--delivered", action="store_true",
-                    help="after convergence, wait until the daemon idles and print to stderr when the last "
+                    help="after convergence, wait until the daemon idles; print to stderr when the last "
                          "UPDATE reached any peer (every session had what it was due: in the multi layouts "
-                         "the peers' own tables fill after master4) and the highest RSS until then")
+                         "the peers' own tables fill after master4) and the highest RSS until then; the "
+                         "row's TIMEDIF is then when everyone (table, monitors, peers) had everything, its "
+                         "RSS/SZ/VSZ those at the highest RSS until the daemon idled")
     ap.add_argument("--cpu", action="store_true",
                     help="print the daemon's CPU time (user + system) at convergence to stderr: on a loaded "
                          "host the injector's share of the cores hides the daemon's cost from the wall clock")

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The convergence matrix of doc/threads: our daemon and Debian's BIRD 2 on
 # the same generated configs, interleaved run by run so that load on a
-# shared machine hits both alike; rows go to doc/threads/stats.csv.
+# shared machine hits both alike; rows go to doc/threads/stats.csv. Each
+# run lasts until every session had all it was due (converge.py
+# --delivered): the peers' own tables of the multi layouts fill after
+# master4 and the monitor have everything.
 #   bench/run-matrix.sh [RUNS] [LAYOUTS] [PEERS] [TOTALS]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +21,7 @@ for layout in $layouts; do
       for i in $(seq "$runs"); do
         for daemon in ours bird2; do
           $py "$top/bench/converge.py" --daemon $daemon --layout "$layout" --peers "$peers" \
-            --routes "$per" --runs 1 --csv "$csv" --timeout "${TIMEOUT:-600}" || echo "run failed: $daemon $layout $peers $total"
+            --routes "$per" --runs 1 --csv "$csv" --timeout "${TIMEOUT:-600}" --delivered || echo "run failed: $daemon $layout $peers $total"
         done
       done
     done
@@ -28,5 +31,5 @@ done
 [ -n "${NO_THREADS:-}" ] && exit 0
 for t in ${THREADS:-1 2}; do
   $py "$top/bench/converge.py" --daemon ours --layout single --peers 32 --routes 31250 --runs "$runs" \
-    --threads "$t" --csv "$csv" --timeout "${TIMEOUT:-600}" || true
+    --threads "$t" --csv "$csv" --timeout "${TIMEOUT:-600}" --delivered || true
 done

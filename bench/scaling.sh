@@ -23,7 +23,7 @@ conv() {
   $py "$top/bench/converge.py" --bird "$bird" --bird2 "${bird2:-/usr/sbin/bird}" \
     --bgpblast "${BGPBLAST:-$top/bench/bgpblast/bgpblast}" \
     --blast-threads "${BLAST_THREADS:-4}" --layout "$layout" --peers "$peers" \
-    --routes $((total / peers)) --runs 1 --csv "$csv" --timeout "${TIMEOUT:-300}" "$@" \
+    --routes $((total / peers)) --runs 1 --csv "$csv" --timeout "${TIMEOUT:-300}" --delivered "$@" \
     || echo "run failed: $* $layout $peers $total" >&2
 }
 for i in $(seq "$runs"); do
