@@ -49,6 +49,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BGPBLAST = os.path.join(REPO, "bench", "bgpblast", "bgpblast")
 DUT = "127.0.0.1"
+PROBE = "127.3.0.1"         # the listener probe: no session is configured for it
 
 
 def peer_addr(base, i):
@@ -216,12 +217,22 @@ def one_run(args, binary, version, threads):
     t0 = time.time()
     dut = subprocess.Popen([binary, "-f", "-c", conf, "-s", sock, "-P", os.path.join(d, "pid")],
                            stdout=log, stderr=subprocess.STDOUT)
-    # The injector starts once the daemon answers: its config (and so its
-    # BGP listener) is in place. Same for both daemons; the clock runs from
-    # the daemon's start.
+    # The injector starts once the daemon answers and its BGP listener
+    # takes connections (the daemon answers its socket before its
+    # protocols' loops have bound it: a session refused then is retried a
+    # second later, which at 10k routes was most of a run). The probe
+    # comes from an address no session is configured for; both daemons
+    # close it at once. Same for both; the clock runs from the daemon's
+    # start.
     while dut.poll() is None and time.time() - t0 < 30:
         try:
             ctl(sock, "show status")
+            break
+        except OSError:
+            time.sleep(0.005)
+    while dut.poll() is None and time.time() - t0 < 30:
+        try:
+            socket.create_connection((DUT, port), timeout=1, source_address=(PROBE, 0)).close()
             break
         except OSError:
             time.sleep(0.005)

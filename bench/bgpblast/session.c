@@ -528,8 +528,12 @@ static void rx_message(struct session *s, uint8_t type, const uint8_t *b, size_t
 			rx_update_sink(s, b, len);
 		else { /* peers drop what they receive */
 			s->updates_in++;
-			atomic_fetch_add(&s->bb->peer_updates_in, 1);
-			atomic_max_double(&s->bb->t_peer_last, bb_now());
+			/* not the withdrawals our own Ceases bring the others,
+			 * once the run is over */
+			if (!atomic_load(&s->bb->stop)) {
+				atomic_fetch_add(&s->bb->peer_updates_in, 1);
+				atomic_max_double(&s->bb->t_peer_last, bb_now());
+			}
 		}
 		return;
 	case BGP_NOTIFICATION:
