@@ -181,7 +181,7 @@ struct rt_reader {
   u64 seen_seq;               /* owner: table loop: seq at the last move seen */
   btime seen_at;              /* owner: table loop: when */
   /* Atomic, the reader's rt_press_level: raised by an importer that
-   * sees the reader RT_PRESS_COPIES_HIGH or RT_PRESS_HIGH behind,
+   * sees the reader rt_press_copies_high() or RT_PRESS_HIGH behind,
    * lowered by the reader's loop, or by the table loop once it stopped
    * moving; counted in the table's `crowding` and `pressing`. */
   u32 press;
@@ -487,12 +487,22 @@ u64 rt_laggard_limit(struct rtable *t);
  * journal, one item for all its readers, not in one journal per copy:
  * a hundred peers' tables each a whole table's changes behind their
  * sessions were 180 MB at the moment master4 converged (nest/rt_press.c).
- * The low mark leaves the reader a runway while the copier's loop waits
- * for a thread: at 1024 (and 4096 high) the readers starved, and 10
- * peers' sessions got everything 0.5 s after start against 0.3 s without
- * holds (doc/perf.md). */
-#define RT_PRESS_COPIES_HIGH 8192
-#define RT_PRESS_COPIES_LOW 4096
+ * The mark is shared out among the pipes (rt_press_copies_high()): all of
+ * them together let their tables' readers fall RT_PRESS_COPIES_ALL
+ * changes behind, each one between RT_PRESS_COPIES_MIN and _MAX; a
+ * reader crowds its table past that mark and until it is back within
+ * half of it. Why not one low mark: the low mark is the reader's runway
+ * while the copier's loop waits for a thread; with 10 pipes at 1024 (and
+ * 4096 high) the readers starved, and 10 peers' sessions got everything
+ * 0.5 s after start against 0.3 s at 8192; with 100 pipes other loops
+ * have work meanwhile, and a mark of 1310 costs a little time while the
+ * peak of 100 peers' 100 routes each is 80 MB against 93 at 8192 (and
+ * BIRD 2's 81; doc/perf.md, session 35). */
+#define RT_PRESS_COPIES_ALL (16 * 8192)
+#define RT_PRESS_COPIES_MAX 8192
+#define RT_PRESS_COPIES_MIN 1024
+/* The crowding mark (items behind) for the pipes alive now. */
+u64 rt_press_copies_high(void);
 enum rt_press_level { RT_PRESS_NONE, RT_PRESS_COPIES, RT_PRESS_ALL };
 static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
 static inline int rt_import_crowded(struct rtable *t) { return uatomic_read(&t->crowding) != 0; }
@@ -522,7 +532,11 @@ struct rt_hold {
   struct rt_press_wait wait;
   struct timer tm;
   btime since;                      /* 0: not held */
+  u32 counted;                      /* a copier's, counted in the pipes that
+                                       share the crowding mark */
 };
+/* copies: a pipe direction's (one of two a pipe): it waits at the crowding
+ * mark, which it shares with every other until rt_hold_stop(). */
 void rt_hold_init(struct rt_hold *h, struct loop *l, struct event *ev, int copies);
 /* pressed: rt_import_wait() said so of one of the tables, for h->wait.
  * Returns whether to write nothing now. */

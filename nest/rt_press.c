@@ -26,6 +26,18 @@
  */
 #include "nest/rt.h"
 
+/* Atomic: copiers' holds alive, two a pipe (one a direction; the one
+ * toward fewer readers is what waits). */
+static u32 rt_press_copy_holds;
+
+u64
+rt_press_copies_high(void)
+{
+  u32 pipes = MAX((uatomic_read(&rt_press_copy_holds) + 1) / 2, 1U);
+  u64 mark = RT_PRESS_COPIES_ALL / pipes;
+  return mark < RT_PRESS_COPIES_MIN ? RT_PRESS_COPIES_MIN : mark > RT_PRESS_COPIES_MAX ? RT_PRESS_COPIES_MAX : mark;
+}
+
 /* Waiters whose level no reader holds any more: sent their events. */
 static void
 rt_press_wake(struct rtable *t)
@@ -95,7 +107,7 @@ void
 rt_reader_press_ease(struct rt_reader *r, u64 lag)
 {
   u32 old = uatomic_read(&r->press);
-  u32 level = lag < RT_PRESS_COPIES_LOW ? RT_PRESS_NONE : lag < RT_PRESS_LOW ? MIN(old, (u32) RT_PRESS_COPIES) : old;
+  u32 level = lag < rt_press_copies_high() / 2 ? RT_PRESS_NONE : lag < RT_PRESS_LOW ? MIN(old, (u32) RT_PRESS_COPIES) : old;
   rt_press_move(r, old, level);
 }
 
@@ -112,7 +124,7 @@ void
 rt_press_check(struct rtable *t, struct rt_reader *r)
 {
   u64 lag = t->jend - uatomic_read(&r->seq);
-  u32 level = lag > RT_PRESS_HIGH ? RT_PRESS_ALL : lag > RT_PRESS_COPIES_HIGH ? RT_PRESS_COPIES : RT_PRESS_NONE;
+  u32 level = lag > RT_PRESS_HIGH ? RT_PRESS_ALL : lag > rt_press_copies_high() ? RT_PRESS_COPIES : RT_PRESS_NONE;
   u32 old = uatomic_read(&r->press);
   if (level <= old || uatomic_read(&r->idle) || uatomic_read(&r->laggard))
     return;
@@ -175,6 +187,9 @@ rt_hold_init(struct rt_hold *h, struct loop *l, struct event *ev, int copies)
   h->wait = (struct rt_press_wait) { .loop = l, .ev = ev, .copies = !!copies };
   tm_init(&h->tm, l, rt_hold_timer, h);
   h->since = 0;
+  h->counted = !!copies;
+  if (copies)
+    uatomic_inc(&rt_press_copy_holds);
 }
 
 int
@@ -201,4 +216,7 @@ rt_hold_stop(struct rt_hold *h)
   tm_stop(&h->tm);
   rt_import_unwait(&h->wait);
   h->since = 0;
+  if (h->counted)
+    uatomic_dec(&rt_press_copy_holds);
+  h->counted = 0;
 }

@@ -1360,9 +1360,9 @@ test_import_press(void **state)
   two_srcs_free(&x);
 }
 
-/* The gentler level: a reader RT_PRESS_COPIES_HIGH behind crowds the
+/* The gentler level: a reader rt_press_copies_high() behind crowds the
  * table, which holds copiers (waits whose `copies` is set) and not
- * importers, until it is back within RT_PRESS_COPIES_LOW; pressed, it is
+ * importers, until it is back within half of it; pressed, it is
  * crowded too, and reading to within RT_PRESS_LOW leaves it crowded. A
  * copier waiting is sent its event (its wait's table cleared) once no
  * reader crowds any more. The table counts its readers. */
@@ -1383,8 +1383,9 @@ test_import_crowd(void **state)
   rt_reader_attach(t, &r, main_loop(), &ev);
   assert_int_equal(rt_reader_count(t), readers + 1);
 
-  uint done = 0;
-  press_churn(t, &x, done, RT_PRESS_COPIES_HIGH, &r), done += RT_PRESS_COPIES_HIGH;
+  uint done = 0, high = rt_press_copies_high();
+  assert_int_equal(high, RT_PRESS_COPIES_MAX);   /* no pipe shares it */
+  press_churn(t, &x, done, high, &r), done += high;
   assert_false(rt_import_crowded(t));
   press_churn(t, &x, done, 512, &r), done += 512;
   assert_true(rt_import_crowded(t));
@@ -1403,8 +1404,8 @@ test_import_crowd(void **state)
   assert_false(rt_import_pressed(t));
   assert_true(rt_import_crowded(t));
   assert_ptr_equal(copier.table, t);
-  /* within RT_PRESS_COPIES_LOW: the copier is sent its event */
-  while (rt_reader_lag(&r) > RT_PRESS_COPIES_LOW - 2 * RT_JOURNAL_BLOCK)
+  /* within half the mark: the copier is sent its event */
+  while (rt_reader_lag(&r) > high / 2 - 2 * RT_JOURNAL_BLOCK)
     assert_non_null(rt_reader_next(&r));
   assert_false(rt_import_crowded(t));
   assert_null(copier.table);
@@ -1414,7 +1415,7 @@ test_import_crowd(void **state)
 
   /* an idle reader crowds no more, however far behind; its leaving takes
    * its level along */
-  press_churn(t, &x, done, RT_PRESS_COPIES_HIGH + 512, &r), done += RT_PRESS_COPIES_HIGH + 512;
+  press_churn(t, &x, done, high + 512, &r), done += high + 512;
   assert_true(rt_import_crowded(t));
   assert_true(rt_import_wait(t, &copier));
   rt_reader_idle(&r);
@@ -1438,6 +1439,52 @@ test_import_crowd(void **state)
     rt_update(t, &a, x.s1, NULL, NULL, 0);
   }
   two_srcs_free(&x);
+}
+
+/* The pipes share the crowding mark: RT_PRESS_COPIES_ALL over the pipes
+ * alive (two copier holds a pipe), between RT_PRESS_COPIES_MIN and _MAX;
+ * BGP's holds do not count, and a hold stopped twice counts off once.
+ * With enough pipes a reader crowds its table at the lowest mark. */
+static void
+test_import_crowd_shared(void **state)
+{
+  (void) state;
+  enum { PIPES = RT_PRESS_COPIES_ALL / RT_PRESS_COPIES_MIN + 1 };
+  static struct rt_hold holds[2 * PIPES], bgp;
+  static struct event ev;
+  ev_init(&ev, press_notified, NULL);
+  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
+  rt_hold_init(&bgp, main_loop(), &ev, 0);
+  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
+  for (uint i = 0; i < 2 * PIPES; i++) {
+    rt_hold_init(&holds[i], main_loop(), &ev, 1);
+    uint pipes = (i + 2) / 2;
+    u64 want = RT_PRESS_COPIES_ALL / pipes;
+    want = want > RT_PRESS_COPIES_MAX ? RT_PRESS_COPIES_MAX : want < RT_PRESS_COPIES_MIN ? RT_PRESS_COPIES_MIN : want;
+    assert_int_equal(rt_press_copies_high(), want);
+  }
+  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MIN);
+
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), &ev);
+  press_churn(t, &x, 0, RT_PRESS_COPIES_MIN + 512, &r);
+  assert_true(rt_import_crowded(t));
+  rt_reader_detach(&r);
+  assert_false(rt_import_crowded(t));
+  for (uint i = 0; i < RT_PRESS_COPIES_MIN + 512; i++) {
+    net_addr a;
+    net4(&a, 40000 + i % PRESS_NETS);
+    rt_update(t, &a, x.s1, NULL, NULL, 0);
+  }
+  two_srcs_free(&x);
+
+  for (uint i = 0; i < 2 * PIPES; i++)
+    rt_hold_stop(&holds[i]);
+  rt_hold_stop(&holds[0]);
+  rt_hold_stop(&bgp);
+  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
 }
 
 /* Grown, or waiting to free an array it retired. */
@@ -1510,6 +1557,7 @@ static const struct CMUnitTest tests[] = {
    * reader presses too */
   cmocka_unit_test(test_import_press),
   cmocka_unit_test(test_import_crowd),
+  cmocka_unit_test(test_import_crowd_shared),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_route_groups_merging),
