@@ -1291,6 +1291,18 @@ press_churn(struct rtable *t, struct two_srcs *x, uint from, uint n, struct rt_r
   }
 }
 
+/* What press_churn() left: its nets withdrawn, its sources freed. */
+static void
+press_done(struct rtable *t, struct two_srcs *x)
+{
+  for (uint i = 0; i < PRESS_NETS; i++) {
+    net_addr a;
+    net4(&a, 40000 + i);
+    rt_update(t, &a, x->s1, NULL, NULL, 0);
+  }
+  two_srcs_free(x);
+}
+
 /* Import backpressure: a reader that reads presses the table once it is
  * RT_PRESS_HIGH behind, until it is back within RT_PRESS_LOW; one that
  * stopped of its own accord (rt_reader_idle) does not, until it reads
@@ -1352,12 +1364,7 @@ test_import_press(void **state)
   rt_reader_detach(&polled);
   assert_false(rt_import_pressed(t));
   rt_reader_detach(&pin);
-  for (uint i = 0; i < PRESS_NETS; i++) {
-    net_addr a;
-    net4(&a, 40000 + i);
-    rt_update(t, &a, x.s1, NULL, NULL, 0);
-  }
-  two_srcs_free(&x);
+  press_done(t, &x);
 }
 
 /* The gentler level: a reader rt_press_copies_high() behind crowds the
@@ -1433,12 +1440,7 @@ test_import_crowd(void **state)
   rt_reader_detach(&r);
   assert_false(rt_import_crowded(t));
   assert_int_equal(rt_reader_count(t), readers);
-  for (uint i = 0; i < PRESS_NETS; i++) {
-    net_addr a;
-    net4(&a, 40000 + i);
-    rt_update(t, &a, x.s1, NULL, NULL, 0);
-  }
-  two_srcs_free(&x);
+  press_done(t, &x);
 }
 
 /* The pipes share the crowding mark: RT_PRESS_COPIES_ALL over the pipes
@@ -1473,12 +1475,7 @@ test_import_crowd_shared(void **state)
   assert_true(rt_import_crowded(t));
   rt_reader_detach(&r);
   assert_false(rt_import_crowded(t));
-  for (uint i = 0; i < RT_PRESS_COPIES_MIN + 512; i++) {
-    net_addr a;
-    net4(&a, 40000 + i % PRESS_NETS);
-    rt_update(t, &a, x.s1, NULL, NULL, 0);
-  }
-  two_srcs_free(&x);
+  press_done(t, &x);
 
   for (uint i = 0; i < 2 * PIPES; i++)
     rt_hold_stop(&holds[i]);
