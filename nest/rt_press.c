@@ -196,6 +196,8 @@ int
 rt_hold_check(struct rt_hold *h, int pressed)
 {
   if (!pressed) {
+    if (h->since)
+      tm_stop(&h->tm);          /* let go before its time: no wake-up left */
     h->since = 0;
     return 0;
   }
