@@ -646,13 +646,15 @@ def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
     # and its own export's pending routes, which stop growing. The peak:
     # the log at its 4 MB limit, the member's own state, and the flush
     # scratch each worker thread keeps (up to 2.6 MB each, bgp_gout.c):
-    # 5.6-7 MB over the base here. Without letting it go: 7 MB by round 60
-    # (scratch aside), 15 MB by round 105. Samples jump by some 0.5 MB with
-    # a flush's scratch: medians of ten rounds, 25 rounds apart, for the
-    # growth.
+    # 5.6-7 MB over the base here, all of them at once 4 + 2 x 2.6 MB and
+    # the member's own: one sample of 11 MB was taken in the round it was
+    # let go (session 35's CI, handed-back), back to 6.8 MB the round after.
+    # Without letting it go: 7 MB by round 60 (scratch aside), 15 MB by
+    # round 105. Samples jump by some 0.5 MB with a flush's scratch:
+    # medians of ten rounds, 25 rounds apart, for the growth.
     kb = "let go in round %s, base %d kB, per round (kB): %s" % (evicted, int(base) >> 10,
                                                               [int(m) >> 10 for m in mem])
-    assert max(mem) - base < 10 << 20, kb
+    assert max(mem) - base < 12 << 20, kb
     assert statistics.median(mem[-10:]) - statistics.median(mem[-35:-25]) < 1536 << 10, kb
 
     # reading again: exactly the last round, nothing withdrawn left over
