@@ -533,7 +533,9 @@ struct rt_hold {
   struct timer tm;
   btime since;                      /* 0: not held */
   u32 counted;                      /* a copier's, counted in the pipes that
-                                       share the crowding mark */
+                                       share the crowding mark; set by
+                                       rt_hold_init, cleared by rt_hold_stop,
+                                       both in the importer's loop */
 };
 /* copies: a pipe direction's (one of two a pipe): it waits at the crowding
  * mark, which it shares with every other until rt_hold_stop(). */

@@ -1,0 +1,73 @@
+/*
+ * Unit-test helpers shared by the table tests (rt_table_test.c,
+ * rt_press_test.c): fake protocols and their route sources, the master4
+ * table of an empty config, and a numbering of /24 nets.
+ */
+#ifndef NEST_TEST_TABLE_H
+#define NEST_TEST_TABLE_H
+
+#include <stdlib.h>
+
+#include "conf/conf.h"
+#include "nest/proto.h"
+#include "nest/reconf.h"
+#include "nest/rt.h"
+#include "nest/test_attrs.h"
+
+static const struct proto_class test_class = { .name = "Test", .keyword = "test", .class_id = 9 };
+
+static inline struct proto *
+fake_proto(const char *name)
+{
+  struct proto *p = calloc(1, sizeof(*p));
+  p->class = &test_class;
+  p->name = name;
+  return p;
+}
+
+static inline struct rtable *
+test_table(void)
+{
+  static struct rtable *t;
+  if (!t) {
+    struct config *c = config_new_empty("test");
+    config_commit(c);
+    t = rt_find_table("master4");
+  }
+  return t;
+}
+
+static inline void
+net4(net_addr *n, u32 i)
+{
+  net_fill_ip4(n, ip4_from_u32(0x0a000000 | (i << 8)), 24);
+}
+
+/* Two sources of fake protocols, a low and a high preference attribute
+ * set: what the single-net tests start from. */
+struct two_srcs {
+  struct rte_src *s1, *s2;
+  struct ea_list *lo, *hi;
+};
+
+static inline struct two_srcs
+two_srcs_new(void)
+{
+  return (struct two_srcs){ rt_get_source(fake_proto("a"), 0), rt_get_source(fake_proto("b"), 0),
+                            attrs_pref(100, 1), attrs_pref(200, 2) };
+}
+
+static inline void
+two_srcs_free(struct two_srcs *x)
+{
+  ea_unref(x->lo);
+  ea_unref(x->hi);
+  struct proto *p1 = x->s1->proto, *p2 = x->s2->proto;
+  rt_unlock_source(x->s1);
+  rt_unlock_source(x->s2);
+  rcu_barrier();      /* the sources go through RCU: then their protocols */
+  free(p1);
+  free(p2);
+}
+
+#endif
