@@ -121,6 +121,7 @@ chan_export_stop(struct channel *c)
     rt_reader_detach(&c->reader);
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  chan_feed_rejected_drop(c);
   chan_feed_only_clear(c);
   chan_catch_up_drop(c);
   chan_exp_clear(c);
@@ -556,10 +557,18 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
    * the exported route as old), so its journal item is old news. */
   if (new_was_set && !old_exp && !c->cf->secondary)
     return;
+  /* The same for a route it rejected, which has no export bit; with an
+   * exported route going, the item still withdraws it. */
+  if (new && c->feed_rejected && c->feeding == CHAN_FEED_NONE && chan_feed_rejected_take(c, new->id) && !old_exp)
+    return;
 
   if (new) {
     chan_stat_add(&st->exp_updates_received, 1);
     int acc = chan_accepts(c, n, new, &mod);
+    /* Only a route imported after the reader's place has an item to come;
+     * on a quiet table a feed keeps no map. */
+    if (!acc && c->feeding == CHAN_FEED_RUNNING && rt_reader_may_meet(&c->reader))
+      chan_feed_rejected_set(c, new->id);
     if (acc == 1)
       new_exp = new;
     else if (acc == 2) {
@@ -711,6 +720,8 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   }
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = c->feed_last = NULL;
+  if (c->feed_rejected)
+    c->feed_rejected_until = rt_journal_end_settled(c->table);
   chan_feed_only_clear(c);
   if (c->proto->class->feed_end)
     c->proto->class->feed_end(c);
@@ -754,6 +765,9 @@ chan_export_run(void *data)
          !(c->export_hold && c->reader.seq >= c->export_until && (stop = 1)) &&
          (it = rt_reader_next(&c->reader))) {
     rt_reader_prefetch(&c->reader);
+    /* past the last item a feed could have met again */
+    if (c->feed_rejected && uatomic_read(&c->reader.seq) > c->feed_rejected_until)
+      chan_feed_rejected_drop(c);
     if (ahead) {
       const struct rt_journal_item *a = rt_reader_ahead(&c->reader);
       if (a && (any || a->new_best != a->old_best))

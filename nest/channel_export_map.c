@@ -38,10 +38,12 @@ chan_exp_bit(const struct channel *c, u32 id)
   return map_bit(c->export_map, id);
 }
 
-void
-chan_exp_set(struct channel *c, u32 id, int on)
+/* Bit id of the map in *slot set or cleared; growing it publishes a copy
+ * and retires the old map through RCU, for readers in other loops. */
+static void
+map_set(struct chan_export_map **slot, u32 id, int on)
 {
-  struct chan_export_map *m = c->export_map;
+  struct chan_export_map *m = *slot;
   if (!m || id >= m->size) {
     if (!on)
       return;
@@ -54,7 +56,7 @@ chan_exp_set(struct channel *c, u32 id, int on)
     memset(n->bits, 0, size / 8);
     if (m)
       memcpy(n->bits, m->bits, old / 8);
-    rcu_assign_pointer(c->export_map, n);
+    rcu_assign_pointer(*slot, n);
     if (m)
       call_rcu(&m->rcu, chan_exp_map_free_rcu);
     m = n;
@@ -62,6 +64,20 @@ chan_exp_set(struct channel *c, u32 id, int on)
   u32 *w = &m->bits[id / 32], b = 1U << (id % 32);
   u32 v = __atomic_load_n(w, __ATOMIC_RELAXED);
   __atomic_store_n(w, on ? v | b : v & ~b, __ATOMIC_RELAXED);
+}
+
+static void
+map_free(struct chan_export_map **slot)
+{
+  if (*slot)
+    call_rcu(&(*slot)->rcu, chan_exp_map_free_rcu);
+  *slot = NULL;
+}
+
+void
+chan_exp_set(struct channel *c, u32 id, int on)
+{
+  map_set(&c->export_map, id, on);
 }
 
 void
@@ -75,9 +91,29 @@ chan_exp_clear(struct channel *c)
 void
 chan_exp_free(struct channel *c)
 {
-  if (c->export_map)
-    call_rcu(&c->export_map->rcu, chan_exp_map_free_rcu);
-  c->export_map = NULL;
+  map_free(&c->export_map);
+  map_free(&c->feed_rejected);
+}
+
+void
+chan_feed_rejected_set(struct channel *c, u32 id)
+{
+  map_set(&c->feed_rejected, id, 1);
+}
+
+int
+chan_feed_rejected_take(struct channel *c, u32 id)
+{
+  if (!map_bit(c->feed_rejected, id))
+    return 0;
+  map_set(&c->feed_rejected, id, 0);
+  return 1;
+}
+
+void
+chan_feed_rejected_drop(struct channel *c)
+{
+  map_free(&c->feed_rejected);
 }
 
 struct chan_export_map *

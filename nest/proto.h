@@ -165,6 +165,12 @@ struct channel {
                                    these prefixes only; NULL: every net */
   uint reload_only_count;       /* proto loop */
   struct chan_export_map *export_map;   /* RCU; nest/channel_export_map.c */
+  /* Proto loop: routes a feed rejected while the journal behind the
+   * reader had items yet to read, up to feed_rejected_until (the table's
+   * journal end when that feed ended): an item bringing such a route is
+   * the feed's news again, not counted twice. NULL: none. */
+  struct chan_export_map *feed_rejected;
+  u64 feed_rejected_until;
   /* The channel that exports for this one (export_elsewhere: its BGP
    * update group's, whose map tells what went out), NULL: itself. Set and
    * cleared by the protocol's loop; read by the CLI in the main loop,
@@ -587,6 +593,11 @@ int chan_exp_bit(const struct channel *c, u32 id);
 void chan_exp_set(struct channel *c, u32 id, int on);
 void chan_exp_clear(struct channel *c);
 void chan_exp_free(struct channel *c);
+/* The feed's rejected routes (channel.feed_rejected), in the channel's
+ * loop: set one; take one (whether it was set; clears it); drop them all. */
+void chan_feed_rejected_set(struct channel *c, u32 id);
+int chan_feed_rejected_take(struct channel *c, u32 id);
+void chan_feed_rejected_drop(struct channel *c);
 /* Did the channel export route r (of its table)? Through export_via:
  * what that channel exported, but for the routes that came in through c
  * (a group sends a route to every member but the one it came from). */

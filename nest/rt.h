@@ -253,6 +253,9 @@ struct rtable {
   struct rt_journal_block *jfirst, *jlast;
   u64 jend;                   /* atomic: seq of the next item to be published */
   u32 junpub;                 /* under lock: items written after jend, not yet published */
+  u32 writing;                /* atomic, written under lock: 1 from a writer's
+                                 taking the lock until it published, so a
+                                 chain may hold changes jend does not cover */
   u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
   u32 pressing;               /* atomic: readers at RT_PRESS_ALL (rt_import_pressed) */
   u32 crowding;               /* atomic: readers at RT_PRESS_COPIES or above */
@@ -458,6 +461,13 @@ void rt_reader_detach(struct rt_reader *r);
 
 /* Items between the reader and the journal's end. Reader's loop. */
 u64 rt_reader_lag(const struct rt_reader *r);
+/* A route just seen in a chain of the reader's table: may its journal
+ * item be one the reader has yet to read (published or not)? 0: it was
+ * read already. Reader's loop, inside rcu_read_lock(). */
+int rt_reader_may_meet(const struct rt_reader *r);
+/* The journal's end, past the item of every route in the table's chains
+ * before the call (it waits for a writer inside to publish). Any loop. */
+u64 rt_journal_end_settled(struct rtable *t);
 /* The lag past which a reader with a notify event is flagged laggard if
  * it has not moved for RT_LAGGARD_STUCK: the table's nets (a refeed costs
  * one walk of them), plus RT_LAGGARD_MIN. One that moves is flagged at

@@ -839,13 +839,46 @@ rt_upd_finish(struct rtable *t, struct rt_upd *u, struct channel *sender, u32 de
 static inline void
 rt_writer_lock(struct rtable *t)
 {
-  for (uint i = 0; i < RT_LOCK_TRIES; i++) {
-    if (!pthread_mutex_trylock(&t->lock))
-      return;
+  uint i = 0;
+  while (i < RT_LOCK_TRIES && pthread_mutex_trylock(&t->lock)) {
     for (uint k = 0; k < MIN(1u << (i / 4), 32u); k++)
       caa_cpu_relax();
+    i++;
   }
+  if (i == RT_LOCK_TRIES)
+    pthread_mutex_lock(&t->lock);
+  /* before any chain changes: a reader that sees one sees this too
+   * (rcu_assign_pointer releases) */
+  uatomic_set(&t->writing, 1);
+}
+
+/* The changes made under the lock published, the lock given up. */
+static inline void
+rt_writer_unlock(struct rtable *t)
+{
+  rt_journal_publish(t);
+  cmm_smp_wmb();        /* jend before writing: writing 0 means jend covers all */
+  uatomic_set(&t->writing, 0);
+  pthread_mutex_unlock(&t->lock);
+}
+
+int
+rt_reader_may_meet(const struct rt_reader *r)
+{
+  struct rtable *t = r->table;
+  if (uatomic_read(&t->writing))
+    return 1;
+  cmm_smp_rmb();        /* writing before jend: see rt_writer_unlock */
+  return uatomic_read(&t->jend) > uatomic_read(&r->seq);
+}
+
+u64
+rt_journal_end_settled(struct rtable *t)
+{
   pthread_mutex_lock(&t->lock);
+  u64 end = t->jend;
+  pthread_mutex_unlock(&t->lock);
+  return end;
 }
 
 /* gen: the refresh generation the route gets, -1 for the sender's current. */
@@ -861,8 +894,7 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   u16 copy = rt_copy_sender(t, sender);
   rt_writer_lock(t);
   rt_upd_apply(t, &u, copy);
-  rt_journal_publish(t);
-  pthread_mutex_unlock(&t->lock);
+  rt_writer_unlock(t);
   rt_upd_finish(t, &u, sender, uatomic_read(&t->debug));
   rcu_read_unlock();
   return u.res;
@@ -991,8 +1023,7 @@ rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, ui
   rt_writer_lock(t);
   for (uint i = 0; i < k; i++)
     rt_upd_apply(t, &u[i], copy);
-  rt_journal_publish(t);
-  pthread_mutex_unlock(&t->lock);
+  rt_writer_unlock(t);
   for (uint i = 0; i < k; i++) {
     rt_upd_finish(t, &u[i], sender, debug);
     b[i].result = u[i].res;
