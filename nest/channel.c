@@ -21,6 +21,12 @@
  * exports and what it exported before. Which route is exported is kept in
  * a bitmap by route id, so a route rejected by the policy is never
  * withdrawn and the previous export is always known exactly.
+ *
+ * A feed runs ahead of the journal: the items of routes imported while it
+ * walks come after it, and for a route the feed met they are old news,
+ * neither sent nor counted again. The bitmap tells the exported ones; the
+ * rejected ones go into a second map while the feed runs, which lives
+ * until the reader has passed where the journal ended when the feed did.
  */
 #include <stdlib.h>
 #include <string.h>
