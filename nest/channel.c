@@ -726,8 +726,11 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   }
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = c->feed_last = NULL;
-  if (c->feed_rejected)
+  if (c->feed_rejected) {
     c->feed_rejected_until = rt_journal_end_settled(c->table);
+    if (uatomic_read(&c->reader.seq) >= c->feed_rejected_until)
+      chan_feed_rejected_drop(c);   /* nothing came while it ran */
+  }
   chan_feed_only_clear(c);
   if (c->proto->class->feed_end)
     c->proto->class->feed_end(c);
