@@ -36,6 +36,7 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "nest/rt.h"
+#include "nest/rt_valid.h"
 
 #define NPFX_FULL 1000000
 #define ATTR_SHARE 4            /* routes of one peer per distinct attribute set */
@@ -758,6 +759,47 @@ find_run(void *s, u64 iters)
     unexpected++;
 }
 
+/* --- (7) Origin validation: roa_check against a ROA table --- */
+
+/* Half the prefixes have a ROA (about the share of the DFZ that RPKI
+ * covers): prefix i, for even i, with its own length as max length, or
+ * two more one time in four, and origin roa_asn(i). Every route is
+ * checked with the origin of its ROA, but one in ten with another: VALID,
+ * INVALID and UNKNOWN all come, as at an IXP. */
+static struct rtable *roa_tab;
+static inline u32 roa_asn(u32 i) { return 64512 + i % 1000; }
+static inline u32 roa_origin(u32 i) { return roa_asn(i) + (i % 10 == 1); }
+
+static void
+roa_setup(void *s)
+{
+  (void) s;
+  if (roa_tab)
+    return;
+  roa_tab = rt_aux_table_new("roa4", NET_ROA4);
+  peer_pool(0, 1, 0);
+  for (u32 i = 0; i < npfx; i += 2) {
+    net_addr r;
+    net_fill_roa4(&r, pfx[i].prefix, pfx[i].pxlen, MIN(pfx[i].pxlen + (i % 4 ? 0 : 2), 32), roa_asn(i));
+    rt_update(roa_tab, &r, peers[0].src, NULL, peer_attrs(0, 0, 0), 0);
+  }
+}
+
+static void
+roa_run(void *s, u64 iters)
+{
+  (void) s;
+  u64 seen[3] = { 0 };
+  for (u64 k = 0; k < iters; k++) {
+    u32 i = (u32) (k % npfx);
+    rcu_read_lock();
+    seen[rt_roa_check(roa_tab, NA(&pfx[i]), roa_origin(i))]++;
+    rcu_read_unlock();
+  }
+  if (iters >= npfx && !(seen[ROA_VALID] && seen[ROA_INVALID] && seen[ROA_UNKNOWN]))
+    unexpected++;
+}
+
 /* --- (6) Several writer threads into one table --- */
 
 struct mt_state {
@@ -1084,6 +1126,9 @@ register_benches(void)
   bench_add(&(struct bench_spec){
     .name = "rt/lpm/random-addr", .op = "lookup", .setup = lpm_setup, .run = lpm_rand_run,
     .target = "uniform /32 in 1/8-223/8" });
+  bench_add(&(struct bench_spec){
+    .name = "rt/roa/check", .op = "roa_check", .setup = roa_setup, .run = roa_run,
+    .target = "every prefix, against a ROA4 table covering half of them" });
   bench_add(&(struct bench_spec){
     .name = name_mp_wd, .op = "withdraw+best", .setup = mp_setup, .before = mp_load_hook,
     .run = mp_withdraw_run, .after = one_quiesce_hook, .fixed_iters = routes, .samples = 5,

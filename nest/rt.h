@@ -416,14 +416,34 @@ static inline int rte_gen_older(const struct rte *r, u16 gen)
   return (s16) (u16) (uatomic_read(&r->refresh_gen) - gen) < 0;
 }
 
-/* Lookups: call inside rcu_read_lock(); results valid until unlock. */
+/* Lookups (nest/rt_index.c): call inside rcu_read_lock(); results valid
+ * until unlock. */
 struct net *rt_find_net(struct rtable *t, const net_addr *n);
-/* Longest prefix match of an address (or the net itself and its supernets). */
+/* Longest prefix match of an address (or the net itself and its
+ * supernets): the longest that has a usable route. */
 struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);
+/* Probes of a prefix at its own length and each shorter one the table has
+ * nets of, longest first: the keys a longest-prefix match or a ROA check
+ * looks up. Their buckets and first nets are asked for RT_PROBE_WAVE keys
+ * at a time, so the probes' cache misses overlap (rt_index.c). The state
+ * is on the caller's stack, inside one read section. */
+#define RT_PROBE_WAVE 16
+struct rt_probe {
+  struct rtable *t;
+  const net_addr *of;
+  int len;                    /* the next length a wave looks at */
+  uint count, next;           /* keys in the wave, the next one handed out */
+  u32 hash[RT_PROBE_WAVE];
+  net_addr key[RT_PROBE_WAVE];
+};
+void rt_probe_start(struct rt_probe *p, struct rtable *t, const net_addr *of);
+/* The next key and its hash; NULL when every length was probed. */
+const net_addr *rt_probe_next(struct rt_probe *p, u32 *hash);
 /* ROA nets with the prefix and length of key (a ROA net; its max length
- * and ASN are ignored), whatever their max length and ASN. */
-struct net *rt_roa_first(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it);
-struct net *rt_roa_next(struct rtable *t, const net_addr *key, struct rcu_hash_iter *it);
+ * and ASN are ignored), whatever their max length and ASN; hash: the
+ * key's (rt_probe_next, rt_net_hash). */
+struct net *rt_roa_first(struct rtable *t, const net_addr *key, u32 hash, struct rcu_hash_iter *it);
+struct net *rt_roa_next(const net_addr *key, struct rcu_hash_iter *it);
 /* Iterate nets: first/next inside one RCU read section. */
 struct net *rt_first_net(struct rtable *t, struct rcu_hash_iter *it);
 /* The first net from walk position pos on (rcu_hash_walk, rcu_hash_pos):
@@ -569,6 +589,15 @@ void rt_press_check(struct rtable *t, struct rt_reader *r);
 
 /* Table internals (nest/rt_conf.c creates and deletes tables). */
 void rt_index_init(struct rtable *t);
+/* The index (nest/rt_index.c) to the writer: a net's hash (ROA nets hash
+ * by prefix and length only), its lookup leaving *it on the bucket, the
+ * index's arrays accounted as table memory (under the lock), and, in the
+ * table loop under the lock, a grown index compacted once no net has come
+ * for RT_INDEX_QUIET. */
+u32 rt_net_hash(const net_addr *n);
+struct net *rt_index_find(struct rtable *t, u32 hash, const net_addr *n, struct rcu_hash_iter *it);
+void rt_index_account(struct rtable *t);
+void rt_index_settle(struct rtable *t);
 void rt_cleanup(void *table);
 void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the

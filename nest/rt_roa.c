@@ -6,7 +6,8 @@
  * alone (nest/rt_table.c), so all ROAs of one prefix come out of one hash
  * probe (rt_roa_first/next). Covering ROAs have lengths 0..len, and the
  * table counts nets per length, so lengths nobody uses cost nothing: a
- * typical RPKI table (lengths 8..24 for IPv4) takes at most 17 probes.
+ * typical RPKI table (lengths 8..24 for IPv4) takes at most 17 probes,
+ * asked for from memory together (struct rt_probe).
  */
 #include "nest/rt_valid.h"
 
@@ -38,13 +39,12 @@ rt_roa_check(struct rtable *t, const net_addr *n, u32 asn)
     net_fill_roa6(&key, ((const net_addr_ip6 *) n)->prefix, n->pxlen, 0, 0);
 
   int covered = 0;
-  for (int len = n->pxlen; len >= 0; len--) {
-    if (!uatomic_read(&t->pxlen_count[len]))
-      continue;
-    key.pxlen = len;
-    net_normalize(&key);
+  struct rt_probe p;
+  rt_probe_start(&p, t, &key);
+  u32 hash;
+  for (const net_addr *k; (k = rt_probe_next(&p, &hash));) {
     struct rcu_hash_iter it;
-    for (struct net *x = rt_roa_first(t, &key, &it); x; x = rt_roa_next(t, &key, &it)) {
+    for (struct net *x = rt_roa_first(t, k, hash, &it); x; x = rt_roa_next(k, &it)) {
       if (!net_best(x))
         continue;     /* emptied, or only filtered routes */
       covered = 1;
