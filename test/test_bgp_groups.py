@@ -580,8 +580,10 @@ def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
     port = free_ports(1)[0]
     slow, feeder = ("127.106.2.2", 65021), ("127.106.2.3", 65022)
 
+    # Two worker threads whatever the machine: each keeps a flush scratch
+    # of its own, which the memory bound below counts.
     def config(export_slow):
-        return "router id 10.106.0.1;\nprotocol device {}\n" + "".join(
+        return "router id 10.106.0.1;\nthreads 2;\nprotocol device {}\n" + "".join(
             "protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop; hold time 240;"
             " rs client; ipv4 { import all; export %s; }; }\n" % (n, OURS, port, addr, asn, exp)
             for n, (addr, asn), exp in (("a", CLIENTS["a"], "all"), ("slow", slow, export_slow),
@@ -645,7 +647,7 @@ def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
     # Kept then: the withdrawals it passed over (no more than the log held)
     # and its own export's pending routes, which stop growing. The peak:
     # the log at its 4 MB limit, the member's own state, and the flush
-    # scratch each worker thread keeps (up to 2.6 MB each, bgp_gout.c):
+    # scratch each of the two worker threads keeps (up to 2.6 MB each, bgp_gout.c):
     # 5.6-7 MB over the base here, all of them at once 4 + 2 x 2.6 MB and
     # the member's own: one sample of 11 MB was taken in the round it was
     # let go (session 35's CI, handed-back), back to 6.8 MB the round after.
