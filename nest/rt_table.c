@@ -549,8 +549,9 @@ struct rt_upd {
   u8 applied;                 /* the change went in: new is published */
   u8 old_best, new_best;      /* for the trace */
   struct rte *new;            /* NULL: a withdrawal */
-  /* An announcement brings a net along, made outside the lock (freed
-   * unpublished when the net is there already). */
+  /* An announcement whose net was not there when looked for brings one
+   * along, made outside the lock; freed unpublished when the net is there
+   * by then. */
   struct net *fresh;
   struct net *net;            /* applied: the net and the route it lost */
   struct rte *old;
@@ -568,9 +569,14 @@ rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte
   /* The sender's loop is the one importing: its generation is stable here. */
   u16 g = gen >= 0 ? (u16) gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
   u->new = rte_new(src, chan_sender_id(sender, t), attrs, flags, g, refs, now);
-  u->fresh = net_alloc(n);
+}
+
+static void
+rt_upd_make_net(struct rt_upd *u)
+{
+  u->fresh = net_alloc(u->n);
   memset(u->fresh, 0, offsetof(struct net, n));
-  net_copy(&u->fresh->n, n);
+  net_copy(&u->fresh->n, u->n);
 }
 
 /* The sender's number in t when its routes are copies (a pipe's), else 0:
@@ -589,7 +595,12 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
 {
   struct rcu_hash_iter it;
   struct net *net = rt_index_find(t, u->hash, u->n, &it);
-  if (!net && u->fresh) {
+  if (!net && u->new) {
+    /* The net was there when looked for before the lock and has gone
+     * since (emptied by another writer, removed by the cleanup): rare
+     * enough to be made under the lock. */
+    if (!u->fresh)
+      rt_upd_make_net(u);
     net = u->fresh;
     u->fresh = NULL;
     net->feed_prev = t->feed_tail;
@@ -720,7 +731,14 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   struct rt_upd u;
   rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0, loop_now_real());
   rcu_read_lock();
-  rcu_hash_prefetch(&t->nets, u.hash);
+  /* An announcement looks for its net before the lock: a net to make is
+   * made outside it, and the lookup's cache misses are not waited for
+   * under it (the one under the lock finds its lines there). */
+  struct rcu_hash_iter it;
+  if (!u.new)
+    rcu_hash_prefetch(&t->nets, u.hash);
+  else if (!rt_index_find(t, u.hash, u.n, &it))
+    rt_upd_make_net(&u);
   u16 copy = rt_copy_sender(t, sender);
   rt_writer_lock(t);
   rt_upd_apply(t, &u, copy);
@@ -810,16 +828,20 @@ rt_batch_reach_on(struct rtable *t, uint k, struct rt_upd *u)
 }
 
 /* Then the chain of routes the update will compare with: its net has
- * come, its first route is asked for. With several paths per net, the
- * routes' attributes were most of an insert's cache misses (rte_better
- * reads them), and each route is known only once the one before it has
- * come: the steps that follow walk the chain one route further each. */
+ * come, its first route is asked for (an announcement whose net is not
+ * there gets one made here: most find theirs, so none is made before).
+ * With several paths per net, the routes' attributes were most of an
+ * insert's cache misses (rte_better reads them), and each route is known
+ * only once the one before it has come: the steps that follow walk the
+ * chain one route further each. */
 static void
 rt_batch_chain(struct rtable *t, uint k, struct rt_upd *u)
 {
   struct rcu_hash_iter it;
   for (uint i = 0; i < k; i++) {
     struct net *net = rt_index_find(t, u[i].hash, u[i].n, &it);
+    if (!net && u[i].new)
+      rt_upd_make_net(&u[i]);   /* outside the lock; most nets are there */
     u[i].ahead = net ? rcu_dereference(net->routes) : NULL;
     if (u[i].ahead)
       __builtin_prefetch(u[i].ahead);
