@@ -279,7 +279,8 @@ fi
     echo
     echo "\`FILTER_BENCH=$fnets FILTER_BENCH_ONLY=1 FILTER_BENCH_REPEAT=$fpasses build/filter/filter_test\`: the"
     echo "filters \`rs_check\` (bogons, prefix length, path length, first AS, bogon ASNs in the path, a"
-    echo "4,000-entry IRR prefix set, \`roa_check\`, a community test: accept/reject only) and \`rs_import\` (the same"
+    echo "4,000-entry IRR prefix set, \`roa_check\` whose table the benchmark does not load (it returns at once; a loaded"
+    echo "one: \`rt/roa/check\` above), a community test: accept/reject only) and \`rs_import\` (the same"
     echo "plus community scrubbing and tagging, and the interning of the changed attributes) over routes"
     echo "sharing 4,096 attribute sets, each route meeting the set used 4,095 routes before it (cold in the"
     echo "caches: a worst case). \`/g4\`: 4 routes in a row share a set, as the prefixes of one UPDATE do;"
