@@ -3,7 +3,7 @@
  *
  * A ROA net is keyed by prefix, length, max length and ASN, but a route
  * only tells us its prefix: the table hashes ROA nets by prefix and length
- * alone (nest/rt_table.c), so all ROAs of one prefix come out of one hash
+ * alone (nest/rt_index.c), so all ROAs of one prefix come out of one hash
  * probe (rt_roa_first/next). Covering ROAs have lengths 0..len, and the
  * table counts nets per length, so lengths nobody uses cost nothing: a
  * typical RPKI table (lengths 8..24 for IPv4) takes at most 17 probes,
