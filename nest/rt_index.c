@@ -18,7 +18,6 @@
 #include <string.h>
 #include "nest/rt.h"
 #include "lib/hash.h"
-#include "lib/log.h"
 
 /* The part of a ROA net that roa_check looks up by: header and prefix,
  * without max length and ASN (the layouts of net_addr_roa4/6 start with

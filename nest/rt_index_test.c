@@ -91,9 +91,9 @@ lpm_random_round(int v6, uint seed)
     uint found = 0, missed = 0;
     for (uint q = 0; q < 3000; q++) {
       net_addr n;
-      if (q % 3)            /* an address or a prefix inside a net */
+      if (q % 3)            /* an address or a prefix anywhere in the space */
         rand_prefix(&n, v6, random() % 2 ? (v6 ? 128 : 32) : rand_len(v6));
-      else
+      else                  /* an address inside a net */
         host_in(&n, &nets[random() % nnet]);
       rcu_read_lock();
       struct net *want = lpm_brute(t, &n), *got = rt_lookup_lpm(t, &n);
