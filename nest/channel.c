@@ -558,6 +558,13 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
   struct ea_list *mod = NULL;
   struct rte tmp;
 
+  /* A route leaving takes its feed mark along: once every reader passed
+   * this item its id may be a new route's, whose item must not pass for
+   * the feed's news. Clearing more than that is safe, as an item that is
+   * not skipped is only counted twice. */
+  if (old && c->feed_rejected)
+    chan_feed_rejected_take(c, old->id);
+
   /* A feed running ahead of the journal already sent this very route (a
    * route never changes, nor did the policy: a changed filter refeeds with
    * the exported route as old), so its journal item is old news. */
@@ -580,8 +587,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
     else if (acc == 2) {
       /* The protocol sees a copy carrying the filter's attributes; the
        * export map still tracks the table's route. */
-      tmp = *new;
-      tmp.attrs = mod;
+      tmp = rte_view(new, mod);
       new_exp = &tmp;
     }
     if (new_exp && !old_exp && c->cf->out_limit.max &&

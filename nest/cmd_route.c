@@ -163,8 +163,8 @@ sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, cons
     fr.out = NULL;
   }
   if (fr.out) {
-    *tmp = *r;
-    tmp->attrs = *mod = fr.out;
+    *tmp = rte_view(r, fr.out);
+    *mod = fr.out;
   }
   return pass;
 }
@@ -209,8 +209,8 @@ sr_take_attrs(const struct rte *r, struct ea_list *a, struct rte *tmp, struct ea
 {
   if (*mod)
     ea_unref(*mod);
-  *tmp = *r;
-  tmp->attrs = *mod = a;
+  *tmp = rte_view(r, a);
+  *mod = a;
 }
 
 /* `export P`: what P's channel would send (the best route, or each for a

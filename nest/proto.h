@@ -168,7 +168,8 @@ struct channel {
   /* Proto loop: routes a feed rejected while the journal behind the
    * reader had items yet to read, up to feed_rejected_until (the table's
    * journal end when that feed ended): an item bringing such a route is
-   * the feed's news again, not counted twice. NULL: none. */
+   * the feed's news again, not counted twice. A route's mark goes when
+   * its item is read or it leaves (its id may be reused). NULL: none. */
   struct chan_export_map *feed_rejected;
   u64 feed_rejected_until;
   /* The channel that exports for this one (export_elsewhere: its BGP
