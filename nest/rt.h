@@ -243,6 +243,13 @@ struct rtable {
   u32 route_count;            /* routes in chains */
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* nets per prefix length (LPM skips empty ones) */
   size_t index_bytes;         /* under the lock: the index's arrays as accounted */
+  /* ROA tables: per region of the address space (rt_index.c), the prefix
+   * lengths region_low..region_low+63 of the nets covering part of it, a
+   * bit each: set under the writer lock before the net is published, read
+   * atomically; never cleared while the table lives (a stale bit costs a
+   * probe, never misses one). Freed after a grace period. NULL: none. */
+  u64 *regions;
+  u8 region_low;
   u32 net_count;              /* nets in index */
   u32 filtered_count;         /* routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in
@@ -432,6 +439,8 @@ struct rt_probe {
   struct rtable *t;
   const net_addr *of;
   int len;                    /* the next length a wave looks at */
+  int region_low;             /* lengths from here on (64 of them): probed */
+  u64 region_lens;            /*   only if in the region's mask (rtable.regions) */
   uint count, next;           /* keys in the wave, the next one handed out */
   u32 hash[RT_PROBE_WAVE];
   net_addr key[RT_PROBE_WAVE];
@@ -598,6 +607,10 @@ u32 rt_net_hash(const net_addr *n);
 struct net *rt_index_find(struct rtable *t, u32 hash, const net_addr *n, struct rcu_hash_iter *it);
 void rt_index_account(struct rtable *t);
 void rt_index_settle(struct rtable *t);
+/* A net about to enter the index, under the lock: its region's mask. */
+void rt_index_mark(struct rtable *t, const net_addr *n);
+/* The region masks of a table gone, after its grace period (NULL: none). */
+void rt_index_regions_free(u64 *regions);
 void rt_cleanup(void *table);
 void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the

@@ -5,9 +5,9 @@
  * only tells us its prefix: the table hashes ROA nets by prefix and length
  * alone (nest/rt_index.c), so all ROAs of one prefix come out of one hash
  * probe (rt_roa_first/next). Covering ROAs have lengths 0..len, and the
- * table counts nets per length, so lengths nobody uses cost nothing: a
- * typical RPKI table (lengths 8..24 for IPv4) takes at most 17 probes,
- * asked for from memory together (struct rt_probe).
+ * table keeps the lengths its ROAs have per region of the address space
+ * (nest/rt_index.c), so only the few lengths of ROAs near the route are
+ * probed, asked for from memory together (struct rt_probe).
  */
 #include "nest/rt_valid.h"
 

@@ -181,6 +181,7 @@ rte_release(struct rtable *t, struct rte *r)
 struct rt_corpse {
   struct rcu_head rcu;
   struct rcu_hash nets;
+  u64 *regions;
 };
 
 static void
@@ -198,6 +199,7 @@ rt_corpse_free_rcu(struct rcu_head *h)
     shslab_free(net_slab[n->n.type], n);
   }
   rcu_hash_free(&c->nets);
+  rt_index_regions_free(c->regions);
   free(c);
 }
 
@@ -604,6 +606,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     net = u->fresh;
     u->fresh = NULL;
     net->feed_prev = t->feed_tail;
+    rt_index_mark(t, &net->n);
     rcu_tsan_publish(net);
     rcu_hash_insert(&t->nets, u->hash, &net->node);
     rt_index_account(t);
@@ -1228,6 +1231,8 @@ rt_table_destroy_data(struct rtable *t)
     die("Out of memory");
   corpse->nets = t->nets;
   memset(&t->nets, 0, sizeof(t->nets));
+  corpse->regions = t->regions;
+  t->regions = NULL;
   t->feed_head = t->feed_tail = NULL;
   call_rcu(&corpse->rcu, rt_corpse_free_rcu);
   pthread_mutex_unlock(&t->lock);

@@ -280,14 +280,15 @@ roa_brute(struct rtable *t, const net_addr *n, u32 asn)
   return valid ? ROA_VALID : anything ? ROA_INVALID : ROA_UNKNOWN;
 }
 
-/* Random prefixes in a small space (overlaps are the point). */
+/* Random prefixes in a small space (overlaps are the point), over a few
+ * of the table's regions (an IPv4 /16, an IPv6 /32: nest/rt_index.c). */
 static void
 rand_net(net_addr *n, int v6, uint minlen, uint maxlen)
 {
   uint len = minlen + random() % (maxlen - minlen + 1);
   u32 hi = 0x0a000000 | (random() & 0x000fff00) | (random() % 4 ? 0 : random() & 0xff);
   if (v6)
-    net_fill_ip6(n, ip6_build(0x20010db8, hi, random() % 8 ? 0 : random(), 0), len);
+    net_fill_ip6(n, ip6_build(0x20010db8 ^ (random() % 4 << 8), hi, random() % 8 ? 0 : random(), 0), len);
   else
     net_fill_ip4(n, ip4_from_u32(hi), len > 32 ? 32 : len);
   net_normalize(n);
