@@ -127,6 +127,7 @@ chan_export_stop(struct channel *c)
     rt_reader_detach(&c->reader);
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = NULL;
+  c->feed_ahead_until = 0;
   chan_feed_rejected_drop(c);
   chan_feed_only_clear(c);
   chan_catch_up_drop(c);
@@ -545,10 +546,41 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   return acc;
 }
 
+/* A feed exports the table as it is now, ahead of the changes the reader
+ * has yet to read. Where a net's exported route went by such a change,
+ * the feed cannot see it (it is in no chain) and replaces it in the
+ * protocol without naming it; that change names it later, and if it
+ * withdraws it, the protocol drops the net's route (a channel exporting
+ * every route: the source's) the feed sent. The feed's route still has
+ * its export bit, and its own change would pass for old news: lost.
+ * So, until the reader passed the journal's end of the feed's, whatever
+ * goes out for a net (of a source) is what the protocol holds of it:
+ * the other routes of the net's chain now lose their bits, and their
+ * changes, which come later (the feed saw them), send them again. */
 static void
-chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rte *old)
+chan_export_forget_others(struct channel *c, struct net *net, const struct rte *new, const struct rte *old)
+{
+  if (!c->feed_ahead_until)
+    return;
+  if (uatomic_read(&c->reader.seq) > c->feed_ahead_until) {
+    c->feed_ahead_until = 0;
+    return;
+  }
+  /* the change's net may have emptied since, and its prefix be another's */
+  if (!rcu_dereference(net->routes) && !(net = rt_find_net(c->table, &net->n)))
+    return;
+  const struct rte_src *src = chan_exports_every_route(c) ? (new ? new : old)->src : NULL;
+  for (struct rte *r; (r = chan_net_exported_but(c, net, new, old, src));) {
+    chan_exp_set(c, r->id, 0);
+    chan_stat_add(&c->stats.exp_routes, -1);
+  }
+}
+
+static void
+chan_export_one(struct channel *c, struct net *net, struct rte *new, struct rte *old)
 {
   struct channel_stats *st = &c->stats;
+  const net_addr *n = &net->n;
   struct rte *old_exp = (old && chan_exp_bit(c, old->id)) ? old : NULL;
   struct rte *new_exp = NULL;
   /* With `secondary` the exported route of a net may be retired by a
@@ -603,6 +635,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 
   if (!new_exp && !old_exp)
     return;
+  chan_export_forget_others(c, net, new_exp ? new : NULL, old_exp);
   if (old_exp)
     chan_exp_set(c, old_exp->id, 0);
   if (new_exp)
@@ -627,7 +660,7 @@ chan_export_one(struct channel *c, const net_addr *n, struct rte *new, struct rt
 }
 
 void
-chan_export_withdraw(struct channel *c, const net_addr *n, struct rte *old)
+chan_export_withdraw(struct channel *c, struct net *n, struct rte *old)
 {
   chan_export_one(c, n, NULL, old);
 }
@@ -666,7 +699,7 @@ chan_export_first_accepted(struct channel *c, struct net *n, struct rte *retired
   /* chan_export_one() runs the policy on the winner again, for its
    * attributes; a route is immutable, so the same winner means no change */
   if (cand != old || refeed)
-    chan_export_one(c, &n->n, cand, old);
+    chan_export_one(c, n, cand, old);
 }
 
 /* Send one net again: what of it we exported before counts as old, the
@@ -679,7 +712,7 @@ chan_feed_net(struct channel *c, struct net *n, int any)
     /* Every route counts on its own (pipes, ADD-PATH): each goes
      * through the export policy again, replacing what was exported. */
     for (struct rte *r = best; rte_usable(r); r = rcu_dereference(r->next))
-      chan_export_one(c, &n->n, r, chan_exp_bit(c, r->id) ? r : NULL);
+      chan_export_one(c, n, r, chan_exp_bit(c, r->id) ? r : NULL);
     return;
   }
   if (c->cf->secondary) {
@@ -688,7 +721,7 @@ chan_feed_net(struct channel *c, struct net *n, int any)
   }
   prev = chan_net_exported(c, n);
   if (best || prev)
-    chan_export_one(c, &n->n, best, prev);
+    chan_export_one(c, n, best, prev);
 }
 
 /*
@@ -732,8 +765,11 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
   }
   c->feeding = CHAN_FEED_NONE;
   c->feed_cursor = c->feed_last = NULL;
+  u64 end = rt_journal_end_settled(c->table);
+  if (uatomic_read(&c->reader.seq) < end)
+    c->feed_ahead_until = end;
   if (c->feed_rejected) {
-    c->feed_rejected_until = rt_journal_end_settled(c->table);
+    c->feed_rejected_until = end;
     if (uatomic_read(&c->reader.seq) >= c->feed_rejected_until)
       chan_feed_rejected_drop(c);   /* nothing came while it ran */
   }
@@ -789,11 +825,11 @@ chan_export_run(void *data)
         ahead(c->proto, &a->net->n);
     }
     if (any)
-      chan_export_one(c, &it->net->n, it->new_rte, it->retired);
+      chan_export_one(c, it->net, it->new_rte, it->retired);
     else if (c->cf->secondary)
       chan_export_first_accepted(c, it->net, it->retired, 0);
     else if (it->new_best != it->old_best)
-      chan_export_one(c, &it->net->n, it->new_best, it->old_best);
+      chan_export_one(c, it->net, it->new_best, it->old_best);
     if (loop_budget_left() <= 0) {
       loop_yield();
       ev_schedule(&c->export_ev);

@@ -190,7 +190,7 @@ chan_catch_up(struct channel *c)
     struct rte *r = it->retired;
     if (r && chan_exp_bit(c, r->id)) {
       if (now && !catchup_replaceable(it->net, any ? r->src : NULL))
-        chan_export_withdraw(c, &it->net->n, r);
+        chan_export_withdraw(c, it->net, r);
       else {
         chan_exp_set(c, r->id, 0);
         chan_stat_add(&c->stats.exp_routes, -1);

@@ -167,8 +167,15 @@ chan_exp_discard(struct chan_export_map *m)
 struct rte *
 chan_net_exported(const struct channel *c, struct net *n)
 {
+  return chan_net_exported_but(c, n, NULL, NULL, NULL);
+}
+
+struct rte *
+chan_net_exported_but(const struct channel *c, struct net *n, const struct rte *a, const struct rte *b,
+                      const struct rte_src *src)
+{
   for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
-    if (chan_exp_bit(c, r->id))
+    if (r != a && r != b && (!src || r->src == src) && chan_exp_bit(c, r->id))
       return r;
   return NULL;
 }

@@ -1,12 +1,16 @@
 /*
- * Unit tests of an export channel's feed against its journal: a channel
+ * Unit tests of an export channel's feeds against its journal: a channel
  * on a fake protocol whose export policy rejects the routes of one
  * attribute set, driven step by step in the main loop (its protocol's
- * loop here), with the table written in between as peers would.
+ * loop here), with the table written in between as peers would. One test
+ * replays a case that lost an export; the other checks, over random
+ * writes, refeeds, stalls and journal clean-ups, that the protocol was
+ * told exactly what the table holds once the channel caught up.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -118,10 +122,49 @@ step_new_routes(struct feed_step *s)
   chan_refeed_nets(s->c, &s->only, 1);
 }
 
+/* A channel of master4 on a protocol of class pc, down; secondary: export
+ * the best route the policy accepts, all_paths: every route. */
+static struct channel *
+feed_channel_new(const struct proto_class *pc, int secondary, int all_paths)
+{
+  struct proto *p = calloc(1, sizeof(*p));
+  p->class = pc;
+  p->name = "feedtest";
+  p->loop = main_loop();
+  list_init(&p->channels);
+  struct channel_config *cc = calloc(1, sizeof(*cc));
+  cc->name = "ipv4";
+  cc->net_type = NET_IP4;
+  cc->secondary = secondary;
+  struct channel *c = calloc(1, sizeof(*c));
+  c->name = "ipv4";
+  c->proto = p;
+  c->cf = cc;
+  c->table = test_table();
+  c->net_type = NET_IP4;
+  c->out_filter = FILTER_ACCEPT;
+  c->export_all_paths = all_paths;
+  c->sender_id = rt_sender_add(c->table, c);
+  return c;
+}
+
 static void
 reader_detach(void *r)
 {
   rt_reader_detach(r);
+}
+
+static void
+feed_channel_free(struct channel *c)
+{
+  if (c->reader.table)
+    loop_call_sync(main_loop(), reader_detach, &c->reader);
+  rt_sender_remove(c->table, c->sender_id);
+  chan_exp_free(c);
+  rcu_barrier();
+  free((void *) c->cf);
+  free(c->proto);
+  free(c);
 }
 
 static u32
@@ -151,22 +194,7 @@ test_feed_mark_leaves_with_route(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct proto *p = calloc(1, sizeof(*p));
-  p->class = &feed_class;
-  p->name = "feedtest";
-  p->loop = main_loop();
-  list_init(&p->channels);
-  struct channel_config *cc = calloc(1, sizeof(*cc));
-  cc->name = "ipv4";
-  cc->net_type = NET_IP4;
-  struct channel *c = calloc(1, sizeof(*c));
-  c->name = "ipv4";
-  c->proto = p;
-  c->cf = cc;
-  c->table = t;
-  c->net_type = NET_IP4;
-  c->out_filter = FILTER_ACCEPT;
-  c->sender_id = rt_sender_add(t, c);
+  struct channel *c = feed_channel_new(&feed_class, 0, 0);
   memset(feed_exported, 0, sizeof(feed_exported));
 
   struct proto *peer = fake_proto("peer");
@@ -204,26 +232,320 @@ test_feed_mark_leaves_with_route(void **state)
     if (!feed_exported[i])
       fail_msg("route of net %u (id %u) not exported", i, route_id(t, i));
 
-  loop_call_sync(main_loop(), reader_detach, &c->reader);
   for (u32 i = 0; i < k; i++) {
     net4(&n, i);
     rt_update(t, &n, src, NULL, NULL, 0);
   }
-  rt_sender_remove(t, c->sender_id);
-  chan_exp_free(c);
+  feed_channel_free(c);
   ea_unref(ok);
   ea_unref(ok2);
   ea_unref(feed_rejected_attrs);
   rt_unlock_source(src);
   rcu_barrier();
-  free(c);
-  free(cc);
-  free(p);
   free(peer);
+}
+
+/* --- Random writes, refeeds, stalls and clean-ups against a model --- */
+
+#define RND_BASE 20000        /* net numbers of the random test's nets */
+#define RND_NETS 48
+#define RND_SRCS 4
+#define RND_ATTRS 4           /* the last one rejected by the policy */
+
+#define RND_GHOSTS 256
+
+struct rnd_route {
+  struct rte_src *src;        /* NULL: none */
+  struct ea_list *attrs;
+  u32 id;                     /* the table's route: the same until every
+                                 reader passed its retirement */
+};
+
+static struct rnd {
+  struct channel *c;
+  struct rte_src *src[RND_SRCS];
+  struct ea_list *attrs[RND_ATTRS];
+  int busy;                   /* the protocol holds the reader */
+  int all_paths, secondary;
+  int caught_up;              /* rnd_settle found the channel caught up */
+  int trace;                  /* the net whose exports go to stderr, -1: none */
+  /* What the protocol was told: per net the exported route (every
+   * route, per source, when all_paths), and the routes replaced without
+   * being named. */
+  struct rnd_route best[RND_NETS], path[RND_NETS][RND_SRCS], ghost[RND_NETS][RND_GHOSTS];
+  uint ghosts[RND_NETS];
+} rnd;
+
+static uint
+rnd_src_no(const struct rte_src *s)
+{
+  for (uint i = 0; i < RND_SRCS; i++)
+    if (rnd.src[i] == s)
+      return i;
+  fail_msg("a route of no source of the test");
+  return 0;
+}
+
+static int
+rnd_attr_no(const struct ea_list *a)
+{
+  for (int i = 0; i < RND_ATTRS; i++)
+    if (rnd.attrs[i] == a)
+      return i;
+  return -1;
+}
+
+static int
+rnd_preexport(struct channel *c, const struct rte *r)
+{
+  (void) c;
+  return r->attrs == rnd.attrs[RND_ATTRS - 1] ? -1 : 0;
+}
+
+static int
+rnd_busy(struct proto *p, struct channel *c)
+{
+  (void) p, (void) c;
+  return rnd.busy;
+}
+
+/* A route the protocol was told of and no longer holds: per net, the
+ * routes replaced without being named, and whether one is among them. */
+static int
+rnd_ghost_take(u32 k, const struct rte *r)
+{
+  for (uint i = 0; i < rnd.ghosts[k]; i++)
+    if (rnd.ghost[k][i].src && rnd.ghost[k][i].id == r->id) {
+      memmove(&rnd.ghost[k][i], &rnd.ghost[k][i + 1], (--rnd.ghosts[k] - i) * sizeof(struct rnd_route));
+      return 1;
+    }
+  return 0;
+}
+
+/* Most are never named: a change that goes out for a net while a feed's
+ * route is the protocol's takes the export bits of the net's other routes
+ * (nest/channel.c); the oldest make room. */
+static void
+rnd_ghost_add(u32 k, const struct rnd_route *r)
+{
+  if (rnd.ghosts[k] == RND_GHOSTS) {
+    memmove(&rnd.ghost[k][0], &rnd.ghost[k][1], (RND_GHOSTS - 1) * sizeof(struct rnd_route));
+    rnd.ghosts[k]--;
+  }
+  rnd.ghost[k][rnd.ghosts[k]++] = *r;
+}
+
+/* The protocol's view, checked against what it is told: a route goes
+ * only once told it came. A route may be replaced without being named
+ * (an UPDATE replaces the net's route, an ADD-PATH one its path): a
+ * feed running ahead of the journal exports the successor of a route
+ * whose retirement it has not read yet, and that change names the route
+ * later (nest/channel.c). */
+static void
+rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
+           const struct ea_list *new_src)
+{
+  (void) p, (void) c, (void) new_src;
+  u32 k = net_no(n) - RND_BASE;
+  assert_true(k < RND_NETS);
+  if (rnd.trace == (int) k)   /* FEED_RANDOM_TRACE=net: what net k was told */
+    fprintf(stderr, "net %u: new %d/%d (id %u) old %d/%d (id %u), feeding %d, reader at %llu\n", k,
+            new ? (int) rnd_src_no(new->src) : -1, rnd_attr_no(new ? new->attrs : NULL), new ? new->id : 0,
+            old ? (int) rnd_src_no(old->src) : -1, rnd_attr_no(old ? old->attrs : NULL), old ? old->id : 0,
+            c->feeding, (unsigned long long) uatomic_read(&c->reader.seq));
+  struct rnd_route *now = &rnd.best[k];
+  if (rnd.all_paths)
+    now = &rnd.path[k][rnd_src_no(new ? new->src : old->src)];
+  if (old && now->src && old->id == now->id) {
+    if (old->src != now->src || old->attrs != now->attrs)
+      fail_msg("net %u: route %u withdrawn with other attributes than it was exported with", k, old->id);
+    *now = (struct rnd_route){ 0 };
+  }
+  else if (old && !rnd_ghost_take(k, old))
+    fail_msg("net %u: a route withdrawn (source %u) that was not exported", k, rnd_src_no(old->src));
+  if (rnd.all_paths && old && new && old->src != new->src)
+    fail_msg("net %u: a path of source %u replaced by one of source %u", k, rnd_src_no(old->src),
+             rnd_src_no(new->src));
+  /* an id once a ghost's may be a new route's now */
+  for (u32 i = 0; new && i < RND_NETS; i++)
+    while (rnd_ghost_take(i, new))
+      ;
+  if (new && now->src && now->id != new->id)
+    rnd_ghost_add(k, now);
+  if (new)
+    *now = (struct rnd_route){ new->src, new->attrs, new->id };
+}
+
+static const struct proto_class rnd_class = {
+  .name = "FeedRandom", .keyword = "feedrandom", .class_id = 9,
+  .rt_notify = rnd_notify, .preexport = rnd_preexport, .export_busy = rnd_busy,
+};
+
+static void
+rnd_write(void)
+{
+  net_addr n;
+  net4(&n, RND_BASE + random() % RND_NETS);
+  struct rte_src *src = rnd.src[random() % RND_SRCS];
+  struct ea_list *a = random() % 4 ? rnd.attrs[random() % RND_ATTRS] : NULL;
+  rt_update(rnd.c->table, &n, src, NULL, a, 0);
+}
+
+/* One random step in the channel's loop; the export event follows. */
+static void
+rnd_step(struct feed_step *s)
+{
+  (void) s;
+  uint what = random() % 100;
+  if (what < 55)
+    for (uint i = random() % 12; i; i--)
+      rnd_write();
+  else if (what < 62)
+    chan_refeed(rnd.c);
+  else if (what < 72) {
+    net_addr only[3];
+    uint count = 1 + random() % 3;
+    for (uint i = 0; i < count; i++)
+      net4(&only[i], RND_BASE + random() % RND_NETS);
+    chan_refeed_nets(rnd.c, only, count);
+  } else if (what < 90)
+    rnd.busy = random() % 3 == 0;
+  else if (what < 95)
+    /* a burst while the protocol reads slowly: past a journal block */
+    for (uint i = 0; i < 500; i++)
+      rnd_write();
+}
+
+static void
+rnd_up(struct feed_step *s)
+{
+  (void) s;
+  channel_up(rnd.c);
+}
+
+static void
+rnd_check_route(u32 k, const struct rnd_route *got, const struct rnd_route *want)
+{
+  if (got->src != want->src || (want->src && (got->attrs != want->attrs || got->id != want->id)))
+    fail_msg("net %u: exported route %u (source %d, attributes %d), the table's is %u (%d, %d)", k,
+             got->src ? got->id : 0, got->src ? (int) rnd_src_no(got->src) : -1, rnd_attr_no(got->attrs),
+             want->src ? want->id : 0, want->src ? (int) rnd_src_no(want->src) : -1, rnd_attr_no(want->attrs));
+}
+
+/* Whether the channel has caught up with the table, the protocol
+ * reading again; in the channel's loop, where the state it looks at is. */
+static void
+rnd_settle(struct feed_step *s)
+{
+  struct channel *c = s->c;
+  rnd.busy = 0;
+  rnd.caught_up = !c->feeding && !c->catchup && !uatomic_read(&c->reader.laggard) &&
+                  uatomic_read(&c->reader.seq) >= rt_journal_end_settled(c->table);
+}
+
+static void rnd_check_net(struct rtable *t, u32 k, int secondary);
+
+static void
+rnd_check(struct feed_step *s)
+{
+  for (u32 k = 0; k < RND_NETS; k++)
+    rnd_check_net(s->c->table, k, rnd.secondary);
+}
+
+/* The table's routes of net k the channel should have exported. */
+static void
+rnd_check_net(struct rtable *t, u32 k, int secondary)
+{
+  net_addr n;
+  net4(&n, RND_BASE + k);
+  struct rnd_route want[RND_SRCS] = { 0 }, want_best = { 0 };
+  rcu_read_lock();
+  struct net *net = rt_find_net(t, &n);
+  struct rte *best = net ? net_best(net) : NULL;
+  for (struct rte *r = best; rte_usable(r); r = r->next) {
+    int ok = r->attrs != rnd.attrs[RND_ATTRS - 1];
+    if (ok)
+      want[rnd_src_no(r->src)] = (struct rnd_route){ r->src, r->attrs, r->id };
+    if (ok && !want_best.src && (secondary || r == best))
+      want_best = want[rnd_src_no(r->src)];
+  }
+  rcu_read_unlock();
+  if (rnd.all_paths) {
+    for (uint s = 0; s < RND_SRCS; s++)
+      rnd_check_route(k, &rnd.path[k][s], &want[s]);
+  } else
+    rnd_check_route(k, &rnd.best[k], &want_best);
+}
+
+static void
+rnd_round(uint seed, int secondary, int all_paths, uint steps)
+{
+  print_message("seed %u, %s\n", seed, all_paths ? "every route" : secondary ? "secondary" : "best route");
+  srandom(seed);
+  struct rtable *t = test_table();
+  memset(&rnd, 0, sizeof(rnd));
+  rnd.all_paths = all_paths;
+  const char *trace = getenv("FEED_RANDOM_TRACE");
+  rnd.trace = trace ? atoi(trace) : -1;
+  rnd.c = feed_channel_new(&rnd_class, secondary, all_paths);
+  struct proto *peer[RND_SRCS];
+  for (uint i = 0; i < RND_SRCS; i++)
+    rnd.src[i] = rt_get_source(peer[i] = fake_proto("peer"), 0);
+  for (uint i = 0; i < RND_ATTRS; i++)
+    rnd.attrs[i] = attrs_pref(100 + 10 * (i % 3), 40 + i);
+  struct feed_step s = { .c = rnd.c };
+
+  for (uint i = 0; i < 20; i++)
+    rnd_write();
+  feed_step(&s, rnd_up);
+  for (uint i = 0; i < steps; i++) {
+    if (random() % 40 == 0)
+      loop_call_sync(t->loop, rt_cleanup, t);   /* ids go back; laggards flagged */
+    feed_step(&s, rnd_step);
+    /* caught up now and then: compare */
+    if (random() % 50 == 0 || i == steps - 1) {
+      rnd.secondary = secondary;
+      for (uint k = 0; k < 1000 && !rnd.caught_up; k++)
+        feed_step(&s, rnd_settle);
+      assert_true(rnd.caught_up);
+      feed_step(&s, rnd_check);
+      rnd.caught_up = 0;
+    }
+  }
+
+  feed_channel_free(rnd.c);
+  net_addr n;
+  for (u32 k = 0; k < RND_NETS; k++)
+    for (uint i = 0; i < RND_SRCS; i++) {
+      net4(&n, RND_BASE + k);
+      rt_update(t, &n, rnd.src[i], NULL, NULL, 0);
+    }
+  for (uint i = 0; i < RND_ATTRS; i++)
+    ea_unref(rnd.attrs[i]);
+  for (uint i = 0; i < RND_SRCS; i++)
+    rt_unlock_source(rnd.src[i]);
+  rcu_barrier();
+  for (uint i = 0; i < RND_SRCS; i++)
+    free(peer[i]);
+}
+
+/* Each export mode: the best route, the best the policy accepts
+ * (`secondary`), every route (ADD-PATH, pipes). */
+static void
+test_feed_random(void **state)
+{
+  (void) state;
+  const char *e = getenv("FEED_RANDOM_ROUNDS");
+  uint rounds = e ? (uint) atoi(e) : 6;
+  e = getenv("FEED_RANDOM_SEED");
+  uint base = e ? (uint) atoi(e) : 1;
+  for (uint seed = base; seed < base + rounds; seed++)
+    rnd_round(seed, seed % 3 == 1, seed % 3 == 2, 2000);
 }
 
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_feed_mark_leaves_with_route),
+  cmocka_unit_test(test_feed_random),
 };
 
 int

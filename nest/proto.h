@@ -172,6 +172,11 @@ struct channel {
    * its item is read or it leaves (its id may be reused). NULL: none. */
   struct chan_export_map *feed_rejected;
   u64 feed_rejected_until;
+  /* Proto loop: the journal's end when the last feed that ran ahead of
+   * the reader ended; until the reader passed it, a change may name a
+   * route the protocol no longer holds, or none where it holds one
+   * (chan_export_one). 0: none. */
+  u64 feed_ahead_until;
   /* The channel that exports for this one (export_elsewhere: its BGP
    * update group's, whose map tells what went out), NULL: itself. Set and
    * cleared by the protocol's loop; read by the CLI in the main loop,
@@ -606,6 +611,10 @@ int chan_route_exported(struct channel *c, const struct rte *r);
 /* The route of net n the channel exported, NULL: none. Channel's loop,
  * inside rcu_read_lock(). */
 struct rte *chan_net_exported(const struct channel *c, struct net *n);
+/* The same, but neither a nor b (either may be NULL), and of source src
+ * only (NULL: any). */
+struct rte *chan_net_exported_but(const struct channel *c, struct net *n, const struct rte *a, const struct rte *b,
+                                  const struct rte_src *src);
 /* A copy of c's map, for another channel to adopt (any loop: the copy is
  * what c's loop had stored before, bits set since may be missing);
  * adopt replaces c's map by it (c's loop) and returns its bits set;
@@ -705,7 +714,7 @@ void chan_export_decline(struct channel *c, u32 id);
 /* Route old of net n, which c exported, is gone: withdraw it as an export
  * pass would (map, counters, the class's rt_notify). Proto loop, inside
  * rcu_read_lock(). */
-void chan_export_withdraw(struct channel *c, const net_addr *n, struct rte *old);
+void chan_export_withdraw(struct channel *c, struct net *n, struct rte *old);
 
 /* A protocol that is no configured instance (a BGP update group) drives
  * its channel itself: new and free in the main loop, up (attach the
