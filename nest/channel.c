@@ -901,6 +901,8 @@ chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_expor
   uatomic_set(&c->stats.exp_routes, chan_exp_adopt(c, map));
   if (uatomic_read(&c->state) == CS_UP && c->proto->class->rt_notify) {
     chan_export_attach(c, pin);
+    /* the map may hold a feed's routes, sent ahead of the pin */
+    c->feed_ahead_until = rt_journal_end_settled(c->table);
     chan_catch_up_adopt(c, owed);
     if (!refeed)
       ev_send(c->proto->loop, &c->export_ev);   /* on from the pin, owed withdrawals first */

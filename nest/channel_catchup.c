@@ -76,8 +76,7 @@ catchup_remember(struct chan_catchup *cu, const net_addr *n, const struct rte *r
     cu->size = size;
   }
   struct chan_gone *g = &cu->gone[cu->count++];
-  g->r = *r;
-  g->r.next = NULL;
+  g->r = rte_view(r, NULL);
   ea_ref(g->r.attrs);
   rt_lock_source(g->r.src);
   net_copy(&g->net.n, n);
