@@ -97,7 +97,8 @@ fi
 src=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD/Makefile" 2>/dev/null)
 [ -d "${src:-}" ] || src=$top
 stale=$(find "$src" \( -path "$src/build*" -o -path "$src/.git" -o -path "$src/bench" -o -path "$src/test" \) -prune -o \
-  \( -name '*.[chly]' -newer "$BUILD/libdaemon.a" -print \) 2>/dev/null | head -3 | tr '\n' ' ')
+  \( -name '*.[chly]' ! -name '*_test.c' ! -name 'test_*.h' -newer "$BUILD/libdaemon.a" -print \) 2>/dev/null |
+  head -3 | tr '\n' ' ')     # unit tests are not in the libraries
 if [ -n "$stale" ]; then
   echo "run.sh: WARNING: sources newer than $BUILD/libdaemon.a ($stale): run with --make or --snapshot" >&2
 fi
