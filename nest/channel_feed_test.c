@@ -6,6 +6,8 @@
  * replays a case that lost an export; the other checks, over random
  * writes, refeeds, stalls and journal clean-ups, that the protocol was
  * told exactly what the table holds once the channel caught up.
+ * FEED_RANDOM_ROUNDS (6) and FEED_RANDOM_SEED (1) choose its rounds, one
+ * export mode after another; FEED_RANDOM_TRACE=k prints what net k was told.
  */
 #include <setjmp.h>
 #include <stdarg.h>
