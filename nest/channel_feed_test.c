@@ -97,7 +97,17 @@ step_up(struct feed_step *s)
   rt_update(s->c->table, &n, s->src, NULL, s->ok, 0);
 }
 
-static u32 route_id(struct rtable *t, u32 k);
+static u32
+route_id(struct rtable *t, u32 k)
+{
+  net_addr n;
+  net4(&n, k);
+  rcu_read_lock();
+  struct net *net = rt_find_net(t, &n);
+  u32 id = net && net->routes ? net->routes->id : ~0U;
+  rcu_read_unlock();
+  return id;
+}
 
 static void
 step_leave(struct feed_step *s)
@@ -167,18 +177,6 @@ feed_channel_free(struct channel *c)
   free((void *) c->cf);
   free(c->proto);
   free(c);
-}
-
-static u32
-route_id(struct rtable *t, u32 k)
-{
-  net_addr n;
-  net4(&n, k);
-  rcu_read_lock();
-  struct net *net = rt_find_net(t, &n);
-  u32 id = net && net->routes ? net->routes->id : ~0U;
-  rcu_read_unlock();
-  return id;
 }
 
 /*
@@ -456,18 +454,9 @@ rnd_settle(struct feed_step *s)
                   uatomic_read(&c->reader.seq) >= rt_journal_end_settled(c->table);
 }
 
-static void rnd_check_net(struct rtable *t, u32 k, int secondary);
-
-static void
-rnd_check(struct feed_step *s)
-{
-  for (u32 k = 0; k < RND_NETS; k++)
-    rnd_check_net(s->c->table, k, rnd.secondary);
-}
-
 /* The table's routes of net k the channel should have exported. */
 static void
-rnd_check_net(struct rtable *t, u32 k, int secondary)
+rnd_check_net(struct rtable *t, u32 k)
 {
   net_addr n;
   net4(&n, RND_BASE + k);
@@ -479,7 +468,7 @@ rnd_check_net(struct rtable *t, u32 k, int secondary)
     int ok = r->attrs != rnd.attrs[RND_ATTRS - 1];
     if (ok)
       want[rnd_src_no(r->src)] = (struct rnd_route){ r->src, r->attrs, r->id };
-    if (ok && !want_best.src && (secondary || r == best))
+    if (ok && !want_best.src && (rnd.secondary || r == best))
       want_best = want[rnd_src_no(r->src)];
   }
   rcu_read_unlock();
@@ -488,6 +477,13 @@ rnd_check_net(struct rtable *t, u32 k, int secondary)
       rnd_check_route(k, &rnd.path[k][s], &want[s]);
   } else
     rnd_check_route(k, &rnd.best[k], &want_best);
+}
+
+static void
+rnd_check(struct feed_step *s)
+{
+  for (u32 k = 0; k < RND_NETS; k++)
+    rnd_check_net(s->c->table, k);
 }
 
 static uint rnd_floods, rnd_catch_ups;
@@ -500,6 +496,7 @@ rnd_round(uint seed, int secondary, int all_paths, uint steps)
   struct rtable *t = test_table();
   memset(&rnd, 0, sizeof(rnd));
   rnd.all_paths = all_paths;
+  rnd.secondary = secondary;
   const char *trace = getenv("FEED_RANDOM_TRACE");
   rnd.trace = trace ? atoi(trace) : -1;
   rnd.c = feed_channel_new(&rnd_class, secondary, all_paths);
@@ -521,7 +518,6 @@ rnd_round(uint seed, int secondary, int all_paths, uint steps)
     feed_step(&s, rnd_step);
     /* caught up now and then: compare */
     if (random() % 50 == 0 || i == steps - 1) {
-      rnd.secondary = secondary;
       for (uint k = 0; k < 1000 && !rnd.caught_up; k++)
         feed_step(&s, rnd_settle);
       assert_true(rnd.caught_up);

@@ -247,7 +247,8 @@ struct rtable {
    * lengths region_low..region_low+63 of the nets covering part of it, a
    * bit each: set under the writer lock before the net is published, read
    * atomically; never cleared while the table lives (a stale bit costs a
-   * probe, never misses one). Freed after a grace period. NULL: none. */
+   * probe, never misses one). Made with the table (region_low too, fixed
+   * then), freed after a grace period once it is gone. NULL: none. */
   u64 *regions;
   u8 region_low;
   u32 net_count;              /* nets in index */
