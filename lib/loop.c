@@ -251,6 +251,10 @@ ev_send(struct loop *l, struct event *e)
 
   cds_wfcq_node_init(&e->qn);
   tsan_release(e);
+  /* Once queued, the event may run before we write wake_pending, and what
+   * it does may retire l (a member's last word to its update group): the
+   * read-side section keeps l and its eventfd until we are done. */
+  rcu_read_lock();
   tsan_ignore_begin();
   cds_wfcq_enqueue(&l->qhead, &l->qtail, &e->qn);
   tsan_ignore_end();
@@ -258,6 +262,8 @@ ev_send(struct loop *l, struct event *e)
   /* A running loop rechecks its queue before it ends the run */
   if (tl_running != l && !__atomic_exchange_n(&l->wake_pending, 1, __ATOMIC_SEQ_CST))
     fd_write_one(l->wakefd, l->name);
+  sched_tsan_rcu_release();
+  rcu_read_unlock();
   return 1;
 }
 
