@@ -205,7 +205,9 @@ group_busy(struct bgp_group *g)
   if (bgp_txlog_held(g->log) <= GROUP_LAG_PAUSE || bgp_txlog_min_lag(g->log, &blocked) <= GROUP_LAG_PAUSE)
     return 0;
   uatomic_set(&g->paused, 1);
-  /* a member may have drained between the test and the flag */
+  /* a member may have drained between the test and the flag (the
+   * barrier pairs with the member's, in bgp_group_tx()) */
+  cmm_smp_mb();
   if (bgp_txlog_min_lag(g->log, NULL) <= GROUP_LAG_RESUME)
     ev_schedule(&g->resume_ev);
   return blocked ? 1 : 2;
@@ -1106,6 +1108,12 @@ bgp_group_tx(struct bgp_proto *p, struct bgp_channel *bc)
   }
   uatomic_set(&gm->cur.blocked, txq_queued(&p->conn->tx) >= BGP_TX_HIGH);
   gm_stats(bc, gm);
+  /* Our position stored, then paused read; group_busy() stores paused,
+   * then reads the positions. Without a full barrier on each side both
+   * may read the old value (a store waits in the store buffer while the
+   * load after it goes ahead): the group stays paused, and we, with
+   * nothing left to send, never wake it. */
+  cmm_smp_mb();
   if (uatomic_read(&g->paused) && bgp_txlog_lag(g->log, &gm->cur) <= GROUP_LAG_RESUME)
     ev_send(g->p.loop, &g->resume_ev);
   return 0;
