@@ -40,15 +40,21 @@ def free_ports(n, align=10):
     """A block of n consecutive TCP ports no socket holds, below the kernel's
     ephemeral range: BIRD 2 peers listen on the wildcard address (no `strict
     bind`), so a port some outgoing connection happens to use would make their
-    listen fail and the session never come up."""
+    listen fail and the session never come up. BIRD_TEST_PORTS=LOW-HIGH keeps
+    them in a range of their own: suites run side by side (test/run-all.sh)
+    would otherwise pick the same block now and then, between one's check
+    and its daemon's bind."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             low = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         low = 32768
-    top = max(low - n - align, 12000)
+    bottom, top = 10000, max(low - n - align, 12000)
+    if os.environ.get("BIRD_TEST_PORTS"):
+        lo, hi = (int(x) for x in os.environ["BIRD_TEST_PORTS"].split("-"))
+        bottom, top = lo, min(hi - n, top)
     for _ in range(1000):
-        base = random.randrange(10000, top, align)
+        base = random.randrange(bottom, top, align)
         if all(_port_free(base + i) for i in range(n)):
             return [base + i for i in range(n)]
     raise RuntimeError("no free block of %d ports" % n)

@@ -8,23 +8,52 @@ cd "$top"
 "$top/tools/deps.sh"
 PY=/usr/bin/python3     # Debian's python3 carries pytest and matplotlib
 
-run_suite() {           # run_suite BUILD_DIR LABEL
+unit_tests() {          # unit_tests BUILD_DIR LABEL
   local b=$1 label=$2
   echo "=== [$label] unit tests"
   make -C "$b" -j"$(nproc)" check >/dev/null 2>&1 || { cat "$b"/test-suite.log "$b"/*/*.log 2>/dev/null | tail -80; exit 1; }
   grep -h "^# \(TOTAL\|PASS\|FAIL\|ERROR\)" "$b/test-suite.log"
-  echo "=== [$label] functional tests"
-  BIRD_BIN="$b/bird" BIRDC_BIN="$b/birdc" BIRDCL_BIN="$b/birdcl" $PY -m pytest -q -p no:cacheprovider test/
+}
+
+functional_tests() {    # functional_tests BUILD_DIR PORTS (LOW-HIGH)
+  local b=$1 ports=$2 tmp rc=0
+  tmp=$(mktemp -d /tmp/bird-tests.XXXXXX)
+  BIRD_TEST_PORTS="$ports" BIRD_BIN="$b/bird" BIRDC_BIN="$b/birdc" BIRDCL_BIN="$b/birdcl" \
+    $PY -m pytest -q -p no:cacheprovider --basetemp="$tmp/t" test/ || rc=$?
+  rm -rf "$tmp"
+  return $rc
 }
 
 echo "=== build (gcc -Wall -Wextra -Werror)"
 "$top/tools/build.sh" "$top/build"
-run_suite "$top/build" plain
+unit_tests "$top/build" plain
 
 echo "=== build (ASan+UBSan)"
 "$top/tools/build.sh" "$top/build-asan" --enable-sanitizers=address,undefined
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite "$top/build-asan" asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+unit_tests "$top/build-asan" asan
+
+# The plain and the sanitized suites run side by side: most of a suite's
+# time goes to waiting on sessions, timers and polls (a third of two
+# cores busy, run alone). Each takes its ports from its own half of the
+# range below the kernel's ephemeral ports.
+low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+mid=$(( (10000 + low) / 2 ))
+logs=$(mktemp -d /tmp/bird-suites.XXXXXX)
+functional_tests "$top/build" "10000-$mid" >"$logs/plain" 2>&1 &
+plain_pid=$!
+functional_tests "$top/build-asan" "$mid-$low" >"$logs/asan" 2>&1 &
+asan_pid=$!
+rc_plain=0 rc_asan=0
+wait $plain_pid || rc_plain=$?
+wait $asan_pid || rc_asan=$?
+echo "=== [plain] functional tests"
+cat "$logs/plain"
+echo "=== [asan] functional tests"
+cat "$logs/asan"
+rm -rf "$logs"
+unset ASAN_OPTIONS UBSAN_OPTIONS
+[ $rc_plain = 0 ] && [ $rc_asan = 0 ] || exit 1
 
 echo "=== build (TSan) and threaded-core tests"
 "$top/tools/build.sh" "$top/build-tsan" --enable-sanitizers=thread
