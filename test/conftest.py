@@ -53,6 +53,9 @@ def free_ports(n, align=10):
     if os.environ.get("BIRD_TEST_PORTS"):
         lo, hi = (int(x) for x in os.environ["BIRD_TEST_PORTS"].split("-"))
         bottom, top = lo, min(hi - n, top)
+        if top <= bottom:
+            raise RuntimeError("BIRD_TEST_PORTS=%s leaves no block of %d ports below the ephemeral range (%d)"
+                               % (os.environ["BIRD_TEST_PORTS"], n, low))
     for _ in range(1000):
         base = random.randrange(bottom, top, align)
         if all(_port_free(base + i) for i in range(n)):
