@@ -69,14 +69,18 @@ ERR_CAPS = b"\x02\x00\x46\x00"
 
 
 class Client(RawPeer):
-    """A raw client that keeps what we sent it: prefix -> first AS of the path.
-    With refresh, it takes enhanced route refresh: a BoRR marks every route
-    stale, an EoRR drops those not announced since (RFC 7313 4)."""
+    """A raw client that keeps what we sent it: prefix -> value(attributes),
+    the first AS of the path unless a subclass says otherwise. With refresh,
+    it takes enhanced route refresh: a BoRR marks every route stale, an EoRR
+    drops those not announced since (RFC 7313 4). peer and ours: its
+    (address, ASN) and ours, for tests on addresses of their own."""
 
-    def __init__(self, name, port, refresh=False, rcvbuf=None):
-        addr, asn = CLIENTS[name] if name in CLIENTS else EXTRA_CLIENTS[name]
+    value = staticmethod(first_as)
+
+    def __init__(self, name, port, refresh=False, rcvbuf=None, peer=None, ours=OURS):
+        addr, asn = peer or (CLIENTS[name] if name in CLIENTS else EXTRA_CLIENTS[name])
         self.peer_addr = addr
-        super().__init__(addr, OURS, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
+        super().__init__(addr, ours, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
         self.rib, self.events, self.eor = {}, [], 0
         self.stale, self.borr, self.eorr = None, 0, 0
 
@@ -113,8 +117,8 @@ class Client(RawPeer):
                 self.events.append(("withdraw", p))
                 self.rib.pop(p, None)
             for p in new:
-                self.events.append(("announce", p, first_as(a)))
-                self.rib[p] = first_as(a)
+                self.events.append(("announce", p, self.value(a)))
+                self.rib[p] = self.value(a)
                 if self.stale is not None:
                     self.stale.discard(p)
 

@@ -1,0 +1,243 @@
+"""Update groups under random events: five route-server clients and two
+feeders, and a random run of what a route server sees, one event per
+step: a feeder or a client announces a batch of its prefixes (with one of
+a few AS paths) or withdraws some; a client asks for a route refresh,
+plain or enhanced; `reload out` of a client; a client's session goes down
+and comes back (taking or not enhanced route refresh, its routes gone
+meanwhile); a client's export filter changes by `configure` (a filter of
+the route alone is an export class within the group; `none` too), now and
+then two at once, now and then softly. Every few steps, and at the end,
+every client must hold exactly what the model says: every route of the
+others that its filter takes, with its AS path, nothing more; and the
+table, every route announced.
+
+This is the model test of the group's whole member walk (bgp_group.c,
+bgp_group_feed.c): joins and cohorts fed together, refeeds, classes made
+and left, members handed back to export alone and joining again at a
+marker, while the group exports changes. A failure prints the seed, the
+events so far, the daemon's log and each client's difference.
+GROUPS_RANDOM_SEED repeats a run (the choices; their timing follows the
+clock), GROUPS_RANDOM_STEPS makes it longer. Ours only: BIRD 2 has no
+update groups, and its `rs client` export is what the model already says.
+
+Addresses 127.108.x.y.
+"""
+
+import os
+import random
+import struct
+import time
+
+from bgp_raw import RawPeer, msg, nlri, update
+from conftest import free_ports, poll, random_seed
+from test_bgp_groups import Client, attrs_of, CLIENTS_NH
+
+OURS = "127.108.0.1"
+CLIENTS = {"a": ("127.108.0.2", 65102), "b": ("127.108.0.3", 65103), "c": ("127.108.0.4", 65104),
+           "d": ("127.108.0.5", 65105), "e": ("127.108.0.6", 65106)}
+FEEDERS = {"f1": ("127.108.1.1", 65201), "f2": ("127.108.1.2", 65202)}
+SOURCES = sorted(FEEDERS) + sorted(CLIENTS)
+# Export filters and what they take; all but the last read the route alone
+FILTERS = [("all", lambda p, path: True),
+           ("where bgp_path.len <= 2", lambda p, path: len(path) <= 2),
+           ("where net ~ [11.0.0.0/8+]", lambda p, path: p.startswith("11.")),
+           ("where bgp_path ~ [= * 64999 * =]", lambda p, path: 64999 in path),
+           ("none", lambda p, path: False)]
+TAILS = [(), (64999,), (64510, 64511), (64999, 64512)]
+POOL = 1500
+
+
+def pool(source):
+    """A source's prefixes: 11/8 for half of them, 12/8 for the others."""
+    k = SOURCES.index(source)
+    return ["%d.%d.%d.0/24" % (11 + k % 2, k * 8 + i // 256, i % 256) for i in range(POOL)]
+
+
+def path_of(attrs):
+    """AS_PATH as a tuple of (4-byte) ASNs; () without one."""
+    i, out = 0, ()
+    while i < len(attrs):
+        flags, code = attrs[i], attrs[i + 1]
+        if flags & 0x10:
+            ln, i = struct.unpack("!H", attrs[i + 2:i + 4])[0], i + 4
+        else:
+            ln, i = attrs[i + 2], i + 3
+        if code == 2:
+            seg, end = i, i + ln
+            while seg < end:
+                n = attrs[seg + 1]
+                out += struct.unpack("!%dI" % n, attrs[seg + 2:seg + 2 + 4 * n])
+                seg += 2 + 4 * n
+        i += ln
+    return out
+
+
+class PathClient(Client):
+    value = staticmethod(path_of)
+
+
+def conf(port, filters):
+    out = ["router id 10.108.0.1;", "protocol device {}"]
+    for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):
+        exp = FILTERS[filters[name]][0] if name in filters else "none"
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " hold time 240; error wait time 1, 2; rs client; ipv4 { import all; export %s; }; }"
+                   % (name, OURS, port, addr, asn, exp))
+    return "\n".join(out) + "\n"
+
+
+def connect(name, port, refresh):
+    """A session, tried again while the daemon still takes the last one down."""
+    end = time.time() + 60
+    while True:
+        try:
+            if name in CLIENTS:
+                return PathClient(name, port, refresh=refresh, peer=CLIENTS[name], ours=OURS)
+            return RawPeer(FEEDERS[name][0], OURS, port, FEEDERS[name][1], 65001)
+        except (AssertionError, OSError):
+            if time.time() > end:
+                raise
+            time.sleep(0.2)
+
+
+class Run:
+    """The daemon, the sessions and the model: what each source announced
+    (prefix -> AS path) and each client's filter."""
+
+    def __init__(self, d, port, rnd):
+        self.d, self.port, self.rnd = d, port, rnd
+        self.filters = {x: 0 for x in CLIENTS}
+        self.routes = {s: {} for s in SOURCES}
+        self.peers = {}
+        self.events = []
+
+    def start(self):
+        for s in SOURCES:
+            self.peers[s] = connect(s, self.port, self.rnd.random() < 0.5)
+        for x in CLIENTS:
+            self.peers[x].wait(lambda c: c.eor == 1, timeout=30)
+
+    def expected(self, x):
+        take = FILTERS[self.filters[x]][1]
+        return {p: path for s in SOURCES if s != x for p, path in self.routes[s].items() if take(p, path)}
+
+    def drain(self):
+        for x in CLIENTS:
+            self.peers[x].drain(timeout=0.01)
+
+    def keepalive(self):
+        for s in SOURCES:
+            self.peers[s].send(msg(4))
+
+    # --- events ---------------------------------------------------------------
+
+    def announce(self, s):
+        mine = pool(s)
+        path = (FEEDERS[s][1] if s in FEEDERS else CLIENTS[s][1],) + self.rnd.choice(TAILS)
+        pfx = self.rnd.sample(mine, self.rnd.choice([1, 10, 200, POOL]))
+        attrs = attrs_of(list(path), CLIENTS_NH)
+        self.peers[s].send(b"".join(update(attrs=attrs, nlris=b"".join(nlri(p) for p in pfx[i:i + 500]))
+                                    for i in range(0, len(pfx), 500)))
+        for p in pfx:
+            self.routes[s][p] = path
+        return "%s announces %d with %s" % (s, len(pfx), path)
+
+    def withdraw(self, s):
+        have = sorted(self.routes[s])
+        pfx = self.rnd.sample(have, min(len(have), self.rnd.choice([1, 10, 300, POOL])))
+        self.peers[s].send(b"".join(update(withdrawn=b"".join(nlri(p) for p in pfx[i:i + 500]))
+                                    for i in range(0, len(pfx), 500)))
+        for p in pfx:
+            del self.routes[s][p]
+        return "%s withdraws %d" % (s, len(pfx))
+
+    def refresh(self, x):
+        self.peers[x].send(msg(5, struct.pack("!HBB", 1, 0, 1)))
+        return "%s asks for a route refresh" % x
+
+    def reload_out(self, x):
+        reply = self.d.raw("reload out %s" % x)
+        assert reply.endswith(b"0000 \n"), reply
+        return "reload out %s" % x
+
+    def flap(self, x):
+        self.peers[x].close()
+        self.routes[x] = {}
+        assert poll(lambda: self.d.protocols()[x][2] != "up", timeout=30), self.d.raw("show protocols")
+        refresh = self.rnd.random() < 0.5
+        self.peers[x] = connect(x, self.port, refresh)
+        return "%s goes down and comes back%s" % (x, " with enhanced route refresh" if refresh else "")
+
+    def refilter(self, xs, soft):
+        for x in xs:
+            self.filters[x] = self.rnd.choice([i for i in range(len(FILTERS)) if i != self.filters[x]])
+        self.d.reconfigure_file(conf(self.port, self.filters))
+        reply = self.d.raw("configure soft" if soft else "configure")
+        assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
+        if soft:
+            # the peers keep what they have: a reload puts them in line
+            for x in xs:
+                self.reload_out(x)
+        return "configure%s: %s" % (" soft" if soft else "",
+                                    ", ".join("%s exports %s" % (x, FILTERS[self.filters[x]][0]) for x in xs))
+
+    def step(self):
+        r = self.rnd.random()
+        x = self.rnd.choice(sorted(CLIENTS))
+        if r < 0.45:
+            return self.announce(self.rnd.choice(SOURCES))
+        if r < 0.65:
+            return self.withdraw(self.rnd.choice(SOURCES))
+        if r < 0.72:
+            return self.refresh(x)
+        if r < 0.77:
+            return self.reload_out(x)
+        if r < 0.85:
+            return self.flap(x)
+        xs = self.rnd.sample(sorted(CLIENTS), self.rnd.choice([1, 1, 2]))
+        return self.refilter(xs, self.rnd.random() < 0.2)
+
+    # --- checks ---------------------------------------------------------------
+
+    def check(self, seed):
+        total = sum(len(r) for r in self.routes.values())
+
+        def converged():
+            self.keepalive()
+            for x in CLIENTS:
+                self.peers[x].drain(timeout=0.05)
+            return (all(self.peers[x].rib == self.expected(x) for x in CLIENTS)
+                    and self.d.count()[1][0] == total)
+        if poll(converged, timeout=60):
+            return
+        print(self.d.log())
+        print(self.d.raw("show protocols all").decode())
+        diffs = []
+        for x in CLIENTS:
+            want, got = self.expected(x), self.peers[x].rib
+            wrong = [p for p in want if p in got and got[p] != want[p]]
+            diffs.append("%s (%s): %d missing, %d extra, %d with another path %s" % (
+                x, FILTERS[self.filters[x]][0], len(set(want) - set(got)), len(set(got) - set(want)),
+                len(wrong), [(p, want[p], got[p]) for p in wrong[:3]]))
+        raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
+            seed, self.d.count()[1], total, "\n".join(diffs), "\n".join(self.events)))
+
+
+def test_groups_random(start_daemon, ours_only):
+    seed = random_seed("GROUPS_RANDOM_SEED")
+    steps = int(os.environ.get("GROUPS_RANDOM_STEPS", 60))
+    rnd = random.Random(seed)
+    port = free_ports(1)[0]
+    run = Run(None, port, rnd)
+    run.d = start_daemon(conf(port, run.filters))
+    run.start()
+    next_check = rnd.randint(3, 12)
+    for i in range(steps):
+        run.events.append("%d: %s" % (i, run.step()))
+        run.drain()
+        if i == next_check or i == steps - 1:
+            run.check(seed)
+            run.events.append("%d: checked" % i)
+            next_check = i + rnd.randint(3, 12)
+    log = run.d.log()
+    assert "Too slow" not in log, log
