@@ -65,7 +65,7 @@ done
 # The daemon itself under TSan where its loops meet most: pipes and the
 # layouts (tables written and read by many loops), laggard readers, BGP
 # sessions, update groups (a group's loop, its log read by the members'
-# loops), export classes with per-client filters (the random best-path
+# loops; members joining, fed, regrouped under random events), export classes with per-client filters (the random best-path
 # test), the pipe's CLI block read from the main loop, sessions flapping
 # under churn, random reconfigurations, ROA reloads refeeding channels and
 # listings streamed while routes change. A report makes the daemon exit
@@ -74,7 +74,7 @@ echo "=== [tsan] functional tests of the threaded core"
 TSAN_OPTIONS="halt_on_error=0 suppressions=$top/lib/tsan.supp" \
   BIRD_BIN="$top/build-tsan/bird" BIRDC_BIN="$top/build/birdc" BIRDCL_BIN="$top/build/birdcl" \
   $PY -m pytest -q -p no:cacheprovider test/test_pipe.py test/test_layouts.py test/test_laggard.py \
-  test/test_imex.py test/test_bgp.py test/test_bgp_groups.py test/test_bgp_selection_random.py \
+  test/test_imex.py test/test_bgp.py test/test_bgp_groups.py test/test_bgp_groups_random.py test/test_bgp_selection_random.py \
   test/test_bgp_churn.py test/test_reconfigure_random.py test/test_rpki_reload.py test/test_show_route_random.py \
   test/test_bgp_reconfigure.py
 echo "=== fuzz (libFuzzer, ASan+UBSan): BGP codec ${FUZZ_SECONDS:-60} s, filters ${FILTER_FUZZ_SECONDS:-30} s a target"
