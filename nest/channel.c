@@ -74,7 +74,6 @@ channel_free(struct channel *c)
 }
 
 static void chan_export_run(void *data);
-static void chan_refeed_now(struct channel *c);
 
 static int
 chan_exports(struct channel *c)
@@ -262,11 +261,6 @@ channel_reconfigure(struct channel *c, struct channel_config *cc, int soft)
   if (soft && was) {
     /* what was exported stays; what changes from now on meets the new
      * policy (with `export none` now: is withdrawn as it changes) */
-  } else if (was && !chan_exports(c)) {
-    /* The policy now rejects everything: the refeed withdraws what we
-     * exported; then stop reading. */
-    chan_refeed_now(c);
-    rt_reader_detach(&c->reader);
   } else if (!was && chan_exports(c)) {
     chan_export_start(c);
   } else
@@ -786,6 +780,19 @@ chan_export_flush(struct channel *c)
     c->proto->class->export_flush(c->proto, c);
 }
 
+/* Under `export none` (a reconfigure, a hand-over from an update group)
+ * the channel reads on, with a refeed, until nothing it exported is left:
+ * the refeed withdraws the routes still in the table, the journal those
+ * that went meanwhile (a walk of the table meets those no more, and a
+ * reader detached at once would lose their withdrawals); then it stops
+ * reading. */
+static int
+chan_export_drained(struct channel *c)
+{
+  return uatomic_read(&c->out_filter) == FILTER_REJECT && !c->feeding && !c->catchup &&
+         !uatomic_read(&c->reader.laggard) && !uatomic_read(&c->stats.exp_routes);
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -793,7 +800,7 @@ chan_export_run(void *data)
   if (!c->reader.table)
     return;
   rcu_read_lock();
-  const struct rt_journal_item *it;
+  const struct rt_journal_item *it = NULL;
   int any = chan_exports_every_route(c);
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
   void (*ahead)(struct proto *, const net_addr *) = c->proto->class->rt_notify_ahead;
@@ -840,6 +847,8 @@ chan_export_run(void *data)
     rt_reader_idle(&c->reader);
   chan_export_flush(c);
   rcu_read_unlock();
+  if (!stop && !it && chan_export_drained(c))
+    chan_export_stop(c);
 }
 
 /* Forget what was exported (the receiver lost it, e.g. a BGP session
@@ -906,13 +915,8 @@ chan_export_takeover(struct channel *c, struct rt_reader *pin, struct chan_expor
     chan_catch_up_adopt(c, owed);
     if (!refeed)
       ev_send(c->proto->loop, &c->export_ev);   /* on from the pin, owed withdrawals first */
-    else if (chan_exports(c))
-      chan_refeed(c);
-    else {
-      /* `export none` now: withdraw everything, read no further */
-      chan_refeed_now(c);
-      chan_export_stop(c);
-    }
+    else
+      chan_refeed(c);                           /* `export none`: until drained */
   } else {
     chan_exp_clear(c);
     chan_catch_up_discard(owed);
@@ -962,22 +966,3 @@ chan_refeed_nets(struct channel *c, const net_addr *nets, uint count)
   ev_send(c->proto->loop, &c->export_ev);
 }
 
-/* The same at once, before the reader goes away. */
-static void
-chan_refeed_now(struct channel *c)
-{
-  int any = chan_exports_every_route(c);
-  chan_feed_only_clear(c);
-  c->feed_seq++;
-  rcu_read_lock();
-  for (struct net *n = rt_feed_first(c->table); n; n = rt_feed_next(n))
-    chan_feed_net(c, n, any);
-  if (c->catchup)
-    chan_catch_up_finish(c, NULL);
-  chan_export_flush(c);
-  rcu_read_unlock();
-  c->feeding = CHAN_FEED_NONE;
-  c->feed_cursor = NULL;
-  if (c->proto->class->feed_end)
-    c->proto->class->feed_end(c);
-}

@@ -432,6 +432,51 @@ def test_handed_back_withdraws_only_what_it_had(start_daemon, ours_only):
         d.raw("show protocols all c")
 
 
+@pytest.mark.parametrize("alone", [False, True], ids=["grouped", "alone"])
+def test_export_none_withdraws_what_went_meanwhile(start_daemon, ours_only, alone):
+    """A client that reads slowly has many UPDATEs still to get when a
+    `configure` turns its export to `none`, and the feeder withdraws all
+    those routes before it has read them. Grouped: the group hands it
+    back to export alone, and the feeder withdraws after that, before it
+    got to the hand-over point; its own export starts from the group's
+    journal position. Alone (an export limit keeps it out of groups): the
+    feeder withdraws while its channel waits for the socket, then the
+    configure. Either way nothing of them is left in the table when its
+    channel turns to `none`: the withdrawals must come from the journal (a
+    walk of the table no longer meets those routes), or they stay with
+    the peer for good."""
+    port = free_ports(1)[0]
+    limit = "; export limit 1000000 action warn" if alone else ""
+    d = start_daemon(feeder_conf(port, export_c="all" + limit))
+    a, c = Client("a", port), Client("c", port, rcvbuf=4096)
+    for x in (a, c):
+        x.wait(lambda x: x.eor == 1)
+    f = feeder_connect(port)
+    # an UPDATE each (a path of its own): megabytes for c
+    pfx = ["%d.%d.%d.0/24" % (11 + i // 65536, i // 256 % 256, i % 256) for i in range(80000)]
+    f.send(b"".join(update(attrs=attrs_of([FEEDER_AS, 70000 + i], CLIENTS_NH), nlris=nlri(p))
+                    for i, p in enumerate(pfx)))
+    a.wait(lambda x: len(x.rib) == len(pfx), timeout=60)
+
+    def withdraw_all():
+        f.send(b"".join(update(withdrawn=b"".join(nlri(p) for p in pfx[i:i + 900]))
+                        for i in range(0, len(pfx), 900)))
+        a.wait(lambda x: x.rib == {}, timeout=60)
+    if alone:
+        withdraw_all()
+    d.reconfigure_file(feeder_conf(port, export_c="none" + limit))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    if not alone:
+        assert poll(lambda: "c: Exports alone" in d.log() or "c: Too slow" in d.log(), timeout=30), d.log()
+        withdraw_all()
+    # c reads at last: what was on its way, then the withdrawals
+    c.wait(lambda x: x.rib == {} and x.events, timeout=60)
+    f.send(msg(4))
+    assert poll(lambda: re.search(rb"Routes: +0 imported, 0 exported", d.raw("show protocols all c")), timeout=10), \
+        d.raw("show protocols all c")
+    assert ("c: Exports through" in d.log()) != alone, d.log()
+
+
 def groups_of(log, name):
     """The update groups a client joined, in order."""
     return re.findall(r"%s: Exports through update group (\S+) " % name, log)
