@@ -49,19 +49,26 @@ def attrs_of(path, nh):
     return attr(0x40, 1, b"\x00") + attr(0x40, 2, as_path(*path)) + attr(0x40, 3, socket.inet_aton(nh))
 
 
-def first_as(attrs):
-    """The first ASN of AS_PATH (4-byte ASNs), None without one."""
+def attr_value(attrs, code):
+    """The value of path attribute code in an UPDATE's attributes, None
+    without one."""
     i = 0
     while i < len(attrs):
-        flags, code = attrs[i], attrs[i + 1]
+        flags, c = attrs[i], attrs[i + 1]
         if flags & 0x10:
             ln, i = struct.unpack("!H", attrs[i + 2:i + 4])[0], i + 4
         else:
             ln, i = attrs[i + 2], i + 3
-        if code == 2 and ln >= 6:
-            return struct.unpack("!I", attrs[i + 2:i + 6])[0]
+        if c == code:
+            return attrs[i:i + ln]
         i += ln
     return None
+
+
+def first_as(attrs):
+    """The first ASN of AS_PATH (4-byte ASNs), None without one."""
+    path = attr_value(attrs, 2)
+    return struct.unpack("!I", path[2:6])[0] if path and len(path) >= 6 else None
 
 
 # Route refresh and enhanced route refresh (RFC 7313), capability codes 2, 70

@@ -36,7 +36,7 @@ import pytest
 
 from bgp_raw import RawPeer, msg, nlri, update
 from conftest import free_ports, poll, random_seed
-from test_bgp_groups import Client, attrs_of, CLIENTS_NH
+from test_bgp_groups import Client, attr_value, attrs_of, CLIENTS_NH
 
 OURS = "127.108.0.1"
 CLIENTS = {"a": ("127.108.0.2", 65102), "b": ("127.108.0.3", 65103), "c": ("127.108.0.4", 65104),
@@ -67,21 +67,12 @@ def big_pool(feeder):
 
 
 def path_of(attrs):
-    """AS_PATH as a tuple of (4-byte) ASNs; () without one."""
-    i, out = 0, ()
-    while i < len(attrs):
-        flags, code = attrs[i], attrs[i + 1]
-        if flags & 0x10:
-            ln, i = struct.unpack("!H", attrs[i + 2:i + 4])[0], i + 4
-        else:
-            ln, i = attrs[i + 2], i + 3
-        if code == 2:
-            seg, end = i, i + ln
-            while seg < end:
-                n = attrs[seg + 1]
-                out += struct.unpack("!%dI" % n, attrs[seg + 2:seg + 2 + 4 * n])
-                seg += 2 + 4 * n
-        i += ln
+    """AS_PATH as a tuple of (4-byte) ASNs, its segments one after the other."""
+    path, i, out = attr_value(attrs, 2) or b"", 0, ()
+    while i < len(path):
+        n = path[i + 1]
+        out += struct.unpack("!%dI" % n, path[i + 2:i + 2 + 4 * n])
+        i += 2 + 4 * n
     return out
 
 
