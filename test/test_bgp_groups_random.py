@@ -1,5 +1,6 @@
-"""Update groups under random events: five route-server clients and two
-feeders, and a random run of what a route server sees, one event per
+"""Update groups under random events: six route-server clients (five in
+groups, one kept out of them by an export limit, as a reference under
+the same events) and two feeders, and a random run of what a route server sees, one event per
 step: a feeder or a client announces a batch of its prefixes (with one of
 a few AS paths) or withdraws some; a client asks for a route refresh,
 plain or enhanced; `reload out` of a client; a client's session goes down
@@ -40,7 +41,9 @@ from test_bgp_groups import Client, attr_value, attrs_of, CLIENTS_NH
 
 OURS = "127.108.0.1"
 CLIENTS = {"a": ("127.108.0.2", 65102), "b": ("127.108.0.3", 65103), "c": ("127.108.0.4", 65104),
-           "d": ("127.108.0.5", 65105), "e": ("127.108.0.6", 65106)}
+           "d": ("127.108.0.5", 65105), "e": ("127.108.0.6", 65106), "solo": ("127.108.0.7", 65107)}
+# An export limit keeps a session out of update groups: it exports alone
+ALONE = {"solo": "; export limit 1000000 action warn"}
 FEEDERS = {"f1": ("127.108.1.1", 65201), "f2": ("127.108.1.2", 65202)}
 SOURCES = sorted(FEEDERS) + sorted(CLIENTS)
 # Export filters and what they take; all but the last read the route alone
@@ -83,7 +86,7 @@ class PathClient(Client):
 def conf(port, filters):
     out = ["router id 10.108.0.1;", "protocol device {}"]
     for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):
-        exp = FILTERS[filters[name]][0] if name in filters else "none"
+        exp = (FILTERS[filters[name]][0] if name in filters else "none") + ALONE.get(name, "")
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
                    " hold time 240; error wait time 1, 2; rs client; ipv4 { import all; export %s; }; }"
                    % (name, OURS, port, addr, asn, exp))
@@ -241,7 +244,7 @@ class Run:
             if r < 0.02:
                 return self.lag()
             if r < 0.05:
-                return self.stall(self.rnd.sample(sorted(CLIENTS), self.rnd.choice([1, 2, 5, 5])))
+                return self.stall(self.rnd.sample(sorted(CLIENTS), self.rnd.choice([1, 2, len(CLIENTS), len(CLIENTS)])))
             return self.flood(self.rnd.choice(sorted(FEEDERS)))
         if r < 0.45:
             return self.announce(self.rnd.choice(SOURCES))
@@ -307,3 +310,4 @@ def test_groups_random(start_daemon, ours_only, floods):
     log = run.d.log()
     # a small table never puts a member that far behind
     assert floods or "Too slow" not in log, log
+    assert "solo: Exports through" not in log, log
