@@ -168,7 +168,7 @@ class Run:
                                     for i in range(0, len(pfx), 500)))
         for p in pfx:
             del self.routes[s][p]
-        return "%s withdraws %d" % (s, len(pfx))
+        return "%s withdraws %d%s" % (s, len(pfx), " %s" % pfx if len(pfx) <= 10 else "")
 
     def flood(self, f, spread=False):
         """spread: every route a path of its own, an UPDATE each (about 1.5 MB)."""
@@ -285,6 +285,8 @@ class Run:
                 x, FILTERS[self.filters[x]][0], len(missing), [(p, want[p]) for p in missing[:3]],
                 len(extra), [(p, got[p]) for p in extra[:3]] + [(p, got[p]) for p in extra[-2:]],
                 len(wrong), [(p, want[p], got[p]) for p in wrong[:3]], self.peers[x].borr, self.peers[x].eorr))
+            for p in (missing + extra + wrong)[:1]:
+                diffs.append("  what %s got for %s: %s" % (x, p, [e for e in self.peers[x].events if e[1] == p]))
         raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
             seed, self.d.count()[1], total, "\n".join(diffs), "\n".join(self.events)))
 
