@@ -167,7 +167,14 @@ struct rt_reader {
   struct rtable *table;
   struct loop *loop;          /* where the reader runs */
   struct event *notify;       /* sent when new items arrive */
-  u64 seq;                    /* next item to read; atomic (read by cleanup) */
+  u64 seq;                    /* next item to read; atomic */
+  /* Atomic (read by cleanup): the items before it are done with. One
+   * behind seq while the reader works on the item rt_reader_next() gave
+   * it last: the cleanup must neither release that item's retired route
+   * (a catch-up takes a reference on its attributes) nor free its id. */
+  u64 done;
+  int left_oldest;            /* owner: reader's loop: the item given last
+                                 ended the journal's oldest block */
   u64 end;                    /* owner: reader's loop: the journal's end as
                                  last read; jend's line is written by every
                                  import, so it is read again only when the

@@ -953,6 +953,8 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   pthread_mutex_lock(&t->lock);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
+  uatomic_set(&r->done, r->seq);
+  r->left_oldest = 0;
   list_add_tail(&t->readers, &r->n);
   uatomic_set(&t->reader_count, t->reader_count + 1);
   pthread_mutex_unlock(&t->lock);
@@ -1005,6 +1007,17 @@ rt_reader_next(struct rt_reader *r)
   u64 seq = r->seq;
   if (uatomic_read(&r->idle))
     uatomic_set(&r->idle, 0);
+  /* Asking for the next item, the reader is done with the one before */
+  if (uatomic_read(&r->done) != seq) {
+    uatomic_set(&r->done, seq);
+    /* Done with the oldest block: we may have been what kept it. Without
+     * this, what the slowest reader still held when the last change came
+     * in would stay until the table changes again. */
+    if (r->left_oldest) {
+      r->left_oldest = 0;
+      ev_send(t->loop, &t->cleanup_ev);
+    }
+  }
   if (seq >= r->end) {
     r->end = uatomic_read(&t->jend);      /* acquire: pairs with publish */
     if (seq >= r->end) {
@@ -1026,13 +1039,10 @@ rt_reader_next(struct rt_reader *r)
   const struct rt_journal_item *item = &r->block->items[seq - r->block->first_seq];
   uatomic_set(&r->seq, seq + 1);
   /* Never keep a pointer to a block we are done with: cleanup may free it
-   * as soon as our seq passes its end. NULL is found again from jfirst. */
+   * as soon as our done passes its end. NULL is found again from jfirst. */
   if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK) {
-    /* Leaving the oldest block: we may have been what kept it. Without
-     * this, what the slowest reader still held when the last change came
-     * in would stay until the table changes again. */
-    if (r->block->first_seq == uatomic_read(&t->jfirst_seq))
-      ev_send(t->loop, &t->cleanup_ev);
+    /* the cleanup is told once we are done with this item */
+    r->left_oldest = r->block->first_seq == uatomic_read(&t->jfirst_seq);
     r->block = rcu_dereference(r->block->next);
     /* a block's worth at a time: jend's line is the importers' */
     if (uatomic_read(&r->press))
@@ -1152,7 +1162,7 @@ rt_cleanup(void *data)
   btime now = time_mono_now();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
     u64 seq = uatomic_read(&r->seq);
-    min = MIN(min, seq);
+    min = MIN(min, uatomic_read(&r->done));
     if (seq != r->seen_seq || !r->seen_at) {
       r->seen_seq = seq;
       r->seen_at = now;

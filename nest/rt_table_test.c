@@ -1196,6 +1196,49 @@ grp_expected(struct ea_list *const *have, uint n)
   return best;
 }
 
+/* The cleanup spares the item a reader has in hand: rt_reader_next() has
+ * moved the reader's seq past it, but until the reader asks for the next
+ * one its retired route keeps its attributes and id (a catch-up takes a
+ * reference on those attributes). Here the item ends the journal's oldest
+ * block and the table's route held the only reference: a cleanup run then
+ * released them (the random update-group test's <BUG> in ea_ref). */
+static void
+test_cleanup_spares_the_item_in_hand(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct rte_src *s = rt_get_source(fake_proto("hand"), 0);
+  net_addr n;
+  net4(&n, 9191);
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+  assert_int_equal(uatomic_read(&t->reader_count), 1);
+  /* a route replaced over two blocks, each time with attributes of its own */
+  for (u32 k = 0; k < 2 * RT_JOURNAL_BLOCK + 2; k++) {
+    struct ea_list *a = attrs_pref(1000 + k, 77);
+    rt_update(t, &n, s, NULL, a, 0);
+    ea_unref(a);
+  }
+  rcu_read_lock();
+  const struct rt_journal_item *it;
+  /* to the item that ends the oldest block */
+  while ((it = rt_reader_next(&r)) && !(r.seq - uatomic_read(&t->jfirst_seq) == RT_JOURNAL_BLOCK && it->retired))
+    ;
+  assert_non_null(it);
+  u64 in_hand = r.seq - 1;
+  struct rte *gone = it->retired;
+  loop_call_sync(t->loop, rt_cleanup, t);
+  assert_true(uatomic_read(&t->jfirst_seq) <= in_hand);
+  assert_true(uatomic_read(&gone->attrs->uc) > 0);
+  /* asking for the next one hands it back: the block may go */
+  assert_non_null(rt_reader_next(&r));
+  loop_call_sync(t->loop, rt_cleanup, t);
+  assert_true(uatomic_read(&t->jfirst_seq) > in_hand);
+  rcu_read_unlock();
+  rt_reader_detach(&r);
+  rt_update(t, &n, s, NULL, NULL, 0);
+}
+
 /* Random announcements and withdrawals of 6 sources in 3 ASes: the best
  * is always the order-independent one, every route is in the chain once,
  * suppressed unless kept (grp_kept), and the journal's last word on the
@@ -1340,6 +1383,9 @@ test_index_compacts_when_quiet(void **state)
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
  * the main loop, which the table code sends its cleanup events through. */
 static const struct CMUnitTest tests[] = {
+  /* first: a reader another test leaves attached would hold the
+   * journal's oldest block itself */
+  cmocka_unit_test(test_cleanup_spares_the_item_in_hand),
   cmocka_unit_test(test_best_order),
   cmocka_unit_test(test_filtered_routes),
   cmocka_unit_test(test_reader_may_meet),
