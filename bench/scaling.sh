@@ -5,7 +5,8 @@
 # e.g. bench/scaling.sh single 100 1000000 3 "1 2 4 8 16" stats.csv
 # Environment: BIRD (ours), BGPBLAST (the injector), BIRD2 (reference binary, "" for none),
 # BLAST_THREADS (injector I/O threads, default 4), DEADLINE (seconds after
-# which no new run starts, for time-boxed machines), TIMEOUT per run.
+# which no new run starts, for time-boxed machines), TIMEOUT per run,
+# CONVERGE_ARGS (more options for every converge.py run, e.g. --cpu).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 layout=$1 peers=$2 total=$3 runs=$4 threads=$5
@@ -23,7 +24,7 @@ conv() {
   $py "$top/bench/converge.py" --bird "$bird" --bird2 "${bird2:-/usr/sbin/bird}" \
     --bgpblast "${BGPBLAST:-$top/bench/bgpblast/bgpblast}" \
     --blast-threads "${BLAST_THREADS:-4}" --layout "$layout" --peers "$peers" \
-    --routes $((total / peers)) --runs 1 --csv "$csv" --timeout "${TIMEOUT:-300}" --delivered "$@" \
+    --routes $((total / peers)) --runs 1 --csv "$csv" --timeout "${TIMEOUT:-300}" --delivered ${CONVERGE_ARGS:-} "$@" \
     || echo "run failed: $* $layout $peers $total" >&2
 }
 for i in $(seq "$runs"); do
