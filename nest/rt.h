@@ -5,7 +5,9 @@
  * channels, the CLI, anything doing lookups) walk it inside
  * rcu_read_lock() without locks. Writers (imports from any loop) hold the
  * table's writer lock only while swapping pointers in one network's chain
- * and appending to the export journal; filters and I/O run outside it.
+ * and appending to the export journal; filters and I/O run outside it, and
+ * so does the walk of the chain that finds where a change goes (checked
+ * under the lock against the net's ver).
  *
  * Every change of a network appends a journal item (new best, old best,
  * and the route it retired). Export readers (struct rt_reader) consume the
@@ -17,8 +19,8 @@
  *  - struct rtable: configuration part owned by the main loop; chains,
  *    journal and counters by the writer lock / atomics; maintenance state
  *    by the table's loop.
- *  - struct rte and struct net: immutable after publication except rte->next
- *    and net->routes, which change only under the writer lock, and
+ *  - struct rte and struct net: immutable after publication except rte->next,
+ *    net->routes and net->ver, which change only under the writer lock, and
  *    rte->refresh_gen (see below).
  *
  * Refresh cycles (route refresh, graceful restart): every route carries the
@@ -40,6 +42,7 @@
 #include "lib/loop.h"
 #include "lib/rcu.h"
 #include "lib/rcu_hash.h"
+#include "lib/wlock.h"
 #include "nest/rt_attr.h"
 
 struct channel;
@@ -135,6 +138,10 @@ struct net {
    * sections (rt_feed_next). A dead net keeps its next pointer. */
   struct net *feed_next;      /* RCU */
   struct net *feed_prev;      /* under the writer lock */
+  /* Bumped (release) under the writer lock after every change of the
+   * chain: a writer that walked the chain before the lock (RCU) knows
+   * under it whether what it found still holds (rt_upd_walk). */
+  u32 ver;
   net_addr n;                 /* variable length: allocated to n.length */
 };
 
@@ -245,7 +252,7 @@ struct rtable {
   btime index_mark_at;
   struct timer index_tm;
   struct net *feed_head, *feed_tail;  /* head RCU, tail under the writer lock */
-  pthread_mutex_t lock;       /* writers */
+  struct wlock lock;          /* writers; a cache line of its own */
   /* Counters: changed under the writer lock, read atomically by anyone. */
   u32 route_count;            /* routes in chains */
   u32 pxlen_count[IP6_MAX_PREFIX_LENGTH + 1];  /* nets per prefix length (LPM skips empty ones) */

@@ -71,15 +71,7 @@ rt_table_alloc(const char *name, uint net_type)
   t->pool = p;
   t->name = mb_strdup(p, name);
   t->net_type = net_type;
-  /* Writers hold it for one step of a batch, about a microsecond: a
-   * contender spins a little before it sleeps, instead of a futex wait and
-   * wake on every clash (6% of a 100-peer route server's samples); the
-   * hot paths retry longer still (rt_writer_lock) */
-  pthread_mutexattr_t ma;
-  pthread_mutexattr_init(&ma);
-  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-  pthread_mutex_init(&t->lock, &ma);
-  pthread_mutexattr_destroy(&ma);
+  wlock_init(&t->lock);
   list_init(&t->readers);
   pthread_mutex_init(&t->press_lock, NULL);
   char lname[128];

@@ -386,9 +386,9 @@ rt_hc_drain(struct rt_hostcache *hc, int *more)
 static void
 rt_hc_set_notify(struct rt_hostcache *hc, struct event *ev)
 {
-  pthread_mutex_lock(&hc->t->lock);
+  wlock_take(&hc->t->lock);
   hc->reader.notify = ev;
-  pthread_mutex_unlock(&hc->t->lock);
+  wlock_give(&hc->t->lock);
 }
 
 static void
@@ -465,9 +465,9 @@ rt_hostcache_free(struct rtable *t)
   if (!hc)
     return;
   /* Every holder (a channel) is gone before its table's data. */
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   list_del(&hc->reader.n);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   tm_stop(&hc->poll);
   t->hostcache = NULL;
   while (hc->entries) {

@@ -356,14 +356,23 @@ rte_drop_unpublished(struct rte *r)
   shslab_free(rte_slab, r);
 }
 
+/* Where a change goes in a chain, found by walking it before the lock:
+ * the routes after which old is and new goes (NULL: the head), the latter
+ * in the chain without old. */
+struct rt_place {
+  int known;
+  struct rte *old_after, *new_after;
+};
+
 /* Replaces route old of a net by new (either may be NULL): the chain,
- * the counters and one journal item. Under the writer lock. */
+ * the counters and one journal item. Under the writer lock. at: where,
+ * if known (else found here, comparing new with the routes in turn). */
 static uint
-rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
+rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new, const struct rt_place *at)
 {
   struct rte *old_best = rte_usable(net->routes);
   if (old) {
-    struct rte **pp = &net->routes;
+    struct rte **pp = at->known ? (at->old_after ? &at->old_after->next : &net->routes) : &net->routes;
     while (*pp != old)
       pp = &(*pp)->next;
     rcu_assign_pointer(*pp, old->next);
@@ -371,12 +380,17 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new)
 
   if (new) {
     new->id = rt_id_alloc(t);
-    struct rte **ip = &net->routes;
-    while (*ip && !rte_goes_before(new, *ip))
-      ip = &(*ip)->next;
+    struct rte **ip;
+    if (at->known)
+      ip = at->new_after ? &at->new_after->next : &net->routes;
+    else
+      for (ip = &net->routes; *ip && !rte_goes_before(new, *ip);)
+        ip = &(*ip)->next;
     new->next = *ip;
     rcu_assign_pointer(*ip, new);
   }
+  /* after the chain's stores: a walk that saw any of them finds ver moved */
+  __atomic_store_n(&net->ver, net->ver + 1, __ATOMIC_RELEASE);
 
   struct rte *new_best = rte_usable(net->routes);
   int died = !net->routes;
@@ -467,7 +481,7 @@ rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
   struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0,
                              rte_lastmod(r));
   copy->suppressed = !r->suppressed;
-  rt_change(t, net, r, copy);
+  rt_change(t, net, r, copy, &(struct rt_place){ 0 });
   t->last_change = loop_now_real();   /* not the route's own, older time */
 }
 
@@ -558,6 +572,13 @@ struct rt_upd {
   struct net *net;            /* applied: the net and the route it lost */
   struct rte *old;
   struct rte *ahead;          /* batches: the route of the chain asked for last */
+  /* Found before the lock (rt_upd_walk): the net, its ver then, the
+   * old route of the source and where the change goes; good under the
+   * lock if the net and its ver are the same. */
+  struct net *pre_net;
+  struct rte *pre_old;
+  struct rt_place pre_at;
+  u32 pre_ver;
   uint res;
 };
 
@@ -571,6 +592,36 @@ rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte
   /* The sender's loop is the one importing: its generation is stable here. */
   u16 g = gen >= 0 ? (u16) gen : sender ? uatomic_read(&sender->refresh.gen) : 0;
   u->new = rte_new(src, chan_sender_id(sender, t), attrs, flags, g, refs, now);
+}
+
+/* Before the lock, inside the read section: the old route of the source
+ * and where the change goes in the chain of net (may be NULL), the
+ * comparisons of the new route with the others, with their cache misses,
+ * made outside the lock. A change of the chain meanwhile moves its ver,
+ * and rt_upd_apply() then walks it again. */
+static void
+rt_upd_walk(struct rt_upd *u, struct net *net)
+{
+  u->pre_net = net;
+  u->pre_at.known = 0;
+  if (!net)
+    return;
+  u->pre_ver = __atomic_load_n(&net->ver, __ATOMIC_ACQUIRE);
+  struct rte *old = NULL, *old_after = NULL, *new_after = NULL, *prev = NULL;
+  int placed = !u->new;
+  for (struct rte *r = rcu_dereference(net->routes); r && !(placed && old); prev = r, r = rcu_dereference(r->next)) {
+    if (r->src == u->src && !old) {
+      old = r;
+      old_after = prev;
+      continue;
+    }
+    if (!placed && rte_goes_before(u->new, r))
+      placed = 1;
+    if (!placed)
+      new_after = r;
+  }
+  u->pre_old = old;
+  u->pre_at = (struct rt_place){ .known = 1, .old_after = old_after, .new_after = new_after };
 }
 
 static void
@@ -595,8 +646,16 @@ rt_copy_sender(struct rtable *t, struct channel *sender)
 static void
 rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
 {
-  struct rcu_hash_iter it;
-  struct net *net = rt_index_find(t, u->hash, u->n, &it);
+  /* A net walked before the lock whose ver has not moved since is still
+   * in the index, unless its chain is empty: nets leave the index only as
+   * their chains empty, in the change that moves ver last (the walk may
+   * have read it after that). */
+  struct net *net = u->pre_net;
+  int walked = net && u->pre_at.known && net->ver == u->pre_ver && net->routes;
+  if (!walked) {
+    struct rcu_hash_iter it;
+    net = rt_index_find(t, u->hash, u->n, &it);
+  }
   if (!net && u->new) {
     /* The net was there when looked for before the lock and has gone
      * since (emptied by another writer, removed by the cleanup): rare
@@ -621,11 +680,16 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
   if (!net)
     return;
 
-  /* The old route of this source. */
+  /* The old route of this source, and where the change goes. */
   struct rte *old = NULL, *new = u->new;
-  for (struct rte *r = net->routes; r && !old; r = r->next)
-    if (r->src == u->src)
-      old = r;
+  struct rt_place at = { 0 };
+  if (walked) {
+    old = u->pre_old;
+    at = u->pre_at;
+  } else
+    for (struct rte *r = net->routes; r && !old; r = r->next)
+      if (r->src == u->src)
+        old = r;
 
   if (old && copy && old->sender != copy) {
     u->res = RT_UPD_CLASH;
@@ -648,7 +712,9 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     rt_group_suppress(t, net, &gnew, best, old);
     new->suppressed = !rt_group_keeps(&gnew, best, new);
   }
-  u->res = rt_change(t, net, old, new);
+  if (gnew.key || gold.key)
+    at.known = 0;               /* the groups' flips move the chain */
+  u->res = rt_change(t, net, old, new, &at);
   if (gnew.key)
     rt_group_lift(t, net, &gnew);
   if (gold.key && !rt_group_same(&gold, &gnew))
@@ -675,22 +741,11 @@ rt_upd_finish(struct rtable *t, struct rt_upd *u, struct channel *sender, u32 de
 }
 
 /* The writer lock of the hot paths (updates, batches): held for one step
- * of a batch, about a microsecond. A contender that sleeps at once costs
- * both sides a futex call, each longer than the wait; so it retries for a
- * few holds first, backing off with pauses, and sleeps only after that
- * (the holder's thread may have lost its core). */
-#define RT_LOCK_TRIES 64
+ * of a batch, about a microsecond (lib/wlock.h spins before it sleeps). */
 static inline void
 rt_writer_lock(struct rtable *t)
 {
-  uint i = 0;
-  while (i < RT_LOCK_TRIES && pthread_mutex_trylock(&t->lock)) {
-    for (uint k = 0; k < MIN(1u << (i / 4), 32u); k++)
-      caa_cpu_relax();
-    i++;
-  }
-  if (i == RT_LOCK_TRIES)
-    pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   /* before any chain changes: a reader that sees one sees this too
    * (rcu_assign_pointer releases) */
   uatomic_set(&t->writing, 1);
@@ -703,7 +758,7 @@ rt_writer_unlock(struct rtable *t)
   rt_journal_publish(t);
   cmm_smp_wmb();        /* jend before writing: writing 0 means jend covers all */
   uatomic_set(&t->writing, 0);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
 }
 
 int
@@ -719,9 +774,9 @@ rt_reader_may_meet(const struct rt_reader *r)
 u64
 rt_journal_end_settled(struct rtable *t)
 {
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   u64 end = t->jend;
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   return end;
 }
 
@@ -734,14 +789,14 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   struct rt_upd u;
   rt_upd_prepare(t, &u, n, src, sender, attrs, flags, gen, 0, loop_now_real());
   rcu_read_lock();
-  /* An announcement looks for its net before the lock: a net to make is
-   * made outside it, and the lookup's cache misses are not waited for
-   * under it (the one under the lock finds its lines there). */
+  /* The net is looked for and its chain walked before the lock: a net to
+   * make is made outside it, and the lookup's cache misses are not waited
+   * for under it (the one under the lock finds its lines there). */
   struct rcu_hash_iter it;
-  if (!u.new)
-    rcu_hash_prefetch(&t->nets, u.hash);
-  else if (!rt_index_find(t, u.hash, u.n, &it))
+  struct net *net = rt_index_find(t, u.hash, u.n, &it);
+  if (!net && u.new)
     rt_upd_make_net(&u);
+  rt_upd_walk(&u, net);
   u16 copy = rt_copy_sender(t, sender);
   rt_writer_lock(t);
   rt_upd_apply(t, &u, copy);
@@ -845,6 +900,7 @@ rt_batch_chain(struct rtable *t, uint k, struct rt_upd *u)
     struct net *net = rt_index_find(t, u[i].hash, u[i].n, &it);
     if (!net && u[i].new)
       rt_upd_make_net(&u[i]);   /* outside the lock; most nets are there */
+    u[i].pre_net = net;
     u[i].ahead = net ? rcu_dereference(net->routes) : NULL;
     if (u[i].ahead)
       __builtin_prefetch(u[i].ahead);
@@ -870,11 +926,14 @@ rt_batch_chain_on(uint k, struct rt_upd *u)
   }
 }
 
-/* The last, under the writer lock, and after it. */
+/* The last: the chains walked, the changes made under the writer lock,
+ * and what follows them. */
 static void
 rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, uint k, struct rt_upd *u, u32 debug,
                u16 copy)
 {
+  for (uint i = 0; i < k; i++)
+    rt_upd_walk(&u[i], u[i].pre_net);
   rt_writer_lock(t);
   for (uint i = 0; i < k; i++)
     rt_upd_apply(t, &u[i], copy);
@@ -950,14 +1009,14 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   uatomic_set(&r->press, 0);
   uatomic_set(&r->idle, 0);
   uatomic_set(&r->polls, 0);
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   uatomic_set(&r->done, r->seq);
   r->left_oldest = 0;
   list_add_tail(&t->readers, &r->n);
   uatomic_set(&t->reader_count, t->reader_count + 1);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
 }
 
 void
@@ -966,10 +1025,10 @@ rt_reader_detach(struct rt_reader *r)
   struct rtable *t = r->table;
   if (!t)
     return;
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   list_del(&r->n);
   uatomic_set(&t->reader_count, t->reader_count - 1);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   /* Only now: writers raise the level of readers in the list, under the
    * lock; before, one could raise it after us, and the table would stay
    * pressed for good. */
@@ -982,9 +1041,9 @@ rt_reader_detach(struct rt_reader *r)
 struct net *
 rt_feed_last(struct rtable *t)
 {
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   struct net *n = t->feed_tail;
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   return n;
 }
 
@@ -1154,7 +1213,7 @@ rt_cleanup(void *data)
   uint laggards = 0;
   u64 max_lag = 0;
   rcu_read_lock();
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   rcu_hash_maintain(&t->nets);
   rt_index_settle(t);
   rt_index_account(t);
@@ -1197,7 +1256,7 @@ rt_cleanup(void *data)
   }
   struct rt_journal_block *kept = b;
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   /* The unlinked blocks' chain stays as it was (a reader may still walk
    * it), and this read section keeps them from being freed under us. */
   for (b = gone; b != kept; ) {
@@ -1220,7 +1279,7 @@ rt_table_destroy_data(struct rtable *t)
 {
   rt_hostcache_free(t);
   rcu_read_lock();
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));
   for (struct rt_journal_block *b = t->jfirst, *next; b; b = next) {
     next = b->next;
@@ -1245,7 +1304,7 @@ rt_table_destroy_data(struct rtable *t)
   t->regions = NULL;
   t->feed_head = t->feed_tail = NULL;
   call_rcu(&corpse->rcu, rt_corpse_free_rcu);
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   rcu_read_unlock();
   mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
   mem_account(MEM_TABLES, 0, -(s64) t->index_bytes);

@@ -959,8 +959,12 @@ test_concurrent(void **state)
     for (int i = 0; i < WRITERS; i++)
       want += w[i].have[k];
     if (net)
-      for (struct rte *r = net_best(net); r; r = r->next)
+      for (struct rte *r = net_best(net); r; r = r->next) {
         have++;
+        /* best first: the place a writer found before the lock was
+         * still right when it took it (rt_upd_walk) */
+        assert_false(r->next && rte_better(r->next, r));
+      }
     assert_int_equal(have, want);
     expect += want;
   }
@@ -1334,10 +1338,10 @@ test_route_groups_merging(void **state)
 static int
 index_sparse(struct rtable *t, size_t *bytes)
 {
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   int sparse = rcu_hash_sparse(&t->nets) || rcu_hash_retiring(&t->nets);
   *bytes = t->index_bytes;
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   return sparse;
 }
 
@@ -1350,9 +1354,9 @@ test_index_compacts_when_quiet(void **state)
   (void) state;
   struct rtable *t = test_table();
   struct two_srcs x = two_srcs_new();
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   u32 more = t->nets.cur->mask + 1 - t->nets.count + 1;    /* one past full: a grow */
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   const u32 base = 300000;
   net_addr n;
   for (u32 k = 0; k < more; k++) {
@@ -1361,9 +1365,9 @@ test_index_compacts_when_quiet(void **state)
   }
   loop_call_sync(t->loop, rt_cleanup, t);   /* a grow that waited; the quiet time starts */
   size_t grown, now;
-  pthread_mutex_lock(&t->lock);
+  wlock_take(&t->lock);
   assert_true(rcu_hash_sparse(&t->nets));
-  pthread_mutex_unlock(&t->lock);
+  wlock_give(&t->lock);
   index_sparse(t, &grown);
   btime until = time_mono_now() + RT_INDEX_QUIET + S_ 5;
   while (index_sparse(t, &now) && time_mono_now() < until)
