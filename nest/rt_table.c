@@ -647,9 +647,9 @@ static void
 rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
 {
   /* A net walked before the lock whose ver has not moved since is still
-   * in the index, unless its chain is empty: nets leave the index only as
-   * their chains empty, in the change that moves ver last (the walk may
-   * have read it after that). */
+   * in the index, unless its chain is empty: a net leaves the index only
+   * in the change that empties its chain, and the walk may have read the
+   * ver that change left. */
   struct net *net = u->pre_net;
   int walked = net && u->pre_at.known && net->ver == u->pre_ver && net->routes;
   if (!walked) {
