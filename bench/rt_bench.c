@@ -475,12 +475,12 @@ one_withdraw_run(void *s, u64 iters)
 }
 
 /* The same updates as BGP brings the NLRI of an UPDATE to the table:
- * rt_update_batch() over up to 256 routes (BGP_RX_BATCH). Updates from
- * cursor on, as one_replace_run numbers them; variant < 0: the one of
- * the update's pass, else that one; withdraw: attributes NULL. */
+ * rt_update_batch() over up to 256 routes (BGP_RX_BATCH), of a peer.
+ * Updates from cursor on, as one_replace_run numbers them; variant < 0:
+ * the one of the update's pass, else that one; withdraw: attributes NULL. */
 #define ONE_BATCH 256
 static void
-one_batch(u64 cursor, u64 count, int variant, int withdraw, enum rt_update_result want)
+peer_batch(u32 peer, u64 cursor, u64 count, int variant, int withdraw, enum rt_update_result want)
 {
   struct rt_import im[ONE_BATCH];
   while (count) {
@@ -488,8 +488,8 @@ one_batch(u64 cursor, u64 count, int variant, int withdraw, enum rt_update_resul
     for (uint i = 0; i < k; i++) {
       u64 c = cursor + i;
       u32 idx = (u32) (c % npfx), v = variant >= 0 ? (u32) variant : (u32) ((c / npfx + 1) & 1);
-      im[i] = (struct rt_import){ .net = NA(&pfx[idx]), .src = peers[0].src,
-                                  .attrs = withdraw ? NULL : peer_attrs(0, idx, v) };
+      im[i] = (struct rt_import){ .net = NA(&pfx[idx]), .src = peers[peer].src,
+                                  .attrs = withdraw ? NULL : peer_attrs(peer, idx, v) };
     }
     rt_update_batch(tab, NULL, im, k);
     for (uint i = 0; i < k; i++)
@@ -505,7 +505,7 @@ one_insert_batch_run(void *s, u64 iters)
 {
   (void) s;
   ASSERT_DIE(!one_loaded && iters == npfx);
-  one_batch(0, npfx, 0, 0, RT_UPD_ADD);
+  peer_batch(0, 0, npfx, 0, 0, RT_UPD_ADD);
   one_loaded = 1;
   one_cursor = 0;
 }
@@ -514,7 +514,7 @@ static void
 one_replace_batch_run(void *s, u64 iters)
 {
   (void) s;
-  one_batch(one_cursor, iters, -1, 0, RT_UPD_REPLACE);
+  peer_batch(0, one_cursor, iters, -1, 0, RT_UPD_REPLACE);
   one_cursor += iters;
 }
 
@@ -523,7 +523,7 @@ one_withdraw_batch_run(void *s, u64 iters)
 {
   (void) s;
   ASSERT_DIE(one_loaded && iters == npfx);
-  one_batch(0, npfx, 0, 1, RT_UPD_REMOVE);
+  peer_batch(0, 0, npfx, 0, 1, RT_UPD_REMOVE);
   one_loaded = 0;
 }
 
@@ -883,17 +883,8 @@ mt_after(void *s, u64 iters)
   (void) iters;
   if (uatomic_read(&tab->route_count) != (u32) (npfx * st->sources))
     unexpected++;
-  struct rt_import im[ONE_BATCH];
   for (u32 p = 0; p < st->sources; p++)
-    for (u32 i = 0; i < npfx; i += ONE_BATCH) {
-      uint n = MIN(npfx - i, ONE_BATCH);
-      for (uint k = 0; k < n; k++)
-        im[k] = (struct rt_import){ .net = NA(&pfx[i + k]), .src = peers[p].src };
-      rt_update_batch(tab, NULL, im, n);
-      for (uint k = 0; k < n; k++)
-        if (im[k].result != RT_UPD_REMOVE)
-          unexpected++;
-    }
+    peer_batch(p, 0, npfx, 0, 1, RT_UPD_REMOVE);
   table_quiesce();
 }
 
