@@ -419,10 +419,23 @@ def bird_bin():
     return BIRD_BIN
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test (start_daemon reads it)."""
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+LOG_TAIL_ON_FAILURE = 120
+
+
 @pytest.fixture
-def start_daemon(tmp_path):
+def start_daemon(tmp_path, request):
     """Factory: start_daemon(conf_text) -> running Daemon; all are stopped at teardown.
-    binary: another daemon than BIRD_BIN (a test that runs BIRD 2 beside ours)."""
+    binary: another daemon than BIRD_BIN (a test that runs BIRD 2 beside ours).
+    When the test failed, the tail of each daemon's log is printed: CI
+    removes the test's directory, and a flake leaves nothing else."""
     _require(BIRD_BIN)
     started = []
 
@@ -434,6 +447,13 @@ def start_daemon(tmp_path):
         return daemon.start()
 
     yield start
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        for daemon in started:
+            if daemon.proc is not None and os.path.exists(daemon.logfile):
+                lines = daemon.log().splitlines()[-LOG_TAIL_ON_FAILURE:]
+                print("--- last %d lines of %s" % (len(lines), daemon.logfile))
+                print("\n".join(lines))
     # every daemon is stopped before the first complaint: one that hung
     # must not leave the others running
     failed = []

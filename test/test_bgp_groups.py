@@ -337,6 +337,55 @@ def test_late_client_and_route_refresh(start_daemon):
     assert len(late.rib) == 250 and late.eor == 1
 
 
+ROA_CONF = """roa4 table r4;
+protocol static roas { roa4 { table r4; }; %s }
+filter rpki_out { if roa_check(r4, net, bgp_path.last) = ROA_INVALID then reject; accept; }
+"""
+
+
+def roa_conf(port, roas):
+    return conf(port, "filter rpki_out", "filter rpki_out").replace(
+        "protocol device {}", "protocol device {}\n" + ROA_CONF % roas)
+
+
+def test_roa_export_filter_after_reload_out(start_daemon, is_reference):
+    """Export filters that call roa_check() run again when a session is fed
+    again, as in BIRD 2 without an export table: after the ROAs change,
+    `reload out c` gives c the new verdicts and d, not reloaded, keeps the
+    old ones. In a group, c's feed would have been the group's verdicts of
+    before: such sessions export alone."""
+    port = free_ports(1)[0]
+    d = start_daemon(roa_conf(port, ""))
+    a, c, dd = Client("a", port), Client("c", port), Client("d", port)
+    for x in (a, c, dd):
+        x.wait(lambda x: x.eor == 1)
+    announce(a, "10.109.1.0/24", [65002])
+    for x in (c, dd):
+        x.wait(lambda x: "10.109.1.0/24" in x.rib)
+
+    def roas(text, count):
+        d.reconfigure_file(roa_conf(port, text))
+        assert b"0003 Reconfigured" in d.raw("configure")
+        assert poll(lambda: d.count("r4")[0].get("r4", (0,))[0] == count, timeout=10), d.count("r4")
+
+    # the /24 is longer than the ROA allows: invalid
+    roas("route 10.109.0.0/16 max 16 as 65002;", 1)
+    assert d.raw("reload out c") == b"0015-c: reloading\n0000 \n"
+    c.wait(lambda x: "10.109.1.0/24" not in x.rib)
+    dd.drain(timeout=1)
+    assert "10.109.1.0/24" in dd.rib
+    assert d.raw("reload out d") == b"0015-d: reloading\n0000 \n"
+    dd.wait(lambda x: "10.109.1.0/24" not in x.rib)
+    if not is_reference:
+        assert "Exports through update group" not in d.log(), d.log()
+    # valid again: what c gets anew once reloaded
+    roas("route 10.109.0.0/16 max 24 as 65002;", 1)
+    assert d.raw("reload out c") == b"0015-c: reloading\n0000 \n"
+    c.wait(lambda x: "10.109.1.0/24" in x.rib)
+    dd.drain(timeout=1)
+    assert "10.109.1.0/24" not in dd.rib
+
+
 def filter_c_changed(start_daemon, refresh=False):
     """Three clients in one group hold a's two routes; then c's export
     filter drops one of them (`configure`)."""

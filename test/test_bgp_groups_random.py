@@ -6,8 +6,12 @@ a few AS paths) or withdraws some; a client asks for a route refresh,
 plain or enhanced; `reload out` of a client; a client's session goes down
 and comes back (taking or not enhanced route refresh, its routes gone
 meanwhile); a client's export filter changes by `configure` (a filter of
-the route alone is an export class within the group; `none` too), now and
-then two at once, now and then softly. In the `floods` run, also: a
+the route alone is an export class within the group; `none` too; one
+that checks the route's origin against a ROA table keeps the session out
+of groups), now and then two at once, now and then
+softly; the ROAs change (`configure` of a static ROA protocol) and every
+client whose filter reads them is told `reload out`, as BIRD 2 wants
+without an export table. In the `floods` run, also: a
 feeder replaces (or withdraws) all of a pool of 30,000 routes at once,
 and some clients stop reading for a few steps (half of the sessions have
 a 4 kB receive window, so the daemon's socket backs up and the group's
@@ -30,13 +34,14 @@ Addresses 127.108.x.y.
 
 import os
 import random
+import re
 import struct
 import time
 
 import pytest
 
 from bgp_raw import RawPeer, msg, nlri, update
-from conftest import free_ports, poll, random_seed
+from conftest import free_ports, poll, random_seed, strip_codes
 from test_bgp_groups import Client, attr_value, attrs_of, CLIENTS_NH
 
 OURS = "127.108.0.1"
@@ -46,13 +51,25 @@ CLIENTS = {"a": ("127.108.0.2", 65102), "b": ("127.108.0.3", 65103), "c": ("127.
 ALONE = {"solo": "; export limit 1000000 action warn"}
 FEEDERS = {"f1": ("127.108.1.1", 65201), "f2": ("127.108.1.2", 65202)}
 SOURCES = sorted(FEEDERS) + sorted(CLIENTS)
-# Export filters and what they take; all but the last read the route alone
-FILTERS = [("all", lambda p, path: True),
-           ("where bgp_path.len <= 2", lambda p, path: len(path) <= 2),
-           ("where net ~ [11.0.0.0/8+]", lambda p, path: p.startswith("11.")),
-           ("where bgp_path ~ [= * 64999 * =]", lambda p, path: 64999 in path),
-           ("none", lambda p, path: False)]
 TAILS = [(), (64999,), (64510, 64511), (64999, 64512)]
+
+
+def roa_valid(p, path, roas):
+    """RFC 6811 for a /24 with origin path[-1]: ROA_INVALID or not."""
+    a, b, _ = (int(x) for x in p.split(".")[:3])
+    covering = [(asn, maxlen) for (ra, rb), maxlen, asn in roas if (ra, rb) == (a, b)]
+    return not covering or any(asn == path[-1] and maxlen >= 24 for asn, maxlen in covering)
+
+
+# Export filters and what they take (prefix, AS path, the ROAs); all but
+# the last two read the route alone
+FILTERS = [("all", lambda p, path, roas: True),
+           ("where bgp_path.len <= 2", lambda p, path, roas: len(path) <= 2),
+           ("where net ~ [11.0.0.0/8+]", lambda p, path, roas: p.startswith("11.")),
+           ("where bgp_path ~ [= * 64999 * =]", lambda p, path, roas: 64999 in path),
+           ("none", lambda p, path, roas: False),
+           ("where roa_check(r4, net, bgp_path.last) != ROA_INVALID", roa_valid)]
+ROA_FILTER = len(FILTERS) - 1
 POOL = 1500
 # A feeder's flood: all of a pool this big at once, replaced or withdrawn
 BIG = 30000
@@ -88,8 +105,17 @@ class PathClient(Client):
     value = staticmethod(path_of)
 
 
-def conf(port, filters):
-    out = ["router id 10.108.0.1;", "protocol device {}"]
+def roa_candidates():
+    """ROAs for the /16s of the pools: each pool's first /16, an origin
+    the paths may end with, a max length that covers the /24s or not."""
+    origins = [a for _, a in FEEDERS.values()] + [a for _, a in CLIENTS.values()] + [64999, 64511, 64512]
+    return [((11 + k % 2, k * 8), maxlen, asn) for k in range(len(SOURCES)) for maxlen in (16, 24) for asn in origins]
+
+
+def conf(port, filters, roas=()):
+    out = ["router id 10.108.0.1;", "protocol device {}", "roa4 table r4;",
+           "protocol static roas { roa4 { table r4; }; %s }"
+           % " ".join("route %d.%d.0.0/16 max %d as %d;" % (a, b, m, asn) for (a, b), m, asn in sorted(roas))]
     for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):
         exp = (FILTERS[filters[name]][0] if name in filters else "none") + ALONE.get(name, "")
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
@@ -119,6 +145,7 @@ class Run:
     def __init__(self, d, port, rnd):
         self.d, self.port, self.rnd = d, port, rnd
         self.filters = {x: 0 for x in CLIENTS}
+        self.roas = frozenset()
         self.routes = {s: {} for s in SOURCES}
         self.peers = {}
         self.events = []
@@ -139,7 +166,8 @@ class Run:
 
     def expected(self, x):
         take = FILTERS[self.filters[x]][1]
-        return {p: path for s in SOURCES if s != x for p, path in self.routes[s].items() if take(p, path)}
+        return {p: path for s in SOURCES if s != x for p, path in self.routes[s].items()
+                if take(p, path, self.roas)}
 
     def drain(self):
         for x in CLIENTS:
@@ -232,7 +260,7 @@ class Run:
     def refilter(self, xs, soft):
         for x in xs:
             self.filters[x] = self.rnd.choice([i for i in range(len(FILTERS)) if i != self.filters[x]])
-        self.d.reconfigure_file(conf(self.port, self.filters))
+        self.d.reconfigure_file(conf(self.port, self.filters, self.roas))
         reply = self.d.raw("configure soft" if soft else "configure")
         assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
         if soft:
@@ -242,7 +270,35 @@ class Run:
         return "configure%s: %s" % (" soft" if soft else "",
                                     ", ".join("%s exports %s" % (x, FILTERS[self.filters[x]][0]) for x in xs))
 
-    def step(self, floods):
+    def reroa(self, seed):
+        """Another set of ROAs, once every client has what it is due:
+        each route then went through its filter under the ROAs before, and
+        after the table took the new ones, `reload out` of every client
+        whose filter reads them runs it again under these. (A member let go
+        for lagging meanwhile refeeds under these too.)"""
+        self.check(seed)
+        cands = roa_candidates()
+        self.roas = frozenset(self.rnd.sample(cands, self.rnd.choice([0, 1, 5, 20, 60])))
+        self.d.reconfigure_file(conf(self.port, self.filters, self.roas))
+        reply = self.d.raw("configure")
+        assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
+        want = sorted("%d.%d.0.0/16-%d AS%d" % (a, b, m, asn) for (a, b), m, asn in self.roas)
+        assert poll(lambda: self.roa_table() == want, timeout=30), (self.roa_table(), want)
+        readers = [x for x in sorted(CLIENTS) if self.filters[x] == ROA_FILTER]
+        for x in readers:
+            self.reload_out(x)
+        return "%d ROAs%s; reload out %s" % (len(self.roas), " %s" % want if len(want) <= 5 else "",
+                                             ", ".join(readers) or "of nobody")
+
+    def roa_table(self):
+        rows = []
+        for line in strip_codes(self.d.raw("show route table r4")):
+            m = re.match(r"^(\d+\.\d+\.0\.0/16)-(\d+) AS(\d+)", line.strip())
+            if m:
+                rows.append("%s-%s AS%s" % m.groups())
+        return sorted(rows)
+
+    def step(self, floods, seed):
         r = self.rnd.random()
         x = self.rnd.choice(sorted(CLIENTS))
         if floods and r < 0.2:
@@ -261,13 +317,15 @@ class Run:
             return self.reload_out(x)
         if r < 0.85:
             return self.flap(x)
+        if r < 0.9:
+            return self.reroa(seed)
         xs = self.rnd.sample(sorted(CLIENTS), self.rnd.choice([1, 1, 2]))
         return self.refilter(xs, self.rnd.random() < 0.2)
 
     # --- checks ---------------------------------------------------------------
 
     def check(self, seed):
-        total = sum(len(r) for r in self.routes.values())
+        total = sum(len(r) for r in self.routes.values()) + len(self.roas)
 
         self.stalled = set()
 
@@ -308,7 +366,7 @@ def test_groups_random(start_daemon, ours_only, floods):
     next_check = rnd.randint(3, 12)
     try:
         for i in range(steps):
-            run.events.append("%d: %s" % (i, run.step(floods)))
+            run.events.append("%d: %s" % (i, run.step(floods, seed)))
             run.keepalive()
             run.drain()
             if i == next_check or i == steps - 1:

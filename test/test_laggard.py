@@ -124,8 +124,9 @@ protocol bgp stalled {
     # Reading again: the peer converges to exactly the last round.
     want = set(prefixes(ROUNDS))
     read_until(stalled, rib, want)
-    assert len(rib - want) == 0 and len(want - rib) == 0, (len(rib - want), len(want - rib))
-    assert "Established" in "\n".join(strip_codes(d.raw("show protocols all stalled")))
+    state = "\n".join(strip_codes(d.raw("show protocols all stalled")))
+    assert len(rib - want) == 0 and len(want - rib) == 0, (len(rib - want), len(want - rib), state)
+    assert "Established" in state
     stalled.close()
     feeder.close()
 

@@ -505,8 +505,7 @@ group_key_equal(const struct bgp_group_key *a, const struct bgp_group_key *b)
 {
   return a->table == b->table && a->prof_id == b->prof_id && a->max_len == b->max_len && a->af == b->af &&
          a->as4 == b->as4 && a->ext_next_hop == b->ext_next_hop && a->rr_client == b->rr_client &&
-         a->interpret_communities == b->interpret_communities && a->llgr_peer == b->llgr_peer &&
-         filter_same(a->filter, b->filter);
+         a->interpret_communities == b->interpret_communities && a->llgr_peer == b->llgr_peer;
 }
 
 static void
@@ -550,13 +549,11 @@ group_new(struct bgp_gmember *gm)
   /* The members' channel, exporting only: no import table or filter,
    * nothing kept, no limits (those keep a session out of groups). */
   g->cc = *gm->cc;
-  g->cc.out_filter = g->key.filter ? g->key.filter : FILTER_ACCEPT;
+  g->cc.out_filter = FILTER_ACCEPT;
   g->cc.in_filter = FILTER_REJECT;
   g->cc.import_table = g->cc.export_table = 0;
   g->cc.in_keep_filtered = 0;
-  /* BIRD 2 refeeds a BGP channel after ROA changes only with an export
-   * table, which keeps a session out of groups */
-  g->cc.rpki_reload = 0;
+  g->cc.rpki_reload = 0;        /* no member's filter reads a table (gm_eligible) */
   g->c = channel_new(&g->p, &g->cc);
   g->xprof = bgp_export_profile_get(&gm->xprof->prof);
   /* The export rules read the receiving side's profile and these */
@@ -622,6 +619,27 @@ bgp_group_member(const struct bgp_channel *bc)
   return bc->gm && !gm_marker_pending(bc);
 }
 
+static void
+gm_filter_reads_table(void *ctx, struct rtable_config *t UNUSED)
+{
+  *(bool *) ctx = true;
+}
+
+/* Does f give a route the same verdict whenever it runs? Not if it reads
+ * a ROA or ASPA table. A group relies on that: a member's feed, a class's
+ * verdict on the route a change replaces, a member joining at a marker
+ * all take a verdict given earlier for one given now. As BIRD 2 does
+ * without an export table, such a session's export runs its filter again
+ * only when it is fed again (`reload out`, a route refresh), and a
+ * group's feed would have sent the group's verdicts of before. */
+static bool
+gm_filter_of_route(const struct filter *f)
+{
+  bool reads = false;
+  filter_tables(f, gm_filter_reads_table, &reads);
+  return !reads;
+}
+
 /* Can bc's exports be a group's? */
 static int
 gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
@@ -629,24 +647,8 @@ gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
   const struct channel *c = bc->c;
   const struct channel_config *cc = c->cf;
   return c->out_filter != FILTER_REJECT && !cc->export_table && !cc->secondary && !cc->out_limit.max &&
-         !p->tx.add_path[bc->af] && !p->gr_deferred && !gr_shutdown_requested();
-}
-
-static void
-gm_filter_reads_table(void *ctx, struct rtable_config *t UNUSED)
-{
-  *(bool *) ctx = true;
-}
-
-/* Can the group run f per class (bgp_group_class.c)? Not if its verdicts
- * change with a ROA or ASPA table: the group's channel runs it then, and
- * refeeds when those change. */
-static bool
-gm_filter_per_class(const struct filter *f)
-{
-  bool reads = false;
-  filter_tables(f, gm_filter_reads_table, &reads);
-  return !reads;
+         !p->tx.add_path[bc->af] && !p->gr_deferred && !gr_shutdown_requested() &&
+         gm_filter_of_route(c->out_filter);
 }
 
 /* bc joins the group of its key, made if need be; cfg holds its export
@@ -659,12 +661,9 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   if (!gm)
     die("Out of memory");
   const struct bgp_xprof *x = bgp_export_profile_of(p, bc);
-  const struct filter *f = bc->c->out_filter;
-  bool own_class = gm_filter_per_class(f);
-  gm->filter = own_class ? f : FILTER_ACCEPT;
+  gm->filter = bc->c->out_filter;
   gm->key = (struct bgp_group_key) {
     .table = bc->c->table,
-    .filter = own_class ? NULL : f,
     .prof_id = x->id,
     .max_len = p->tx.max_len,
     .af = bc->af,

@@ -51,13 +51,11 @@
  * second, not once per export pass. */
 #define GROUP_STATS_WAKE (MS_ 100)
 
-/* What makes exports equal: the group's key. Export filters that read
- * the route alone differ per export class within a group, not per group
- * (gm_filter); only one that reads ROA or ASPA tables is the group's, run
- * by its channel (those tables' changes refeed a channel). */
+/* What makes exports equal: the group's key. Export filters differ per
+ * export class within a group, not per group (gm->filter); one that reads
+ * ROA or ASPA tables keeps a session out of groups (gm_eligible). */
 struct bgp_group_key {
   struct rtable *table;
-  const struct filter *filter;  /* equal by filter_same(); NULL: per class */
   u64 prof_id;                  /* interned export profile */
   uint max_len;                 /* negotiated message size */
   u8 af, as4, ext_next_hop, rr_client, interpret_communities, llgr_peer;
@@ -103,7 +101,7 @@ struct bgp_gmember {
    * tells its routes by it and reads its debug mask, nothing else. */
   struct proto *proto;
   struct config *config;        /* the config its filters live in, held from the main loop's join on */
-  const struct filter *filter;  /* its export filter, for its class (FILTER_ACCEPT: the key's) */
+  const struct filter *filter;  /* its export filter, for its class */
   int config_held;              /* by the main loop, which drops it */
   int in_class;                 /* group's loop: counted in cls */
   const struct channel_config *cc;
@@ -193,7 +191,7 @@ struct bgp_group {
   char name[32];
   /* Main loop. */
   struct lnode n;               /* in the registry */
-  struct config *config;        /* held: key.filter lives there */
+  struct config *config;        /* held: cc's filters and tables live there */
   struct channel_config cc;     /* the channel's: the first member's, trimmed */
   struct event close_ev, done_ev;
   /* Immutable once made. */
