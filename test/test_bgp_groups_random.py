@@ -20,6 +20,10 @@ every client must hold exactly what the model says: every route of the
 others that its filter takes, with its AS path, nothing more; and the
 table, every route announced.
 
+The `floods-multi` run does the same in the multi layout: each session
+in a table of its own, piped to and from master4 (each member alone in
+its group, the pipes under the floods and lags).
+
 This is the model test of the group's whole member walk (bgp_group.c,
 bgp_group_feed.c): joins and cohorts fed together, refeeds, classes made
 and left, members handed back to export alone and joining again at a
@@ -112,15 +116,23 @@ def roa_candidates():
     return [((11 + k % 2, k * 8), maxlen, asn) for k in range(len(SOURCES)) for maxlen in (16, 24) for asn in origins]
 
 
-def conf(port, filters, roas=()):
+def conf(port, filters, roas=(), multi=False):
+    """multi: the multi layout, each session in a table of its own, piped
+    to and from master4 (every member then in a group of its own)."""
     out = ["router id 10.108.0.1;", "protocol device {}", "roa4 table r4;",
            "protocol static roas { roa4 { table r4; }; %s }"
            % " ".join("route %d.%d.0.0/16 max %d as %d;" % (a, b, m, asn) for (a, b), m, asn in sorted(roas))]
     for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):
         exp = (FILTERS[filters[name]][0] if name in filters else "none") + ALONE.get(name, "")
+        table = ""
+        if multi:
+            out.append("ipv4 table t_%s;" % name)
+            out.append("protocol pipe p_%s { table master4; peer table t_%s; import all; export all; }"
+                       % (name, name))
+            table = "table t_%s; " % name
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
-                   " hold time 240; error wait time 1, 2; rs client; ipv4 { import all; export %s; }; }"
-                   % (name, OURS, port, addr, asn, exp))
+                   " hold time 240; error wait time 1, 2; rs client; ipv4 { %simport all; export %s; }; }"
+                   % (name, OURS, port, addr, asn, table, exp))
     return "\n".join(out) + "\n"
 
 
@@ -142,8 +154,8 @@ class Run:
     """The daemon, the sessions and the model: what each source announced
     (prefix -> AS path) and each client's filter."""
 
-    def __init__(self, d, port, rnd):
-        self.d, self.port, self.rnd = d, port, rnd
+    def __init__(self, d, port, rnd, multi=False):
+        self.d, self.port, self.rnd, self.multi = d, port, rnd, multi
         self.filters = {x: 0 for x in CLIENTS}
         self.roas = frozenset()
         self.routes = {s: {} for s in SOURCES}
@@ -163,6 +175,9 @@ class Run:
             self.connect(s)
         for x in CLIENTS:
             self.peers[x].wait(lambda c: c.eor == 1, timeout=30)
+
+    def conf(self):
+        return conf(self.port, self.filters, self.roas, self.multi)
 
     def expected(self, x):
         take = FILTERS[self.filters[x]][1]
@@ -260,7 +275,7 @@ class Run:
     def refilter(self, xs, soft):
         for x in xs:
             self.filters[x] = self.rnd.choice([i for i in range(len(FILTERS)) if i != self.filters[x]])
-        self.d.reconfigure_file(conf(self.port, self.filters, self.roas))
+        self.d.reconfigure_file(self.conf())
         reply = self.d.raw("configure soft" if soft else "configure")
         assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
         if soft:
@@ -279,7 +294,7 @@ class Run:
         self.check(seed)
         cands = roa_candidates()
         self.roas = frozenset(self.rnd.sample(cands, self.rnd.choice([0, 1, 5, 20, 60])))
-        self.d.reconfigure_file(conf(self.port, self.filters, self.roas))
+        self.d.reconfigure_file(self.conf())
         reply = self.d.raw("configure")
         assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
         want = sorted("%d.%d.0.0/16-%d AS%d" % (a, b, m, asn) for (a, b), m, asn in self.roas)
@@ -334,7 +349,7 @@ class Run:
             for x in CLIENTS:
                 self.peers[x].drain(timeout=0.05)
             return (all(self.peers[x].rib == self.expected(x) for x in CLIENTS)
-                    and self.d.count()[1][0] == total)
+                    and self.table_count() == total)
         if poll(converged, timeout=60):
             return
         print(self.d.log())
@@ -351,17 +366,24 @@ class Run:
             for p in (missing + extra + wrong)[:1]:
                 diffs.append("  what %s got for %s: %s" % (x, p, [e for e in self.peers[x].events if e[1] == p]))
         raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
-            seed, self.d.count()[1], total, "\n".join(diffs), "\n".join(self.events)))
+            seed, self.table_count(), total, "\n".join(diffs), "\n".join(self.events)))
+
+    def table_count(self):
+        """Routes in master4 and r4: in the multi layout the peers' tables
+        hold the same ones again."""
+        tables = self.d.count()[0]
+        return sum(tables.get(t, (0,))[0] for t in ("master4", "r4"))
 
 
-@pytest.mark.parametrize("floods", [False, True], ids=["small", "floods"])
-def test_groups_random(start_daemon, ours_only, floods):
+@pytest.mark.parametrize("floods,multi", [(False, False), (True, False), (True, True)],
+                         ids=["small", "floods", "floods-multi"])
+def test_groups_random(start_daemon, ours_only, floods, multi):
     seed = random_seed("GROUPS_RANDOM_SEED")
     steps = int(os.environ.get("GROUPS_RANDOM_STEPS", 60))
     rnd = random.Random(seed)
     port = free_ports(1)[0]
-    run = Run(None, port, rnd)
-    run.d = start_daemon(conf(port, run.filters))
+    run = Run(None, port, rnd, multi)
+    run.d = start_daemon(run.conf())
     run.start()
     next_check = rnd.randint(3, 12)
     try:

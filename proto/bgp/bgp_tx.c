@@ -345,7 +345,7 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
   return 0;
 }
 
-static void bgp_tx_fill(struct bgp_proto *p);
+static bool bgp_tx_fill(struct bgp_proto *p);
 
 int
 bgp_tx_idle(const struct bgp_channel *bc)
@@ -390,29 +390,36 @@ bgp_tx_hook(void *data)
       bgp_group_skip(p, &p->ch[af]);
     else if (p->ch[af].c)
       bgp_group_marker(p, &p->ch[af]);    /* cancelled: leaves the log at once, too */
-  bgp_tx_fill(p);
+  bool full = bgp_tx_fill(p);
   if (!p->conn)
     return;
   bgp_flush(p->conn);
   /* Drained enough: let the channels read the journal again. */
-  int more = 0;
   for (int af = 0; af < BGP_AF_MAX; af++) {
     struct bgp_channel *bc = &p->ch[af];
     if (bc->c && bc->export_paused && bc->pending < bgp_pending_high() / 4) {
       bc->export_paused = 0;
       ev_schedule(&bc->c->export_ev);
     }
-    more |= bc->c && !list_empty(&bc->ready);
   }
-  /* The socket took everything and no writable event will come: if
-   * prefixes still wait, nothing else would wake us. */
-  if (p->conn && more && !txq_queued(&p->conn->tx)) {
+  /* The fill stopped at a full queue, with prefixes or a group's log
+   * left to send, and the socket took everything since (the peer read
+   * meanwhile): no writable event will come, and nothing else would wake
+   * us. A member whose group paused for it would hold the group too. */
+  if (p->conn && full && !txq_queued(&p->conn->tx)) {
     loop_yield();
     ev_schedule(&p->tx_ev);
   }
 }
 
-static void
+static bool
+bgp_tx_full(const struct bgp_proto *p)
+{
+  return p->conn && txq_queued(&p->conn->tx) >= BGP_TX_HIGH;
+}
+
+/* Returns true when it stopped at a full queue: more may wait. */
+static bool
 bgp_tx_fill(struct bgp_proto *p)
 {
   while (p->conn && txq_queued(&p->conn->tx) < BGP_TX_HIGH) {
@@ -425,13 +432,13 @@ bgp_tx_fill(struct bgp_proto *p)
       if (bgp_group_member(bc)) {
         /* the group sends End-of-RIB and EoRR in the log */
         if (bgp_group_tx(p, bc) < 0)
-          return;
+          return false;
         continue;
       }
       /* what the group's log withdrew comes first */
       int early = bgp_tx_early(p, bc);
       if (early < 0)
-        return;
+        return false;
       if (early) {
         any = 1;
         continue;
@@ -440,7 +447,7 @@ bgp_tx_fill(struct bgp_proto *p)
       if (first) {
         any = 1;
         if (bgp_tx_bucket(p, bc, container_of(first, struct bgp_bucket, n)) < 0)
-          return;
+          return false;
       } else if (bc->c->feeding) {
         /* End-of-RIB and EoRR close the whole table: bgp_feed_end()
          * wakes us once the rest of it is here. */
@@ -458,14 +465,16 @@ bgp_tx_fill(struct bgp_proto *p)
         bgp_group_rejoin(p, bc);
     }
     if (!any)
-      return;
+      return bgp_tx_full(p);    /* a member's log may have filled it */
     if (loop_budget_left() <= 0) {
       loop_yield();
       ev_schedule(&p->tx_ev);
-      return;
+      return false;
     }
   }
-  /* Socket full: bgp_conn_tx schedules us again once it drains. */
+  /* Socket full: bgp_conn_tx schedules us again once it drains, unless
+   * the tx hook's flush empties it. */
+  return bgp_tx_full(p);
 }
 
 void
