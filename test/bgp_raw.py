@@ -40,6 +40,18 @@ def nlri_prefixes(field):
     return out
 
 
+def nlri_paths(field):
+    """The (path id, IPv4 prefix) pairs of an ADD-PATH NLRI or withdrawn-routes
+    field (RFC 7911 3), in order."""
+    out, i = [], 0
+    while i < len(field):
+        pid = struct.unpack("!I", field[i:i + 4])[0]
+        (prefix,) = nlri_prefixes(field[i + 4:i + 5 + (field[i + 4] + 7) // 8])
+        out.append((pid, prefix))
+        i += 5 + (field[i + 4] + 7) // 8
+    return out
+
+
 def as_path(*asns):
     return b"\x02" + bytes([len(asns)]) + b"".join(struct.pack("!I", a) for a in asns)
 

@@ -83,11 +83,13 @@ class Client(RawPeer):
     (address, ASN) and ours, for tests on addresses of their own."""
 
     value = staticmethod(first_as)
+    caps = b""                  # more capabilities, coded
 
     def __init__(self, name, port, refresh=False, rcvbuf=None, peer=None, ours=OURS):
         addr, asn = peer or (CLIENTS[name] if name in CLIENTS else EXTRA_CLIENTS[name])
         self.peer_addr = addr
-        super().__init__(addr, ours, port, asn, 65001, caps=ERR_CAPS if refresh else b"", rcvbuf=rcvbuf)
+        super().__init__(addr, ours, port, asn, 65001, caps=(ERR_CAPS if refresh else b"") + self.caps,
+                         rcvbuf=rcvbuf)
         self.rib, self.events, self.eor = {}, [], 0
         self.stale, self.borr, self.eorr = None, 0, 0
 
@@ -117,17 +119,24 @@ class Client(RawPeer):
             wl = struct.unpack("!H", body[:2])[0]
             al = struct.unpack("!H", body[2 + wl:4 + wl])[0]
             a = body[4 + wl:4 + wl + al]
-            gone, new = nlri_prefixes(body[2:2 + wl]), nlri_prefixes(body[4 + wl + al:])
-            if not gone and not new and not al:
+            if len(body) == 4:
                 self.eor += 1
-            for p in gone:
-                self.events.append(("withdraw", p))
-                self.rib.pop(p, None)
-            for p in new:
-                self.events.append(("announce", p, self.value(a)))
-                self.rib[p] = self.value(a)
-                if self.stale is not None:
-                    self.stale.discard(p)
+            self.forget(body[2:2 + wl])
+            self.learn(body[4 + wl + al:], a)
+
+    def forget(self, field):
+        """A withdrawn-routes field."""
+        for p in nlri_prefixes(field):
+            self.events.append(("withdraw", p))
+            self.rib.pop(p, None)
+
+    def learn(self, field, attrs):
+        """An NLRI field, with its UPDATE's attributes."""
+        for p in nlri_prefixes(field):
+            self.events.append(("announce", p, self.value(attrs)))
+            self.rib[p] = self.value(attrs)
+            if self.stale is not None:
+                self.stale.discard(p)
 
     def wait(self, cond, timeout=10):
         def check():

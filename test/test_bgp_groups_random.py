@@ -1,6 +1,7 @@
-"""Update groups under random events: six route-server clients (five in
-groups, one kept out of them by an export limit, as a reference under
-the same events) and two feeders, and a random run of what a route server sees, one event per
+"""Update groups under random events: seven route-server clients (five in
+groups; one kept out of them by an export limit, as a reference under
+the same events; one taking ADD-PATH, which exports alone too) and two
+feeders, and a random run of what a route server sees, one event per
 step: a feeder or a client announces a batch of its prefixes (with one of
 a few AS paths) or withdraws some; a client asks for a route refresh,
 plain or enhanced; `reload out` of a client; a client's session goes down
@@ -39,20 +40,23 @@ Addresses 127.108.x.y.
 import os
 import random
 import re
+import socket
 import struct
 import time
 
 import pytest
 
-from bgp_raw import RawPeer, msg, nlri, update
+from bgp_raw import RawPeer, msg, nlri, nlri_paths, update
 from conftest import free_ports, poll, random_seed, strip_codes
 from test_bgp_groups import Client, attr_value, attrs_of, CLIENTS_NH
 
 OURS = "127.108.0.1"
 CLIENTS = {"a": ("127.108.0.2", 65102), "b": ("127.108.0.3", 65103), "c": ("127.108.0.4", 65104),
-           "d": ("127.108.0.5", 65105), "e": ("127.108.0.6", 65106), "solo": ("127.108.0.7", 65107)}
-# An export limit keeps a session out of update groups: it exports alone
-ALONE = {"solo": "; export limit 1000000 action warn"}
+           "d": ("127.108.0.5", 65105), "e": ("127.108.0.6", 65106), "solo": ("127.108.0.7", 65107),
+           "ap": ("127.108.0.8", 65108)}
+# An export limit keeps a session out of update groups, and so does
+# ADD-PATH transmit: they export alone
+ALONE = {"solo": "; export limit 1000000 action warn", "ap": "; add paths tx"}
 FEEDERS = {"f1": ("127.108.1.1", 65201), "f2": ("127.108.1.2", 65202)}
 SOURCES = sorted(FEEDERS) + sorted(CLIENTS)
 TAILS = [(), (64999,), (64510, 64511), (64999, 64512)]
@@ -91,8 +95,16 @@ def pool(source):
 
 
 def big_pool(feeder):
-    k = sorted(FEEDERS).index(feeder)
-    return ["%d.%d.%d.0/24" % (20 + k, i // 256, i % 256) for i in range(BIG)]
+    """The same prefixes for both feeders: the best route of a net then
+    moves from one to the other, and the ADD-PATH client holds both."""
+    return ["%d.%d.%d.0/24" % (20, i // 256, i % 256) for i in range(BIG)]
+
+
+def best_key(source, path):
+    """BGP's choice between routes of different neighbor ASes here: the
+    shorter AS path, then the lower router id (our peers' own addresses)."""
+    addr = FEEDERS[source][0] if source in FEEDERS else CLIENTS[source][0]
+    return len(path), socket.inet_aton(addr)
 
 
 def path_of(attrs):
@@ -107,6 +119,36 @@ def path_of(attrs):
 
 class PathClient(Client):
     value = staticmethod(path_of)
+
+
+class AddPathClient(PathClient):
+    """Takes ADD-PATH (RFC 7911) for IPv4 unicast: paths is prefix -> path
+    id -> AS path, rib prefix -> the set of its AS paths. (It never takes
+    enhanced route refresh, whose stale marks would be per path.)"""
+    caps = b"\x45\x04\x00\x01\x01\x01"     # ADD-PATH: IPv4 unicast, receive
+
+    def __init__(self, *args, **kwargs):
+        self.paths = {}
+        super().__init__(*args, **kwargs)
+
+    def set_rib(self, p):
+        if self.paths.get(p):
+            self.rib[p] = frozenset(self.paths[p].values())
+        else:
+            self.paths.pop(p, None)
+            self.rib.pop(p, None)
+
+    def forget(self, field):
+        for pid, p in nlri_paths(field):
+            self.events.append(("withdraw", p, pid))
+            self.paths.get(p, {}).pop(pid, None)
+            self.set_rib(p)
+
+    def learn(self, field, attrs):
+        for pid, p in nlri_paths(field):
+            self.events.append(("announce", p, pid, self.value(attrs)))
+            self.paths.setdefault(p, {})[pid] = self.value(attrs)
+            self.set_rib(p)
 
 
 def roa_candidates():
@@ -142,7 +184,8 @@ def connect(name, port, refresh, rcvbuf=None):
     while True:
         try:
             if name in CLIENTS:
-                return PathClient(name, port, refresh=refresh, rcvbuf=rcvbuf, peer=CLIENTS[name], ours=OURS)
+                kind = AddPathClient if name == "ap" else PathClient
+                return kind(name, port, refresh=refresh, rcvbuf=rcvbuf, peer=CLIENTS[name], ours=OURS)
             return RawPeer(FEEDERS[name][0], OURS, port, FEEDERS[name][1], 65001)
         except (AssertionError, OSError):
             if time.time() > end:
@@ -166,7 +209,7 @@ class Run:
     def connect(self, s):
         """refresh: takes enhanced route refresh; a small window makes a
         client that stops reading back up the daemon's socket soon."""
-        refresh, small = self.rnd.random() < 0.5, self.rnd.random() < 0.5
+        refresh, small = self.rnd.random() < 0.5 and s != "ap", self.rnd.random() < 0.5
         self.peers[s] = connect(s, self.port, refresh, 4096 if small else None)
         return "%s%s" % (" with enhanced route refresh" if refresh else "", ", a small window" if small else "")
 
@@ -180,9 +223,23 @@ class Run:
         return conf(self.port, self.filters, self.roas, self.multi)
 
     def expected(self, x):
+        """The ADD-PATH client: every route of the others its filter takes.
+        The others: the best route of each net, if their filter takes it
+        and it is not their own."""
         take = FILTERS[self.filters[x]][1]
-        return {p: path for s in SOURCES if s != x for p, path in self.routes[s].items()
-                if take(p, path, self.roas)}
+        if x == "ap":
+            out = {}
+            for s in SOURCES:
+                for p, path in self.routes[s].items():
+                    if s != x and take(p, path, self.roas):
+                        out.setdefault(p, set()).add(path)
+            return {p: frozenset(paths) for p, paths in out.items()}
+        best = {}
+        for s in SOURCES:
+            for p, path in self.routes[s].items():
+                if p not in best or best_key(s, path) < best_key(*best[p]):
+                    best[p] = (s, path)
+        return {p: path for p, (s, path) in best.items() if s != x and take(p, path, self.roas)}
 
     def drain(self):
         for x in CLIENTS:
@@ -349,7 +406,7 @@ class Run:
             for x in CLIENTS:
                 self.peers[x].drain(timeout=0.05)
             return (all(self.peers[x].rib == self.expected(x) for x in CLIENTS)
-                    and self.table_count() == total)
+                    and not self.paths_twice() and self.table_count() == total)
         if poll(converged, timeout=60):
             return
         print(self.d.log())
@@ -365,8 +422,15 @@ class Run:
                 len(wrong), [(p, want[p], got[p]) for p in wrong[:3]], self.peers[x].borr, self.peers[x].eorr))
             for p in (missing + extra + wrong)[:1]:
                 diffs.append("  what %s got for %s: %s" % (x, p, [e for e in self.peers[x].events if e[1] == p]))
+        twice = self.paths_twice()
+        diffs.append("ap holds %d prefixes twice %s" % (len(twice), [(p, self.peers["ap"].paths[p]) for p in twice[:3]]))
         raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
             seed, self.table_count(), total, "\n".join(diffs), "\n".join(self.events)))
+
+    def paths_twice(self):
+        """The prefixes the ADD-PATH client holds an AS path of twice (two
+        path ids): one of them was never withdrawn."""
+        return sorted(p for p, ids in self.peers["ap"].paths.items() if len(ids) != len(set(ids.values())))
 
     def table_count(self):
         """Routes in master4 and r4: in the multi layout the peers' tables
@@ -405,4 +469,4 @@ def test_groups_random(start_daemon, ours_only, floods, multi):
     log = run.d.log()
     # a small table never puts a member that far behind
     assert floods or "Too slow" not in log, log
-    assert "solo: Exports through" not in log, log
+    assert "solo: Exports through" not in log and "ap: Exports through" not in log, log
