@@ -13,7 +13,9 @@ of groups), now and then two at once, now and then
 softly; the ROAs change (`configure` of a static ROA protocol) and every
 client whose filter reads them is told `reload out`, as BIRD 2 wants
 without an export table. In the `floods` run, also: a
-feeder replaces (or withdraws) all of a pool of 30,000 routes at once,
+feeder replaces (or withdraws) all of a pool of 30,000 routes at once
+(the two feeders' pool is the same: a net's best route moves from one to
+the other, and the ADD-PATH client holds both),
 and some clients stop reading for a few steps (half of the sessions have
 a 4 kB receive window, so the daemon's socket backs up and the group's
 log runs ahead of them). Every few steps, and at the end,
