@@ -396,6 +396,9 @@ void bgp_export_flush(struct proto *pp, struct channel *c);
 int bgp_tx_idle(const struct bgp_channel *bc);
 void bgp_tx_hook(void *data);
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
+/* A ROUTE-REFRESH (RFC 2918): everything again, to a peer that keeps
+ * what it has; a member of a group or a channel not reading refeeds. */
+void bgp_resend(struct bgp_proto *p, enum bgp_af af);
 /* Room for an UPDATE of up to len bytes, sent before anything else of bc
  * (withdrawals a member let go by its group passed over in the log);
  * bgp_tx_early_commit() the bytes written. */

@@ -435,7 +435,7 @@ bgp_gr_rx_route_refresh(struct bgp_proto *p, enum bgp_af af, u8 subtype)
     if (bgp_group_refeed(p, bc, p->caps.enhanced_refresh))
       break;
     bc->eorr_pending = p->caps.enhanced_refresh;
-    bgp_refeed(p, af);
+    bgp_resend(p, af);
     break;
   case BGP_RR_BEGIN:
     if (!p->caps.enhanced_refresh)

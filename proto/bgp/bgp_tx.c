@@ -495,3 +495,19 @@ bgp_refeed(struct bgp_proto *p, enum bgp_af af)
   chan_export_reset(bc->c);
   ev_schedule(&p->tx_ev);
 }
+
+void
+bgp_resend(struct bgp_proto *p, enum bgp_af af)
+{
+  struct bgp_channel *bc = &p->ch[af];
+  if (!bc->c)
+    return;
+  if (bgp_group_member(bc) || !bc->c->reader.table) {
+    bgp_refeed(p, af);
+    return;
+  }
+  /* The peer keeps what it has: what the channel knows it sent stays
+   * known, and so do the withdrawals a catch-up still owes it. */
+  chan_refeed(bc->c);
+  ev_schedule(&p->tx_ev);
+}
