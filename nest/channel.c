@@ -899,7 +899,8 @@ chan_export_release(struct channel *c)
 int
 chan_export_steady(struct channel *c)
 {
-  return c->reader.table && !c->feeding && !c->catchup && !uatomic_read(&c->reader.laggard);
+  return c->reader.table && !c->feeding && !c->catchup && !uatomic_read(&c->reader.laggard) &&
+         uatomic_read(&c->reader.seq) >= c->feed_ahead_until;
 }
 
 void

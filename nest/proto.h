@@ -700,7 +700,12 @@ void chan_export_hold(struct channel *c, u64 seq);
 void chan_export_release(struct channel *c);
 /* Does c export by reading the journal (attached, no feed, no catch-up,
  * not a laggard), so that what it exported is exactly the table as of its
- * reader's position? Proto loop. */
+ * reader's position? Not until the reader passed the journal's end as of
+ * the last feed's end either: that feed sent the table as it was then,
+ * and the changes between the reader and there are old news to c (a BGP
+ * update group's member joining at that position would never get them).
+ * The export flush at the end of each export run is where it may become
+ * true. Proto loop. */
 int chan_export_steady(struct channel *c);
 /* The export policy (the class's preexport, the export filter) on route r
  * of c's table, counting nothing: 0 rejected, 1 accepted as it is, 2

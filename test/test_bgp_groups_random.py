@@ -6,7 +6,8 @@ step: a feeder or a client announces a batch of its prefixes (with one of
 a few AS paths) or withdraws some; a client asks for a route refresh,
 plain or enhanced; `reload out` of a client; a client's session goes down
 and comes back (taking or not enhanced route refresh, its routes gone
-meanwhile); a client's export filter changes by `configure` (a filter of
+meanwhile); a client's export filter (or `next hop self`) changes by
+`configure` (a filter of
 the route alone is an export class within the group; `none` too; one
 that checks the route's origin against a ROA table keeps the session out
 of groups), now and then two at once, now and then
@@ -23,10 +24,9 @@ every client must hold exactly what the model says: every route of the
 others that its filter takes, with its AS path, nothing more; and the
 table, every route announced.
 
-The `floods-multi` run (GROUPS_RANDOM_MULTI=1; it has a known failure,
-below) does the same in the multi layout: each session in a table of its
-own, piped to and from master4 (each member alone in its group, the
-pipes under the floods and lags).
+The `floods-multi` run does the same in the multi layout: each session
+in a table of its own, piped to and from master4 (each member alone in
+its group, the pipes under the floods and lags).
 
 This is the model test of the group's whole member walk (bgp_group.c,
 bgp_group_feed.c): joins and cohorts fed together, refeeds, classes made
@@ -161,14 +161,16 @@ def roa_candidates():
     return [((11 + k % 2, k * 8), maxlen, asn) for k in range(len(SOURCES)) for maxlen in (16, 24) for asn in origins]
 
 
-def conf(port, filters, roas=(), multi=False):
+def conf(port, filters, roas=(), multi=False, nh_self=()):
     """multi: the multi layout, each session in a table of its own, piped
-    to and from master4 (every member then in a group of its own)."""
+    to and from master4 (every member then in a group of its own); nh_self:
+    the sessions that export with `next hop self`."""
     out = ["router id 10.108.0.1;", "protocol device {}", "roa4 table r4;",
            "protocol static roas { roa4 { table r4; }; %s }"
            % " ".join("route %d.%d.0.0/16 max %d as %d;" % (a, b, m, asn) for (a, b), m, asn in sorted(roas))]
     for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):
         exp = (FILTERS[filters[name]][0] if name in filters else "none") + ALONE.get(name, "")
+        exp += "; next hop self" if name in nh_self else ""
         table = ""
         if multi:
             out.append("ipv4 table t_%s;" % name)
@@ -203,6 +205,7 @@ class Run:
     def __init__(self, d, port, rnd, multi=False):
         self.d, self.port, self.rnd, self.multi = d, port, rnd, multi
         self.filters = {x: 0 for x in CLIENTS}
+        self.nh_self = set()
         self.roas = frozenset()
         self.routes = {s: {} for s in SOURCES}
         self.peers = {}
@@ -223,7 +226,7 @@ class Run:
             self.peers[x].wait(lambda c: c.eor == 1, timeout=30)
 
     def conf(self):
-        return conf(self.port, self.filters, self.roas, self.multi)
+        return conf(self.port, self.filters, self.roas, self.multi, self.nh_self)
 
     def expected(self, x):
         """The ADD-PATH client: every route of the others its filter takes.
@@ -333,8 +336,15 @@ class Run:
         return "%s goes down and comes back%s" % (x, self.connect(x))
 
     def refilter(self, xs, soft):
+        """Another export filter, or now and then another next hop (which
+        the model does not see: the session refeeds all the same)."""
+        nh = []
         for x in xs:
-            self.filters[x] = self.rnd.choice([i for i in range(len(FILTERS)) if i != self.filters[x]])
+            if self.rnd.random() < 0.25:
+                self.nh_self ^= {x}
+                nh.append(x)
+            else:
+                self.filters[x] = self.rnd.choice([i for i in range(len(FILTERS)) if i != self.filters[x]])
         self.d.reconfigure_file(self.conf())
         reply = self.d.raw("configure soft" if soft else "configure")
         assert b"0003 Reconfigured" in reply or b"0004 Reconfiguration in progress" in reply, reply
@@ -342,8 +352,9 @@ class Run:
             # the peers keep what they have: a reload puts them in line
             for x in xs:
                 self.reload_out(x)
-        return "configure%s: %s" % (" soft" if soft else "",
-                                    ", ".join("%s exports %s" % (x, FILTERS[self.filters[x]][0]) for x in xs))
+        return "configure%s: %s" % (" soft" if soft else "", ", ".join(
+            "%s exports with next hop %s" % (x, "self" if x in self.nh_self else "unchanged") if x in nh
+            else "%s exports %s" % (x, FILTERS[self.filters[x]][0]) for x in xs))
 
     def reroa(self, seed):
         """Another set of ROAs, once every client has what it is due:
@@ -442,16 +453,8 @@ class Run:
         return sum(tables.get(t, (0,))[0] for t in ("master4", "r4"))
 
 
-# The multi-layout run still loses withdrawals now and then: a member whose
-# export filter changes by `configure` right after another peer's session
-# went keeps some of that peer's routes (a known bug, issue 5, session 42's
-# note; GROUPS_RANDOM_SEED=1072739572 under TSan). It runs with
-# GROUPS_RANDOM_MULTI=1 until that is fixed.
-MULTI = os.environ.get("GROUPS_RANDOM_MULTI") == "1"
-
-
-@pytest.mark.parametrize("floods,multi", [(False, False), (True, False)] + ([(True, True)] if MULTI else []),
-                         ids=["small", "floods"] + (["floods-multi"] if MULTI else []))
+@pytest.mark.parametrize("floods,multi", [(False, False), (True, False), (True, True)],
+                         ids=["small", "floods", "floods-multi"])
 def test_groups_random(start_daemon, ours_only, floods, multi):
     seed = random_seed("GROUPS_RANDOM_SEED")
     steps = int(os.environ.get("GROUPS_RANDOM_STEPS", 60))

@@ -435,7 +435,7 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
      * by; else a member leaves its group */
     if ((refeed[af] || policy[af]) && p->conn && p->caps.af[af] && !bgp_group_regroup(p, bc, new->global) &&
         (refeed[af] || bgp_group_member(bc)))
-      bgp_refeed(p, af);
+      bgp_resend(p, af);
     if (reload[af])
       bgp_reload_routes(p->ch[af].c);
   }

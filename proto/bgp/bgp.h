@@ -395,9 +395,14 @@ void bgp_export_flush(struct proto *pp, struct channel *c);
 /* Has bc's own export sent everything it had? */
 int bgp_tx_idle(const struct bgp_channel *bc);
 void bgp_tx_hook(void *data);
+/* Everything again, to a peer whose routes from us are not known (the
+ * recovery of our graceful restart is over): the channel forgets what it
+ * sent. A member of an update group leaves it, and its own export feeds
+ * from the group's state. */
 void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
-/* A ROUTE-REFRESH (RFC 2918): everything again, to a peer that keeps
- * what it has; a member of a group or a channel not reading refeeds. */
+/* Everything again, to a peer that keeps what it has (a ROUTE-REFRESH,
+ * RFC 2918; a next hop setting changed by `configure`); a member of a
+ * group or a channel not reading refeeds. */
 void bgp_resend(struct bgp_proto *p, enum bgp_af af);
 /* Room for an UPDATE of up to len bytes, sent before anything else of bc
  * (withdrawals a member let go by its group passed over in the log);

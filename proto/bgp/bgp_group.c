@@ -744,7 +744,10 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
     bc->rejoin = 0;
     return;
   }
-  /* Not yet: the tx hook comes by again when its export is idle */
+  /* Not yet: the tx hook comes by again when its export is idle and
+   * steady (past its last feed's journal end too: past the marker, a
+   * change the feed ran ahead of would be the group's, whose class may
+   * never have had the route the peer got under an earlier filter) */
   if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !chan_export_steady(c) ||
       loop_now() < bc->rejoin_after)
     return;
@@ -752,16 +755,6 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
    * class would have sent: alone until a feed began since set it right */
   if (bc->soft_dirty && bc->c->feed_seq == bc->soft_seq)
     return;
-  /* Its last feed saw the table as of a journal position its reader has
-   * yet to pass: a route that went before the walk got to its net is
-   * withdrawn only when the reader meets its change, and past the marker
-   * that change would be the group's, whose class may never have had
-   * the route (the peer got it under an earlier filter). Read that far
-   * alone first; nothing may wake the tx hook meanwhile. */
-  if (uatomic_read(&c->reader.seq) < c->feed_ahead_until) {
-    tm_set(&bc->group_tm, loop_now() + GROUP_REJOIN_POLL);
-    return;
-  }
   bc->soft_dirty = 0;
   bc->rejoin = 0;
   gm_join(p, bc, p->p.pcf->global, 0, 1);

@@ -30,10 +30,6 @@
  * (it fell too far behind the log meanwhile: a slow peer). */
 #define GROUP_REJOIN_WAIT (S_ 1)
 #define GROUP_REJOIN_WAIT_SLOW (S_ 60)
-/* A session exporting alone that would join at a marker but whose
- * reader has yet to pass its last feed's journal end looks again this
- * often (reading on may send nothing that wakes it). */
-#define GROUP_REJOIN_POLL (MS_ 20)
 /* A session joining at a marker holds its own export where it asked
  * until the group has got there, for at most this long (the group is
  * feeding, or further behind the table than this). */
