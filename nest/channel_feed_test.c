@@ -3,9 +3,10 @@
  * on a fake protocol whose export policy rejects the routes of one
  * attribute set, driven step by step in the main loop (its protocol's
  * loop here), with the table written in between as peers would. One test
- * replays a case that lost an export; the other checks, over random
- * writes, refeeds, stalls and journal clean-ups, that the protocol was
- * told exactly what the table holds once the channel caught up.
+ * replays a case that lost an export; one checks when a channel's exports
+ * are the table's as of its reader's position; the last checks, over
+ * random writes, refeeds, stalls and journal clean-ups, that the protocol
+ * was told exactly what the table holds once the channel caught up.
  * FEED_RANDOM_ROUNDS (6) and FEED_RANDOM_SEED (1) choose its rounds, one
  * export mode after another; FEED_RANDOM_TRACE=k prints what net k was told.
  */
@@ -240,6 +241,76 @@ test_feed_mark_leaves_with_route(void **state)
   ea_unref(ok);
   ea_unref(ok2);
   ea_unref(feed_rejected_attrs);
+  rt_unlock_source(src);
+  rcu_barrier();
+  free(peer);
+}
+
+/*
+ * A feed sends the table as it is when it walks, ahead of the changes its
+ * reader has yet to read: until the reader passed them, the channel's
+ * exports are not those of the table at its reader's position, and a BGP
+ * update group must not hand a joining member that position as its
+ * marker (the member would never get those changes). chan_export_steady()
+ * says so: false at the end of a feed that ran ahead, true once the
+ * reader read on, and true at the end of one that did not run ahead.
+ */
+static int feed_end_steady = -1;
+
+static void
+steady_feed_end(struct channel *c)
+{
+  feed_end_steady = chan_export_steady(c);
+}
+
+static const struct proto_class steady_class = {
+  .name = "SteadyTest", .keyword = "steadytest", .class_id = 9,
+  .rt_notify = feed_notify, .preexport = feed_preexport, .feed_end = steady_feed_end,
+};
+
+static int steady_after;
+
+static void
+step_refeed(struct feed_step *s)
+{
+  chan_refeed(s->c);
+}
+
+static void
+step_steady(void *data)
+{
+  steady_after = chan_export_steady(data);
+}
+
+static void
+test_steady_after_feed_ahead(void **state)
+{
+  (void) state;
+  struct channel *c = feed_channel_new(&steady_class, 0, 0);
+  memset(feed_exported, 0, sizeof(feed_exported));
+  struct proto *peer = fake_proto("peer");
+  struct rte_src *src = rt_get_source(peer, 0);
+  struct ea_list *ok = attrs_pref(100, 1);
+  feed_rejected_attrs = NULL;
+  struct feed_step s = { .c = c, .src = src, .ok = ok };
+
+  /* the feed meets net 2, whose change its reader has yet to read */
+  feed_step(&s, step_up);
+  assert_true(feed_exported[2]);
+  assert_int_equal(feed_end_steady, 0);
+  loop_call_sync(main_loop(), step_steady, c);
+  assert_true(steady_after);
+
+  /* a refeed with nothing unread is steady at its end */
+  feed_end_steady = -1;
+  feed_step(&s, step_refeed);
+  assert_int_equal(feed_end_steady, 1);
+
+  net_addr n;
+  net4(&n, 2);
+  rt_update(c->table, &n, src, NULL, NULL, 0);
+  feed_channel_free(c);
+  ea_unref(ok);
   rt_unlock_source(src);
   rcu_barrier();
   free(peer);
@@ -562,6 +633,7 @@ test_feed_random(void **state)
 
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_feed_mark_leaves_with_route),
+  cmocka_unit_test(test_steady_after_feed_ahead),
   cmocka_unit_test(test_feed_random),
 };
 
