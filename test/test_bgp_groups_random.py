@@ -26,7 +26,10 @@ table, every route announced.
 
 The `floods-multi` run does the same in the multi layout: each session
 in a table of its own, piped to and from master4 (each member alone in
-its group, the pipes under the floods and lags).
+its group, the pipes under the floods and lags). The `floods-mulimex`
+run adds an import and an export table to every BGP channel: no session
+is in a group then, every one exports alone under the same events, and
+each client's export table must hold as many routes as the client does.
 
 This is the model test of the group's whole member walk (bgp_group.c,
 bgp_group_feed.c): joins and cohorts fed together, refeeds, classes made
@@ -50,7 +53,7 @@ import time
 import pytest
 
 from bgp_raw import RawPeer, msg, nlri, nlri_paths, update
-from conftest import free_ports, poll, random_seed, strip_codes
+from conftest import free_ports, parse_count, poll, random_seed, strip_codes
 from test_bgp_groups import Client, attr_value, attrs_of, CLIENTS_NH
 
 OURS = "127.108.0.1"
@@ -161,10 +164,12 @@ def roa_candidates():
     return [((11 + k % 2, k * 8), maxlen, asn) for k in range(len(SOURCES)) for maxlen in (16, 24) for asn in origins]
 
 
-def conf(port, filters, roas=(), multi=False, nh_self=()):
-    """multi: the multi layout, each session in a table of its own, piped
-    to and from master4 (every member then in a group of its own); nh_self:
-    the sessions that export with `next hop self`."""
+def conf(port, filters, roas=(), layout="single", nh_self=()):
+    """layout multi: each session in a table of its own, piped to and from
+    master4 (every member then in a group of its own); mulimex: the same,
+    every BGP channel with an import and an export table (every session
+    then exports alone); nh_self: the sessions that export with `next hop
+    self`."""
     out = ["router id 10.108.0.1;", "protocol device {}", "roa4 table r4;",
            "protocol static roas { roa4 { table r4; }; %s }"
            % " ".join("route %d.%d.0.0/16 max %d as %d;" % (a, b, m, asn) for (a, b), m, asn in sorted(roas))]
@@ -172,11 +177,13 @@ def conf(port, filters, roas=(), multi=False, nh_self=()):
         exp = (FILTERS[filters[name]][0] if name in filters else "none") + ALONE.get(name, "")
         exp += "; next hop self" if name in nh_self else ""
         table = ""
-        if multi:
+        if layout != "single":
             out.append("ipv4 table t_%s;" % name)
             out.append("protocol pipe p_%s { table master4; peer table t_%s; import all; export all; }"
                        % (name, name))
             table = "table t_%s; " % name
+        if layout == "mulimex":
+            table += "import table on; export table on; "
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
                    " hold time 240; error wait time 1, 2; rs client; ipv4 { %simport all; export %s; }; }"
                    % (name, OURS, port, addr, asn, table, exp))
@@ -202,8 +209,8 @@ class Run:
     """The daemon, the sessions and the model: what each source announced
     (prefix -> AS path) and each client's filter."""
 
-    def __init__(self, d, port, rnd, multi=False):
-        self.d, self.port, self.rnd, self.multi = d, port, rnd, multi
+    def __init__(self, d, port, rnd, layout="single"):
+        self.d, self.port, self.rnd, self.layout = d, port, rnd, layout
         self.filters = {x: 0 for x in CLIENTS}
         self.nh_self = set()
         self.roas = frozenset()
@@ -226,7 +233,7 @@ class Run:
             self.peers[x].wait(lambda c: c.eor == 1, timeout=30)
 
     def conf(self):
-        return conf(self.port, self.filters, self.roas, self.multi, self.nh_self)
+        return conf(self.port, self.filters, self.roas, self.layout, self.nh_self)
 
     def expected(self, x):
         """The ADD-PATH client: every route of the others its filter takes.
@@ -420,7 +427,8 @@ class Run:
             for x in CLIENTS:
                 self.peers[x].drain(timeout=0.05)
             return (all(self.peers[x].rib == self.expected(x) for x in CLIENTS)
-                    and not self.paths_twice() and self.table_count() == total)
+                    and not self.paths_twice() and self.table_count() == total
+                    and self.export_tables() == self.held())
         if poll(converged, timeout=60):
             return
         print(self.d.log())
@@ -436,10 +444,30 @@ class Run:
                 len(wrong), [(p, want[p], got[p]) for p in wrong[:3]], self.peers[x].borr, self.peers[x].eorr))
             for p in (missing + extra + wrong)[:1]:
                 diffs.append("  what %s got for %s: %s" % (x, p, [e for e in self.peers[x].events if e[1] == p]))
+        if self.layout == "mulimex":
+            diffs.append("export tables %s, clients hold %s" % (self.export_tables(), self.held()))
         twice = self.paths_twice()
         diffs.append("ap holds %d prefixes twice %s" % (len(twice), [(p, self.peers["ap"].paths[p]) for p in twice[:3]]))
         raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
             seed, self.table_count(), total, "\n".join(diffs), "\n".join(self.events)))
+
+    def held(self):
+        """The routes each client holds, a path each (the ADD-PATH client's
+        every path), where the layout keeps export tables."""
+        if self.layout != "mulimex":
+            return {}
+        return {x: sum(len(v) if isinstance(v, frozenset) else 1 for v in self.peers[x].rib.values())
+                for x in CLIENTS}
+
+    def export_tables(self):
+        """The routes of each client's export table (Adj-RIB-Out)."""
+        if self.layout != "mulimex":
+            return {}
+        out = {}
+        for x in CLIENTS:
+            tables = parse_count(self.d.raw("show route export table %s.ipv4 count" % x))[0]
+            out[x] = sum(t[0] for t in tables.values())
+        return out
 
     def paths_twice(self):
         """The prefixes the ADD-PATH client holds an AS path of twice (two
@@ -447,20 +475,20 @@ class Run:
         return sorted(p for p, ids in self.peers["ap"].paths.items() if len(ids) != len(set(ids.values())))
 
     def table_count(self):
-        """Routes in master4 and r4: in the multi layout the peers' tables
+        """Routes in master4 and r4: in the multi layouts the peers' tables
         hold the same ones again."""
         tables = self.d.count()[0]
         return sum(tables.get(t, (0,))[0] for t in ("master4", "r4"))
 
 
-@pytest.mark.parametrize("floods,multi", [(False, False), (True, False), (True, True)],
-                         ids=["small", "floods", "floods-multi"])
-def test_groups_random(start_daemon, ours_only, floods, multi):
+@pytest.mark.parametrize("floods,layout", [(False, "single"), (True, "single"), (True, "multi"), (True, "mulimex")],
+                         ids=["small", "floods", "floods-multi", "floods-mulimex"])
+def test_groups_random(start_daemon, ours_only, floods, layout):
     seed = random_seed("GROUPS_RANDOM_SEED")
     steps = int(os.environ.get("GROUPS_RANDOM_STEPS", 60))
     rnd = random.Random(seed)
     port = free_ports(1)[0]
-    run = Run(None, port, rnd, multi)
+    run = Run(None, port, rnd, layout)
     run.d = start_daemon(run.conf())
     run.start()
     next_check = rnd.randint(3, 12)

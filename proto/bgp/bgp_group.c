@@ -740,7 +740,7 @@ void
 bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
 {
   struct channel *c = bc->c;
-  if (!c || bc->gm || !p->conn || (!p->gr_deferred && !gm_eligible(p, bc))) {
+  if (!c || bc->gm || !p->conn) {
     bc->rejoin = 0;
     return;
   }
@@ -751,6 +751,12 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
   if (p->gr_deferred || !bc->eor_sent || !bc->eor_out || bc->eorr_pending || !chan_export_steady(c) ||
       loop_now() < bc->rejoin_after)
     return;
+  /* Looked at last: it walks the filter's code (gm_filter_of_route),
+   * and the tx hook comes by on every pass of a busy export */
+  if (!gm_eligible(p, bc)) {
+    bc->rejoin = 0;
+    return;
+  }
   /* What a `configure soft` left it holding is not what the group's
    * class would have sent: alone until a feed began since set it right */
   if (bc->soft_dirty && bc->c->feed_seq == bc->soft_seq)
