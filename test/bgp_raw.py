@@ -46,9 +46,10 @@ def nlri_paths(field):
     out, i = [], 0
     while i < len(field):
         pid = struct.unpack("!I", field[i:i + 4])[0]
-        (prefix,) = nlri_prefixes(field[i + 4:i + 5 + (field[i + 4] + 7) // 8])
+        end = i + 5 + (field[i + 4] + 7) // 8
+        (prefix,) = nlri_prefixes(field[i + 4:end])
         out.append((pid, prefix))
-        i += 5 + (field[i + 4] + 7) // 8
+        i = end
     return out
 
 

@@ -7,11 +7,10 @@ a few AS paths) or withdraws some; a client asks for a route refresh,
 plain or enhanced; `reload out` of a client; a client's session goes down
 and comes back (taking or not enhanced route refresh, its routes gone
 meanwhile); a client's export filter (or `next hop self`) changes by
-`configure` (a filter of
-the route alone is an export class within the group; `none` too; one
-that checks the route's origin against a ROA table keeps the session out
-of groups), now and then two at once, now and then
-softly; the ROAs change (`configure` of a static ROA protocol) and every
+`configure` (a filter of the route alone is an export class within the
+group; `none` too; one that checks the route's origin against a ROA
+table keeps the session out of groups), now and then two at once, now
+and then softly; the ROAs change (`configure` of a static ROA protocol) and every
 client whose filter reads them is told `reload out`, as BIRD 2 wants
 without an export table. In the `floods` run, also: a
 feeder replaces (or withdraws) all of a pool of 30,000 routes at once
