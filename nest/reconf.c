@@ -17,6 +17,7 @@
 #include "nest/cli.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/par.h"
 
 #define MAX_THREAD_GROUPS 16
 
@@ -29,6 +30,7 @@ static btime boot_time, reconf_time;
 struct tg_entry {
   const char *name;             /* malloc'd */
   struct sched *sched;
+  struct par *par;              /* its helpers: one fewer than its threads */
 };
 static struct tg_entry groups[MAX_THREAD_GROUPS];
 static uint group_count;
@@ -49,6 +51,25 @@ thread_group_sched(const char *name)
       if (!strcmp(groups[i].name, name))
         return groups[i].sched;
   return default_sched;
+}
+
+struct par *
+thread_group_par(struct sched *s)
+{
+  for (uint i = 0; i < group_count; i++)
+    if (groups[i].sched == s)
+      return groups[i].par;
+  return NULL;
+}
+
+/* A group of n threads: n - 1 of them may help a loop with a burst. */
+static void
+tg_size(struct tg_entry *g, uint n)
+{
+  sched_set_threads(g->sched, n);
+  if (!g->par)
+    g->par = par_new(g->sched);
+  par_helpers(g->par, n ? n - 1 : 0);
 }
 
 static uint
@@ -72,23 +93,23 @@ threads_commit(struct config *c)
     group_count = 1;
   }
   default_sched = groups[0].sched;
-  sched_set_threads(groups[0].sched, n);
+  tg_size(&groups[0], n);
 
   LIST_WALK_ENTRY(tg, &c->thread_groups, struct thread_group_config, n) {
-    struct sched *s = NULL;
+    struct tg_entry *g = NULL;
     for (uint i = 0; i < group_count; i++)
       if (!strcmp(groups[i].name, tg->sym->name))
-        s = groups[i].sched;
-    if (!s && group_count < MAX_THREAD_GROUPS) {
-      s = sched_new(tg->sym->name, tg->threads);
-      groups[group_count].name = strdup(tg->sym->name);
-      groups[group_count++].sched = s;
+        g = &groups[i];
+    if (!g && group_count < MAX_THREAD_GROUPS) {
+      g = &groups[group_count++];
+      g->sched = sched_new(tg->sym->name, tg->threads);
+      g->name = strdup(tg->sym->name);
     }
-    if (!s)
+    if (!g)
       continue;
-    sched_set_threads(s, tg->threads);
+    tg_size(g, tg->threads);
     if (tg->is_default)
-      default_sched = s;
+      default_sched = g->sched;
   }
 }
 
@@ -161,19 +182,42 @@ config_shutdown_release(void)
   config_shutdown_check();
 }
 
+static uint pars_left;          /* main loop: helpers of groups not stopped yet */
+
+static void
+tg_par_gone(void *data UNUSED)
+{
+  if (!--pars_left)
+    config_shutdown_check();
+}
+
 /* Protocols first, then tables (their loops must be gone before the
- * worker threads are joined), then the main loop may end. */
+ * worker threads are joined), then the groups' helpers, then the main
+ * loop may end. */
 void
 config_shutdown_check(void)
 {
-  static int tables_retired;
+  static int tables_retired, pars_stopped;
+  static struct event par_done[MAX_THREAD_GROUPS];
   if (!shutting_down || !protos_all_down() || shutdown_holds)
     return;
   if (!tables_retired) {
     tables_retired = 1;
     rt_shutdown();
   }
-  if (rt_all_gone())
+  if (!rt_all_gone())
+    return;
+  if (!pars_stopped) {
+    pars_stopped = 1;
+    for (uint i = 0; i < group_count; i++)
+      if (groups[i].par) {
+        pars_left++;
+        ev_init(&par_done[i], tg_par_gone, NULL);
+        par_stop(groups[i].par, &par_done[i]);
+        groups[i].par = NULL;
+      }
+  }
+  if (!pars_left)
     loop_main_quit();
 }
 

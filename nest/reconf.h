@@ -57,6 +57,8 @@ void config_set_undo_notify(void (*fn)(void));
 
 /* Schedulers of the configured thread groups; NULL name = default group. */
 struct sched *thread_group_sched(const char *name);
+/* The helpers of scheduler s (lib/par.h), NULL: none (not a group's). */
+struct par *thread_group_par(struct sched *s);
 /* Global path of the config file given on the command line. */
 void config_set_path(const char *path);
 const char *config_path(void);

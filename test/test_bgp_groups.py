@@ -175,7 +175,8 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
     drop2 = "where net != 10.107.2.0/24"
     exports = {"a": "all", "b": drop2, "c": "filter { bgp_path.prepend(65001); accept; }", "d": drop2,
                "e": "where net != 10.107.9.0/24"}
-    out = ["router id 10.106.0.1;", "protocol device {}"]
+    # two threads: the classes' filters run in the group's steps (bgp_group_step.c)
+    out = ["router id 10.106.0.1;", "threads 2;", "protocol device {}"]
     for name, (addr, asn) in sorted(dict(CLIENTS, **EXTRA_CLIENTS).items()):
         out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
                    " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exports[name]))
@@ -1010,7 +1011,8 @@ def test_member_debug_traces_its_exports(start_daemon, ours_only):
     Its neighbours in the group, without debug, trace nothing; `debug b
     off` and `debug b { routes }` (the command) act on the next change."""
     port = free_ports(1)[0]
-    out = ["router id 10.106.0.1;", "protocol device {}"]
+    # the traces of a group's classes come from its steps (two threads or more)
+    out = ["router id 10.106.0.1;", "threads 2;", "protocol device {}"]
     for name, (addr, asn) in sorted(CLIENTS.items()):
         extra = {"b": "debug { routes, filters };", "d": "debug { routes };"}.get(name, "")
         exp = "where net != 10.107.2.0/24" if name == "b" else "all"

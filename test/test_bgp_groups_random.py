@@ -169,7 +169,9 @@ def conf(port, filters, roas=(), layout="single", nh_self=()):
     every BGP channel with an import and an export table (every session
     then exports alone); nh_self: the sessions that export with `next hop
     self`."""
-    out = ["router id 10.108.0.1;", "protocol device {}", "roa4 table r4;",
+    # three threads whatever the machine: a group's class filters then run
+    # in steps over two helpers (bgp_group_step.c) on any CI host
+    out = ["router id 10.108.0.1;", "threads 3;", "protocol device {}", "roa4 table r4;",
            "protocol static roas { roa4 { table r4; }; %s }"
            % " ".join("route %d.%d.0.0/16 max %d as %d;" % (a, b, m, asn) for (a, b), m, asn in sorted(roas))]
     for name, (addr, asn) in sorted(CLIENTS.items()) + sorted(FEEDERS.items()):

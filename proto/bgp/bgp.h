@@ -413,6 +413,10 @@ void bgp_tx_early_commit(struct bgp_channel *bc, uint len);
 /* bgp_export_cache.c: the thread's cached make(ctx) for key k (made and
  * kept on a miss); borrowed, valid until the thread's next call. */
 struct ea_list *bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx);
+/* The same with a reference of the caller's own: a hit takes it from the
+ * memo entry's stock, without touching the list's use count (a line the
+ * thread that drops the reference may have to take back). */
+struct ea_list *bgp_export_cache_take(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx);
 /* The interned profile equal to prof, with a reference; any loop. */
 struct bgp_xprof *bgp_export_profile_get(const struct bgp_export_profile *prof);
 void bgp_export_profile_put(struct bgp_xprof *x);     /* NULL: nothing */
@@ -427,6 +431,8 @@ const struct bgp_xprof *bgp_export_profile_of(const struct bgp_proto *p, struct 
 /* What a session of profile x sends for route r (NULL: nothing), through
  * the thread's memo; the result is borrowed for the loop run. */
 struct ea_list *bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh);
+/* The same with a reference for the caller (bgp_export_cache_take). */
+struct ea_list *bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, int med_fresh);
 
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);

@@ -159,12 +159,24 @@ bgp_export_make(void *ctx)
   return bgp_export_attrs(m->x, m->r, m->med_fresh);
 }
 
-struct ea_list *
-bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh)
+static struct ea_list *
+bgp_export_attrs_lookup(const struct bgp_xprof *x, const struct rte *r, int med_fresh, bool take)
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
   struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .prof_id = x->id,
                               .med_fresh = (u32) med_fresh };
   struct bgp_export_make m = { &x->prof, r, med_fresh };
-  return bgp_export_cache_get(&k, bgp_export_make, &m);
+  return take ? bgp_export_cache_take(&k, bgp_export_make, &m) : bgp_export_cache_get(&k, bgp_export_make, &m);
+}
+
+struct ea_list *
+bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh)
+{
+  return bgp_export_attrs_lookup(x, r, med_fresh, false);
+}
+
+struct ea_list *
+bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, int med_fresh)
+{
+  return bgp_export_attrs_lookup(x, r, med_fresh, true);
 }

@@ -26,8 +26,10 @@
 #define XK_OFS offsetof(struct bgp_export_key, gen)
 _Static_assert(sizeof(struct bgp_export_key) - XK_OFS <= EA_MEMO_BGP_EXPORT_KEY, "export key too long for the memo");
 
-struct ea_list *
-bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx)
+/* The memo's result for k, made and kept on a miss; take: with a
+ * reference for the caller. */
+static struct ea_list *
+bgp_export_cache_lookup(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx, bool take)
 {
   /* One multiply (a chain of mixers here was a visible part of an
    * export): the memo is the thread's own, no one aims collisions at it. */
@@ -39,11 +41,23 @@ bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(voi
     .bytes = (const u8 *) k + XK_OFS,
   };
   struct ea_list *out;
-  if (ea_memo_get(EA_MEMO_BGP_EXPORT, &mk, &out))
+  if (take ? ea_memo_take(EA_MEMO_BGP_EXPORT, &mk, &out) : ea_memo_get(EA_MEMO_BGP_EXPORT, &mk, &out))
     return out;
   out = make(ctx);
   ea_memo_put(EA_MEMO_BGP_EXPORT, &mk, out);
-  return out;
+  return take && out ? ea_ref(out) : out;
+}
+
+struct ea_list *
+bgp_export_cache_get(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx)
+{
+  return bgp_export_cache_lookup(k, make, ctx, false);
+}
+
+struct ea_list *
+bgp_export_cache_take(const struct bgp_export_key *k, struct ea_list *(*make)(void *ctx), void *ctx)
+{
+  return bgp_export_cache_lookup(k, make, ctx, true);
 }
 
 /* --- Interned profiles. A session's profile changes when it comes up or

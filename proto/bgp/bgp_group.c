@@ -84,6 +84,7 @@ static void
 group_pack(struct bgp_group *g)
 {
   tm_stop(&g->settle);
+  group_step_run(g);
   if (bgp_gout_flush(g->out))
     bgp_txlog_publish(g->log);
   bgp_txlog_trim(g->log);
@@ -248,7 +249,7 @@ group_rt_notify(struct proto *pp, struct channel *c UNUSED, const net_addr *n, s
 {
   /* Once `graceful restart` was ordered nothing goes out (bgp_rt_notify). */
   if (!gr_shutdown_requested())
-    group_class_change((struct bgp_group *) pp, n, new, old, new_src);
+    group_step_change((struct bgp_group *) pp, n, new, old, new_src);
 }
 
 /* The pending change of each net is looked up in a hash as big as the
@@ -263,6 +264,7 @@ group_rt_notify_ahead(struct proto *pp, const net_addr *n)
 static void
 group_export_flush(struct proto *pp, struct channel *c UNUSED)
 {
+  group_step_run((struct bgp_group *) pp);
   group_settle((struct bgp_group *) pp);
   group_marker_check((struct bgp_group *) pp);
 }
@@ -494,6 +496,7 @@ group_stop_hook(void *data)
   tm_stop(&g->stats_tm);
   bgp_gout_free(g->out);
   g->out = NULL;
+  group_step_free(g);
   group_class_free(g);
   loop_stop(g->p.loop, &g->done_ev);
 }
@@ -543,6 +546,7 @@ group_new(struct bgp_gmember *gm)
   g->p.run_pool = rp_new_child(pl, "run");
   list_init(&g->p.channels);
   g->p.loop = loop_new(thread_group_sched(NULL), g->name);
+  g->par = thread_group_par(thread_group_sched(NULL));
   g->key = gm->key;
   config_ref(gm->config);
   g->config = gm->config;

@@ -22,24 +22,12 @@
 #include "proto/bgp/bgp_group_int.h"
 #include "filter/filter.h"
 
-/* The distinct results of one change (or one fed net) across classes:
- * classes whose filters leave the same attributes share what is sent
- * (one BGP export lookup, one reference), and most filters of a route
- * server change nothing or the same thing for every class. */
-struct cls_result {
-  struct ea_list *mod;          /* the filter's output, referenced; NULL: the route's own */
-  struct ea_list *a;            /* what is sent, referenced; NULL: nothing (BGP's rules) */
-};
-struct cls_results {
-  struct cls_result *r;
-  uint n;
-};
-/* Only the latest few are compared: a result like none of them is kept
- * again, which costs a lookup, not a wrong answer. */
+/* Only the latest few results are compared: a result like none of them
+ * is kept again, which costs a lookup, not a wrong answer. */
 #define CLS_RESULTS_MATCH 8
 
-static bool cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const struct rte *r,
-                    const struct ea_list *src, struct ea_list **out, struct cls_results *res);
+static bool cls_run(const struct bgp_group *g, const struct group_class *k, const net_addr *n, const struct rte *r,
+                    const struct ea_list *src, struct ea_list **out, struct cls_results *res, linpool *tmp);
 
 static void
 cls_arrays_free(struct bgp_group *g)
@@ -48,6 +36,7 @@ cls_arrays_free(struct bgp_group *g)
   mb_free(g->live);
   mb_free(g->cls_now);
   mb_free(g->cls_had);
+  mb_free(g->cls_takes);
   mb_free(g->cls_res);
 }
 
@@ -70,6 +59,7 @@ cls_room(struct bgp_group *g, uint k)
   g->live = live;
   g->cls_now = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_now));
   g->cls_had = mb_alloc(g->p.run_pool, bgp_class_words(size) * sizeof(u32));
+  g->cls_takes = mb_alloc(g->p.run_pool, bgp_class_words(size) * sizeof(u32));
   g->cls_res = mb_alloc(g->p.run_pool, size * sizeof(*g->cls_res));
   g->cls_size = size;
 }
@@ -95,7 +85,7 @@ cls_count_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
   u32 *routes = ctx;
   for (uint i = 0; i < g->ncls; i++)
     if (g->cls[i]->counting)
-      routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL);
+      routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL, g->ftmp);
 }
 
 /* What the classes being counted get of what the group exports now.
@@ -136,7 +126,7 @@ cls_peer_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
 {
   struct cls_peer_map *pm = ctx;
   if ((const void *) e->src->proto == pm->gm->proto ||
-      (pm->gm->in_class && !cls_run(g, pm->gm->cls, &n->n, e, e->attrs, NULL, NULL)))
+      (pm->gm->in_class && !cls_run(g, pm->gm->cls, &n->n, e, e->attrs, NULL, NULL, g->ftmp)))
     chan_exp_map_drop(pm->map, e->id);
 }
 
@@ -185,7 +175,8 @@ group_class_enter(struct bgp_group *g, struct bgp_gmember *gm)
         tm_start(&g->count_tm, GROUP_COUNT_DELAY);
     }
   }
-  k->members++;
+  if (!k->members++)
+    g->nlive++;
   gm->cls = k;
   gm->in_class = 1;
 }
@@ -208,6 +199,7 @@ group_class_leave(struct bgp_group *g, struct bgp_gmember *gm)
         }
     return;
   }
+  g->nlive--;
   k->owner = NULL;
   k->filter = NULL;
   k->counting = false;
@@ -222,26 +214,33 @@ group_class_free(struct bgp_group *g)
   for (uint i = 0; i < g->ncls; i++)
     mb_free(g->cls[i]);
   cls_arrays_free(g);
-  g->cls_size = g->ncls = 0;
+  g->cls_size = g->ncls = g->nlive = 0;
 }
 
-/* The group's scratch for one change: no result, nothing sent, none had it. */
-static struct cls_results
+/* The group's scratch for one change. */
+static struct cls_verdicts
 cls_scratch(struct bgp_group *g)
 {
-  if (g->ncls) {                  /* no arrays before the first class */
-    memset(g->cls_now, 0, g->ncls * sizeof(*g->cls_now));
-    memset(g->cls_had, 0, bgp_class_words(g->ncls) * sizeof(u32));
-  }
-  return (struct cls_results) { .r = g->cls_res };
+  return (struct cls_verdicts) {
+    .now = g->cls_now, .had = g->cls_had, .takes = g->cls_takes, .res = { .r = g->cls_res } };
+}
+
+/* No result, nothing sent, none had it. */
+static void
+cls_verdicts_clear(const struct bgp_group *g, struct cls_verdicts *v)
+{
+  if (!g->ncls)                   /* no arrays before the first class */
+    return;
+  memset(v->now, 0, g->ncls * sizeof(*v->now));
+  memset(v->had, 0, bgp_class_words(g->ncls) * sizeof(u32));
+  memset(v->takes, 0, bgp_class_words(g->ncls) * sizeof(u32));
 }
 
 static void
 cls_results_drop(struct cls_results *res)
 {
   for (uint i = 0; i < res->n; i++) {
-    if (res->r[i].mod)
-      ea_unref(res->r[i].mod);
+    ea_unref_many(res->r[i].mod, 1 + res->r[i].extra);
     if (res->r[i].a)
       ea_unref(res->r[i].a);
   }
@@ -252,13 +251,13 @@ cls_results_drop(struct cls_results *res)
  * (NULL: nothing), valid until res is dropped; without, the filter only
  * gives its verdict. */
 static bool
-cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const struct rte *r,
-        const struct ea_list *src, struct ea_list **out, struct cls_results *res)
+cls_run(const struct bgp_group *g, const struct group_class *k, const net_addr *n, const struct rte *r,
+        const struct ea_list *src, struct ea_list **out, struct cls_results *res, linpool *tmp)
 {
   struct ea_list *mod = NULL;
   if (k->filter != FILTER_ACCEPT) {
     struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src, .verdict_only = !out };
-    if (!f_run_export(k->filter, &fr, g->ftmp))
+    if (!f_run_export(k->filter, &fr, tmp))
       return false;
     mod = fr.out;
   }
@@ -266,14 +265,17 @@ cls_run(struct bgp_group *g, struct group_class *k, const net_addr *n, const str
     return true;
   for (uint i = res->n; i > 0 && i + CLS_RESULTS_MATCH > res->n; i--)
     if (res->r[i - 1].mod == mod) {
-      if (mod)
-        ea_unref(mod);
+      /* dropped together: an atomic per class on a list every class
+       * shares takes its line from thread to thread (bgp_group_step.c) */
+      res->r[i - 1].extra += !!mod;
       *out = res->r[i - 1].a;
       return true;
     }
-  struct rte tmp = rte_view(r, mod);
-  struct ea_list *a = bgp_export_attrs_get(g->xprof, &tmp, bgp_med_fresh(tmp.attrs, src));
-  res->r[res->n++] = (struct cls_result) { .mod = mod, .a = a ? ea_ref(a) : NULL };
+  struct rte view = rte_view(r, mod);
+  /* a reference from the memo's stock: the group's loop drops it, and a
+   * helper's atomic add would take the line from it (bgp_group_step.c) */
+  struct ea_list *a = bgp_export_attrs_take(g->xprof, &view, bgp_med_fresh(view.attrs, src));
+  res->r[res->n++] = (struct cls_result) { .mod = mod, .a = a, .extra = 0 };
   *out = a;
   return true;
 }
@@ -324,7 +326,7 @@ cls_member_debug(const struct bgp_gmember *gm)
  * for them all. A member never gets its own routes (BGP's rules). */
 static void
 cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
-                 const struct bgp_gmember *now_gm, const struct bgp_gmember *was_gm)
+                 const struct cls_verdicts *v, const struct bgp_gmember *now_gm, const struct bgp_gmember *was_gm)
 {
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n) {
     u32 d = cls_member_debug(gm);
@@ -332,9 +334,9 @@ cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, 
       continue;
     uint i = gm->cls->id;
     /* a verdict again, for traces only: filters are functions of the route */
-    bool takes = new && cls_run(g, gm->cls, n, new, new->attrs, NULL, NULL);
-    bool new_exp = takes && g->cls_now[i] && now_gm != gm;
-    bool old_exp = bgp_class_has(g->cls_had, i) && was_gm != gm;
+    bool takes = bgp_class_has(v->takes, i);
+    bool new_exp = takes && v->now[i] && now_gm != gm;
+    bool old_exp = bgp_class_has(v->had, i) && was_gm != gm;
     if (new && !new_exp && (d & D_FILTERS))
       chan_trace_as(gm->name, gm->cc->name, '<', takes || now_gm == gm ? "rejected by protocol" : "filtered out", n,
                     new->src, new->attrs);
@@ -347,27 +349,35 @@ cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, 
 }
 
 void
-group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
-                   const struct ea_list *new_src)
+group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                     const struct ea_list *new_src, struct cls_verdicts *v, linpool *tmp)
+{
+  cls_verdicts_clear(g, v);
+  v->res.n = 0;
+  for (uint i = 0; i < g->ncls; i++) {
+    const struct group_class *k = g->cls[i];
+    if (!k->members)
+      continue;
+    /* old went out before, to the classes that took it: the same verdict now */
+    bgp_class_put(v->had, i, old && cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
+    bgp_class_put(v->takes, i, new && cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
+  }
+}
+
+void
+group_class_apply(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                  struct cls_verdicts *v)
 {
   struct bgp_gmember *now_gm = NULL, *was_gm = NULL;
   u32 now_src = new ? group_src_member(g, new, &now_gm) : 0;
   u32 was_src = old ? group_src_member(g, old, &was_gm) : 0;
-  uint count = g->ncls;
-  struct cls_results res = cls_scratch(g);
-  struct ea_list **now = g->cls_now;
-  u32 *had = g->cls_had;
   bool any = false;
-  cls_look_again(g);
-  for (uint i = 0; i < count; i++) {
+  for (uint i = 0; i < g->ncls; i++) {
     struct group_class *k = g->cls[i];
     if (!k->members)
       continue;
-    /* old went out before, to the classes that took it: the same verdict now */
-    bool took = old && cls_run(g, k, n, old, old->attrs, NULL, NULL);
-    bool takes = new && cls_run(g, k, n, new, new_src, &now[i], &res);
-    bgp_class_put(had, i, took);
-    any |= took || now[i];
+    bool took = bgp_class_has(v->had, i), takes = bgp_class_has(v->takes, i);
+    any |= took || v->now[i];
     if (new && !takes)
       uatomic_set(&k->filtered, uatomic_read(&k->filtered) + 1);
     if (took != takes && !k->counting)
@@ -379,11 +389,21 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
     if (was_gm && was_gm->cls == k && took)
       uatomic_set(&was_gm->own_routes, uatomic_read(&was_gm->own_routes) - 1);
   }
+  cls_look_again(g);
   if (g->traced)
-    cls_trace_change(g, n, new, old, now_gm, was_gm);
+    cls_trace_change(g, n, new, old, v, now_gm, was_gm);
   if (any)
-    bgp_gout_change_classes(g->out, n, now, now_src, now_gm ? now_gm->cls->id : 0, had, was_src);
-  cls_results_drop(&res);
+    bgp_gout_change_classes(g->out, n, v->now, now_src, now_gm ? now_gm->cls->id : 0, v->had, was_src);
+  cls_results_drop(&v->res);
+}
+
+void
+group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                   const struct ea_list *new_src)
+{
+  struct cls_verdicts v = cls_scratch(g);
+  group_class_verdicts(g, n, new, old, new_src, &v, g->ftmp);
+  group_class_apply(g, n, new, old, &v);
 }
 
 u32 *
@@ -401,13 +421,15 @@ void
 group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src, u32 but)
 {
   const struct group_walk *w = &g->walk;
-  struct cls_results res = cls_scratch(g);
-  struct ea_list **now = g->cls_now;
+  struct cls_verdicts v = cls_scratch(g);
+  struct ea_list **now = v.now;
+  struct cls_results res = v.res;
+  cls_verdicts_clear(g, &v);
   cls_look_again(g);
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
     if (bgp_class_has(w->classes, i) && g->cls[i]->members)
-      cls_run(g, g->cls[i], n, exp, src, &now[i], &res);
+      cls_run(g, g->cls[i], n, exp, src, &now[i], &res, g->ftmp);
   if (g->traced)
     LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
       if (gm->walk == w->cohort && gm->id != but && (cls_member_debug(gm) & D_ROUTES) &&

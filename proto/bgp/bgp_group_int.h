@@ -73,6 +73,8 @@ enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING, GM_MARKER, GM_CANCELL
 
 struct bgp_group;
 struct bgp_gmember;
+struct group_step;
+struct par;
 
 /* An export class (bgp_txlog.h): the members of a group with the same
  * export filter (filter_same()). The group runs its filter once per change
@@ -211,9 +213,12 @@ struct bgp_group {
    * hundred classes would otherwise take kilobytes per change from the
    * loop's temporary pool, kept until its turn ends. */
   struct ea_list **cls_now;
-  u32 *cls_had;
+  u32 *cls_had, *cls_takes;
   struct cls_result *cls_res;
   linpool *ftmp;                /* the class filters' scratch */
+  uint nlive;                   /* classes with members */
+  struct group_step *step;      /* changes whose class filters run together, NULL: none yet */
+  struct par *par;              /* the pool's helpers (lib/par.h), set when made */
   struct hash_table by_proto;   /* struct bgp_gmember by proto */
   u32 next_id;
   struct group_walk walk;
@@ -235,6 +240,28 @@ void group_settle(struct bgp_group *g);
 void group_marker_check(struct bgp_group *g);
 int group_busy(struct bgp_group *g);
 
+/* The distinct results of one change (or one fed net) across classes:
+ * classes whose filters leave the same attributes share what is sent
+ * (one BGP export lookup, one reference), and most filters of a route
+ * server change nothing or the same thing for every class. */
+struct cls_result {
+  struct ea_list *mod;          /* the filter's output, referenced; NULL: the route's own */
+  struct ea_list *a;            /* what is sent, referenced; NULL: nothing (BGP's rules) */
+  uint extra;                   /* more references on mod: classes that made it too */
+};
+struct cls_results {
+  struct cls_result *r;         /* room for a result per class */
+  uint n;
+};
+
+/* One change's verdicts, class by class (room for ncls classes). */
+struct cls_verdicts {
+  struct ea_list **now;         /* what class k gets, NULL: nothing; held by res */
+  u32 *had;                     /* bitmap: the classes that took the old route */
+  u32 *takes;                   /* bitmap: the classes whose filter takes the new one */
+  struct cls_results res;
+};
+
 /* bgp_group_class.c, the group's loop */
 /* gm's class: the one of its filter, made if none (pending packed first) */
 void group_class_enter(struct bgp_group *g, struct bgp_gmember *gm);
@@ -243,9 +270,20 @@ void group_class_leave(struct bgp_group *g, struct bgp_gmember *gm);
  * the group traces each change for them (as their own export would).
  * Looks again when a member comes and when a debug mask changed. */
 void group_class_look(struct bgp_group *g);
-/* The table's exported route for n changed from old to new (rt_notify). */
+/* The table's exported route for n changed from old to new (rt_notify):
+ * the verdicts, then their effect. */
 void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
                         const struct ea_list *new_src);
+/* The verdicts alone, into v, with scratch tmp. Runs on any thread while
+ * the group's loop waits (bgp_group_step.c): reads the classes, writes
+ * only v. */
+void group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new,
+                          const struct rte *old, const struct ea_list *new_src, struct cls_verdicts *v,
+                          linpool *tmp);
+/* Their effect, in the order of the changes: counters, traces, what the
+ * classes get (bgp_gout); v's results are dropped. */
+void group_class_apply(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                       struct cls_verdicts *v);
 /* Feed exp, the group's exported route of n (src: its attributes before
  * the group's channel), to the members of the walk's cohort, but member
  * but (0: none). */
@@ -262,6 +300,15 @@ void group_class_count_hook(struct timer *t);
 /* The classes with members in cohort: a bitmap (mb_free() it) of count ids. */
 u32 *group_class_cohort(struct bgp_group *g, u32 cohort, uint *count);
 void group_class_free(struct bgp_group *g);
+
+/* bgp_group_step.c, the group's loop */
+/* A change for the classes (rt_notify): run now, or kept for the step. */
+void group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                       const struct ea_list *new_src);
+/* Run the changes kept: before the export pass ends (their routes are
+ * RCU-protected for the pass), and before anything else goes to g->out. */
+void group_step_run(struct bgp_group *g);
+void group_step_free(struct bgp_group *g);
 
 /* bgp_group_feed.c, the group's loop */
 /* gm needs everything the group exported (it joined, a route refresh);

@@ -1,0 +1,158 @@
+/*
+ * DOC: Update groups: the class filters of a step of changes, over the pool.
+ *
+ * A route server's group runs every export class's filter on every change
+ * (bgp_group_class.c): with a filter per client that is most of the
+ * group's work, and all of it on the group's loop, one thread. Only the
+ * verdicts and results are that work, and they depend on the route alone
+ * (filters are functions of the route). So with two or more classes and
+ * threads to spare, the group keeps the changes of an export pass in a
+ * step instead of running them one by one; at the pass's end, or when the
+ * step is full, it cuts the step into chunks of changes for the pool
+ * (lib/par.h: its own thread takes the chunks no helper took), each chunk
+ * writing the verdicts of its changes into their own rows. Then the group
+ * applies the rows in the order of the changes, as if it had run them one
+ * by one: counters, traces, what each class gets (bgp_gout).
+ *
+ * The routes kept are RCU-protected for the export pass only, which is
+ * why the step runs before the pass ends (export_flush), and before
+ * anything else goes to the group's output (group_pack), so that nothing
+ * overtakes a change kept.
+ *
+ * Owner: the group's loop; the chunks' rows are their chunk's while
+ * par_run() runs.
+ */
+#include <string.h>
+#include "proto/bgp/bgp_group_int.h"
+#include "lib/par.h"
+
+/* Rows of a step: class runs in all (changes times classes), so that its
+ * memory stays some 500 kB whatever the classes; at least this many
+ * changes. */
+#define STEP_CELLS 16384
+#define STEP_MIN 16
+/* Class runs per chunk: enough to be worth a claim, few enough that the
+ * chunks spread over a dozen threads in a step. */
+#define STEP_CHUNK_RUNS 512
+
+struct step_change {
+  const net_addr *n;
+  const struct rte *new, *old;
+  const struct ea_list *new_src;
+};
+
+struct group_step {
+  struct step_change *ch;
+  struct cls_verdicts *v;       /* a row per change */
+  struct ea_list **now;         /* the rows' arrays: ncls per row */
+  struct cls_result *res;
+  u32 *bits;                    /* had and takes: words each per row */
+  uint n, size;                 /* changes kept, room */
+  uint ncls;                    /* classes the rows have room for */
+  uint per_chunk;               /* changes */
+  struct bgp_group *g;
+};
+
+static void
+step_arrays_free(struct group_step *s)
+{
+  if (!s->size)
+    return;
+  mb_free(s->ch);
+  mb_free(s->v);
+  mb_free(s->now);
+  mb_free(s->res);
+  mb_free(s->bits);
+  s->size = 0;
+}
+
+/* Rows for the group's classes now; nothing kept. */
+static void
+step_size(struct bgp_group *g, struct group_step *s)
+{
+  if (s->size && s->ncls == g->ncls)
+    return;
+  step_arrays_free(s);
+  uint ncls = g->ncls, words = bgp_class_words(ncls);
+  uint size = MAX(STEP_MIN, STEP_CELLS / ncls);
+  pool *p = g->p.run_pool;
+  s->ch = mb_alloc(p, size * sizeof(*s->ch));
+  s->v = mb_alloc(p, size * sizeof(*s->v));
+  s->now = mb_alloc(p, (size_t) size * ncls * sizeof(*s->now));
+  s->res = mb_alloc(p, (size_t) size * ncls * sizeof(*s->res));
+  s->bits = mb_alloc(p, (size_t) size * 2 * words * sizeof(u32));
+  for (uint i = 0; i < size; i++)
+    s->v[i] = (struct cls_verdicts) {
+      .now = s->now + (size_t) i * ncls,
+      .had = s->bits + (size_t) i * 2 * words,
+      .takes = s->bits + (size_t) i * 2 * words + words,
+      .res = { .r = s->res + (size_t) i * ncls },
+    };
+  s->size = size;
+  s->ncls = ncls;
+}
+
+/* Worth a step: classes to run for each change, threads to run them. */
+static bool
+step_wanted(const struct bgp_group *g)
+{
+  return g->nlive >= 2 && par_width(g->par) > 1;
+}
+
+void
+group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                  const struct ea_list *new_src)
+{
+  struct group_step *s = g->step;
+  if (!s || !s->n) {
+    if (!step_wanted(g)) {
+      group_class_change(g, n, new, old, new_src);
+      return;
+    }
+    if (!s) {
+      s = g->step = mb_allocz(g->p.run_pool, sizeof(*s));
+      s->g = g;
+    }
+    step_size(g, s);
+  } else if (s->n == s->size)
+    group_step_run(g);
+  s->ch[s->n++] = (struct step_change) { n, new, old, new_src };
+}
+
+static void
+step_chunk(void *ctx, uint chunk, linpool *tmp)
+{
+  struct group_step *s = ctx;
+  uint end = MIN(s->n, (chunk + 1) * s->per_chunk);
+  for (uint i = chunk * s->per_chunk; i < end; i++) {
+    const struct step_change *c = &s->ch[i];
+    group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], tmp);
+  }
+}
+
+void
+group_step_run(struct bgp_group *g)
+{
+  struct group_step *s = g->step;
+  if (!s || !s->n)
+    return;
+  s->per_chunk = MAX(1U, STEP_CHUNK_RUNS / MAX(g->nlive, 1U));
+  par_run(g->par, (s->n + s->per_chunk - 1) / s->per_chunk, step_chunk, s, g->ftmp);
+  for (uint i = 0; i < s->n; i++) {
+    const struct step_change *c = &s->ch[i];
+    group_class_apply(g, c->n, c->new, c->old, &s->v[i]);
+  }
+  s->n = 0;
+}
+
+void
+group_step_free(struct bgp_group *g)
+{
+  struct group_step *s = g->step;
+  if (!s)
+    return;
+  /* anything kept holds no references: the rows get theirs when run */
+  step_arrays_free(s);
+  mb_free(s);
+  g->step = NULL;
+}
