@@ -15,28 +15,33 @@
  * Owner: the struct's fields but the slots and width are the main loop's;
  * a slot is its caller's while busy, its word and done count are shared.
  */
-#include <sched.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
-#include "lib/par.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <urcu/arch.h>
+#include "lib/par.h"
 #include "lib/resource.h"
 
 #define PAR_SLOTS 8
 #define PAR_MAX_HELPERS 63
 #define PAR_MAX_CHUNKS 0xffffU
-/* The owner waits for helpers' chunks spinning this many times, then
- * yielding: a helper's thread may have lost its core. */
+/* The owner waits for helpers' chunks spinning this many times (a chunk
+ * is some hundred microseconds), then sleeps until the last one is done:
+ * a helper's thread may have lost its core to the owner's spinning, with
+ * more threads than cores. */
 #define PAR_SPINS 2000
 
 struct par_slot {
   u32 busy;                     /* atomic: a caller holds the slot */
-  u32 done;                     /* atomic: chunks of the job finished */
+  u32 done;                     /* atomic: chunks of the job finished (a futex) */
   u64 word;                     /* atomic: generation << 32 | next << 16 | count */
   par_fn fn;                    /* the job's, written before word */
   void *ctx;
   uint base;                    /* the job's first chunk in this word */
-  char pad[64 - 3 * sizeof(u32) - sizeof(u64) - sizeof(par_fn) - sizeof(void *)];
+  u32 sleeping;                 /* atomic: the owner sleeps on done */
+  char pad[64 - 4 * sizeof(u32) - sizeof(u64) - sizeof(par_fn) - sizeof(void *)];
 };
 
 struct par_helper {
@@ -59,27 +64,49 @@ struct par {
 static inline u32 word_next(u64 w) { return (w >> 16) & PAR_MAX_CHUNKS; }
 static inline u32 word_count(u64 w) { return w & PAR_MAX_CHUNKS; }
 
-/* A chunk of the slot's job, or false: none left. */
+/* A chunk of the slot's job (and the job's count), or false: none left. */
 static bool
-par_claim(struct par_slot *s, uint *chunk)
+par_claim(struct par_slot *s, uint *chunk, uint *count)
 {
   u64 w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
   while (word_next(w) < word_count(w))
     if (__atomic_compare_exchange_n(&s->word, &w, w + (1U << 16), false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       *chunk = word_next(w);
+      *count = word_count(w);
       return true;
     }
   return false;
 }
 
 /* Run one claimed chunk; the job's fields are this job's while a chunk
- * of it is not done. */
+ * of it is not done. The last one wakes an owner asleep. */
 static void
-par_do(struct par_slot *s, uint chunk, linpool *tmp)
+par_do(struct par_slot *s, uint chunk, uint count, linpool *tmp)
 {
   s->fn(s->ctx, s->base + chunk, tmp);
   lp_flush(tmp);
-  __atomic_add_fetch(&s->done, 1, __ATOMIC_RELEASE);
+  if (__atomic_add_fetch(&s->done, 1, __ATOMIC_SEQ_CST) == count &&
+      __atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST))
+    syscall(SYS_futex, &s->done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The owner: until all count chunks are done. A helper that finishes the
+ * last one after the owner's mark sees it; one that finished before, the
+ * owner sees done moved. */
+static void
+par_wait(struct par_slot *s, uint count)
+{
+  u32 d;
+  for (uint spins = 0; (d = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) < count; spins++) {
+    if (spins < PAR_SPINS) {
+      caa_cpu_relax();
+      continue;
+    }
+    __atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
+    if ((d = __atomic_load_n(&s->done, __ATOMIC_SEQ_CST)) < count)
+      syscall(SYS_futex, &s->done, FUTEX_WAIT_PRIVATE, d, NULL, NULL, 0);
+    __atomic_store_n(&s->sleeping, 0, __ATOMIC_RELAXED);
+  }
 }
 
 static void
@@ -88,13 +115,13 @@ par_help(void *data)
   struct par_helper *h = data;
   struct par *p = h->par;
   linpool *tmp = loop_tmp();
-  uint chunk;
+  uint chunk, count;
   rcu_read_lock();
   for (bool more = true; more;) {
     more = false;
     for (uint i = 0; i < PAR_SLOTS; i++)
-      while (par_claim(&p->slots[i], &chunk)) {
-        par_do(&p->slots[i], chunk, tmp);
+      while (par_claim(&p->slots[i], &chunk, &count)) {
+        par_do(&p->slots[i], chunk, count, tmp);
         more = true;
       }
   }
@@ -195,14 +222,10 @@ par_round(struct par *p, struct par_slot *s, uint width, uint count, linpool *tm
   uint wake = MIN(width - 1, count - 1);
   for (uint i = 0; i < wake; i++)
     ev_send(p->helper[i]->loop, &p->helper[i]->ev);
-  uint chunk;
-  while (par_claim(s, &chunk))
-    par_do(s, chunk, tmp);
-  for (uint spins = 0; __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < count; spins++)
-    if (spins < PAR_SPINS)
-      caa_cpu_relax();
-    else
-      sched_yield();
+  uint chunk, n;
+  while (par_claim(s, &chunk, &n))
+    par_do(s, chunk, n, tmp);
+  par_wait(s, count);
 }
 
 void
