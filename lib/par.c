@@ -33,6 +33,7 @@
  * more threads than cores. */
 #define PAR_SPINS 2000
 
+/* A job on the board: its caller's while busy; helpers claim chunks. */
 struct par_slot {
   u32 busy;                     /* atomic: a caller holds the slot */
   u32 done;                     /* atomic: chunks of the job finished (a futex) */
@@ -44,6 +45,7 @@ struct par_slot {
   char pad[64 - 4 * sizeof(u32) - sizeof(u64) - sizeof(par_fn) - sizeof(void *)];
 };
 
+/* One helper loop. Made and stopped by the main loop; immutable between. */
 struct par_helper {
   struct par *par;
   struct loop *loop;

@@ -41,6 +41,7 @@ struct step_change {
   const struct ea_list *new_src;
 };
 
+/* The group's loop's; a chunk's rows are the chunk's while par_run() runs. */
 struct group_step {
   struct step_change *ch;
   struct cls_verdicts *v;       /* a row per change */
