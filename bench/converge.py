@@ -190,6 +190,22 @@ def cpu_once_idle(pid):
     return u + sy, at, peak
 
 
+def busy_until(pid, quiet=1.0):
+    """The process's CPU seconds and the end of its last busy 50 ms (over
+    10 ms of CPU in it) once it was quiet for `quiet` seconds (at most a
+    minute): finer than cpu_once_idle()'s second."""
+    u, sy = proc_cpu(pid)
+    last, t0 = u + sy, time.time()
+    busy_end = t0
+    while time.time() - busy_end < quiet and time.time() - t0 < 60:
+        time.sleep(0.05)
+        u, sy = proc_cpu(pid)
+        if u + sy - last > 0.01:
+            busy_end = time.time()
+        last = u + sy
+    return last, busy_end
+
+
 def blast_summary(path):
     """bgpblast's start time (Unix) and its JSON summary, once it exited."""
     start, summary = None, None
@@ -306,6 +322,15 @@ def one_run(args, binary, version, threads):
             after, idle_at, _ = cpu_once_idle(dut.pid)
             sys.stderr.write("%s: configure with a new export filter for all: %.2f s of DUT CPU, busy %.1f s\n"
                              % (version, after - before, idle_at - t1))
+        if args.reload_out:
+            # Every session asks for everything again at once: an update
+            # group feeds its members in one walk, through every class
+            before, _, _ = cpu_once_idle(dut.pid)
+            t1 = time.time()
+            ctl(sock, "reload out all")
+            after, busy_end = busy_until(dut.pid)
+            sys.stderr.write("%s: reload out all: %.2f s of DUT CPU, busy %.2f s\n"
+                             % (version, after - before, busy_end - t1))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
             if args.dump_resources and args.daemon == "ours":
@@ -413,6 +438,10 @@ def main():
     ap.add_argument("--reconfigure", action="store_true",
                     help="after convergence, give every session a new export filter (accepting the same routes) "
                          "by `configure` and print the DUT's CPU time until it idles again to stderr")
+    ap.add_argument("--reload-out", action="store_true",
+                    help="after convergence, `reload out all` and print the DUT's CPU time and how long it "
+                         "stayed busy (to 50 ms) to stderr; the sessions must be up: not with --delivered, "
+                         "which stops the injector first")
     ap.add_argument("--enhanced-refresh", action="store_true",
                     help="the injector's sessions offer enhanced route refresh (RFC 7313)")
     ap.add_argument("--stop-peak", action="store_true",

@@ -418,23 +418,37 @@ group_class_cohort(struct bgp_group *g, u32 cohort, uint *count)
 }
 
 void
-group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src, u32 but)
+group_class_feed_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *exp,
+                          const struct ea_list *src, struct cls_verdicts *v, linpool *tmp)
 {
   const struct group_walk *w = &g->walk;
-  struct cls_verdicts v = cls_scratch(g);
-  struct ea_list **now = v.now;
-  struct cls_results res = v.res;
-  cls_verdicts_clear(g, &v);
-  cls_look_again(g);
+  cls_verdicts_clear(g, v);
+  v->res.n = 0;
   /* a class made during the walk has none of the cohort */
   for (uint i = 0; i < w->nclasses; i++)
     if (bgp_class_has(w->classes, i) && g->cls[i]->members)
-      cls_run(g, g->cls[i], n, exp, src, &now[i], &res, g->ftmp);
+      cls_run(g, g->cls[i], n, exp, src, &v->now[i], &v->res, tmp);
+}
+
+void
+group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
+                       struct cls_verdicts *v)
+{
+  const struct group_walk *w = &g->walk;
+  cls_look_again(g);
   if (g->traced)
     LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
       if (gm->walk == w->cohort && gm->id != but && (cls_member_debug(gm) & D_ROUTES) &&
-          bgp_class_has(w->classes, gm->cls->id) && now[gm->cls->id])
+          bgp_class_has(w->classes, gm->cls->id) && v->now[gm->cls->id])
         chan_trace_as(gm->name, gm->cc->name, '<', "added", n, exp->src, exp->attrs);
-  bgp_gout_feed_classes(g->out, n, now, g->walk.cohort, but);
-  cls_results_drop(&res);
+  bgp_gout_feed_classes(g->out, n, v->now, w->cohort, but);
+  cls_results_drop(&v->res);
+}
+
+void
+group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src, u32 but)
+{
+  struct cls_verdicts v = cls_scratch(g);
+  group_class_feed_verdicts(g, n, exp, src, &v, g->ftmp);
+  group_class_feed_apply(g, n, exp, but, &v);
 }

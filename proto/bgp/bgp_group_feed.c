@@ -145,11 +145,9 @@ group_walk_net(struct bgp_group *g, struct net *n)
   if (but && w->members == 1)
     return;
   struct ea_list *mod = NULL;
-  if (!chan_export_policy(g->c, &n->n, exp, &mod))
-    return;
-  struct rte tmp = rte_view(exp, mod);
-  group_class_feed(g, &n->n, &tmp, exp->attrs, but);
-  if (mod)
+  if (chan_export_policy(g->c, &n->n, exp, &mod))
+    group_step_feed(g, &n->n, exp, mod, but);
+  else if (mod)
     ea_unref(mod);
 }
 
@@ -168,6 +166,7 @@ group_feed_hook(void *data)
   for (uint k = 0; n && w->members; k++) {
     if (!(k & 63) && (loop_budget_left() <= 0 || group_busy(g))) {
       w->cursor = n;
+      group_step_run(g);        /* the nets kept are the read section's */
       rcu_read_unlock();
       group_settle(g);
       if (!uatomic_read(&g->paused)) {
@@ -179,6 +178,7 @@ group_feed_hook(void *data)
     group_walk_net(g, n);
     n = n == w->last ? NULL : rt_feed_next(n);
   }
+  group_step_run(g);
   rcu_read_unlock();
   group_walk_end(g);
   group_flush(g);

@@ -286,9 +286,14 @@ void group_class_apply(struct bgp_group *g, const net_addr *n, const struct rte 
                        struct cls_verdicts *v);
 /* Feed exp, the group's exported route of n (src: its attributes before
  * the group's channel), to the members of the walk's cohort, but member
- * but (0: none). */
+ * but (0: none): the verdicts of the cohort's classes, then what they
+ * send. The verdicts alone run on any thread, as group_class_verdicts(). */
 void group_class_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, const struct ea_list *src,
                       u32 but);
+void group_class_feed_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *exp,
+                               const struct ea_list *src, struct cls_verdicts *v, linpool *tmp);
+void group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
+                            struct cls_verdicts *v);
 /* What of the group's exports gm's peer has, for its own export to take
  * over: map, a copy of the group's export map now, less the routes its
  * class's filter rejects and those learned from gm. */
@@ -305,8 +310,12 @@ void group_class_free(struct bgp_group *g);
 /* A change for the classes (rt_notify): run now, or kept for the step. */
 void group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
                        const struct ea_list *new_src);
-/* Run the changes kept: before the export pass ends (their routes are
- * RCU-protected for the pass), and before anything else goes to g->out. */
+/* A net of the cohort walk (group_class_feed() of exp seen through mod,
+ * whose reference the step takes over): run now, or kept. */
+void group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, struct ea_list *mod, u32 but);
+/* Run what is kept: before the export pass or the walk's step ends (their
+ * routes are RCU-protected for it), and before anything else goes to
+ * g->out. */
 void group_step_run(struct bgp_group *g);
 void group_step_free(struct bgp_group *g);
 

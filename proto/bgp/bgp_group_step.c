@@ -14,10 +14,15 @@
  * applies the rows in the order of the changes, as if it had run them one
  * by one: counters, traces, what each class gets (bgp_gout).
  *
- * The routes kept are RCU-protected for the export pass only, which is
- * why the step runs before the pass ends (export_flush), and before
- * anything else goes to the group's output (group_pack), so that nothing
- * overtakes a change kept.
+ * The cohort walk that feeds late members (bgp_group_feed.c) keeps its
+ * nets in the same steps: each cohort class's filter on the net's
+ * exported route, the feed items then sent in the walk's order.
+ *
+ * The routes kept are RCU-protected for the export pass (or the walk's
+ * read section) only, which is why the step runs before the pass ends
+ * (export_flush) or the walk pauses, and before anything else goes to
+ * the group's output (group_pack), so that nothing overtakes what it
+ * keeps.
  *
  * Owner: the group's loop; the chunks' rows are their chunk's while
  * par_run() runs.
@@ -35,10 +40,16 @@
  * chunks spread over a dozen threads in a step. */
 #define STEP_CHUNK_RUNS 512
 
+/* A change of the export pass, or a net of the cohort walk (feed: new
+ * is the exported route, seen through mod, held; but: the member it came
+ * from, if in the cohort). */
 struct step_change {
   const net_addr *n;
   const struct rte *new, *old;
   const struct ea_list *new_src;
+  struct ea_list *mod;
+  u32 but;
+  bool feed;
 };
 
 /* The group's loop's; a chunk's rows are the chunk's while par_run() runs. */
@@ -100,16 +111,14 @@ step_wanted(const struct bgp_group *g)
   return g->nlive >= 2 && par_width(g->par) > 1;
 }
 
-void
-group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
-                  const struct ea_list *new_src)
+/* The step with room for one more, or NULL: run it now. */
+static struct group_step *
+step_room(struct bgp_group *g)
 {
   struct group_step *s = g->step;
   if (!s || !s->n) {
-    if (!step_wanted(g)) {
-      group_class_change(g, n, new, old, new_src);
-      return;
-    }
+    if (!step_wanted(g))
+      return NULL;
     if (!s) {
       s = g->step = mb_allocz(g->p.run_pool, sizeof(*s));
       s->g = g;
@@ -117,7 +126,33 @@ group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new,
     step_size(g, s);
   } else if (s->n == s->size)
     group_step_run(g);
-  s->ch[s->n++] = (struct step_change) { n, new, old, new_src };
+  return s;
+}
+
+void
+group_step_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
+                  const struct ea_list *new_src)
+{
+  struct group_step *s = step_room(g);
+  if (!s)
+    group_class_change(g, n, new, old, new_src);
+  else
+    s->ch[s->n++] = (struct step_change) { .n = n, .new = new, .old = old, .new_src = new_src };
+}
+
+void
+group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, struct ea_list *mod, u32 but)
+{
+  struct group_step *s = step_room(g);
+  if (s) {
+    s->ch[s->n++] = (struct step_change) { .n = n, .new = exp, .new_src = exp->attrs, .mod = mod, .but = but,
+                                           .feed = true };
+    return;
+  }
+  struct rte view = rte_view(exp, mod);
+  group_class_feed(g, n, &view, exp->attrs, but);
+  if (mod)
+    ea_unref(mod);
 }
 
 static void
@@ -127,7 +162,11 @@ step_chunk(void *ctx, uint chunk, linpool *tmp)
   uint end = MIN(s->n, (chunk + 1) * s->per_chunk);
   for (uint i = chunk * s->per_chunk; i < end; i++) {
     const struct step_change *c = &s->ch[i];
-    group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], tmp);
+    if (c->feed) {
+      struct rte view = rte_view(c->new, c->mod);
+      group_class_feed_verdicts(s->g, c->n, &view, c->new_src, &s->v[i], tmp);
+    } else
+      group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], tmp);
   }
 }
 
@@ -141,7 +180,13 @@ group_step_run(struct bgp_group *g)
   par_run(g->par, (s->n + s->per_chunk - 1) / s->per_chunk, step_chunk, s, g->ftmp);
   for (uint i = 0; i < s->n; i++) {
     const struct step_change *c = &s->ch[i];
-    group_class_apply(g, c->n, c->new, c->old, &s->v[i]);
+    if (c->feed) {
+      struct rte view = rte_view(c->new, c->mod);
+      group_class_feed_apply(g, c->n, &view, c->but, &s->v[i]);
+      if (c->mod)
+        ea_unref(c->mod);
+    } else
+      group_class_apply(g, c->n, c->new, c->old, &s->v[i]);
   }
   s->n = 0;
 }
@@ -152,7 +197,10 @@ group_step_free(struct bgp_group *g)
   struct group_step *s = g->step;
   if (!s)
     return;
-  /* anything kept holds no references: the rows get theirs when run */
+  /* the rows get their references when run; only the feed's views hold one */
+  for (uint i = 0; i < s->n; i++)
+    if (s->ch[i].mod)
+      ea_unref(s->ch[i].mod);
   step_arrays_free(s);
   mb_free(s);
   g->step = NULL;
