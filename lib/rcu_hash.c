@@ -15,6 +15,14 @@
 
 enum { RH_PENDING, RH_DONE, RH_ORPHAN };
 
+static rcu_hash_bucket_word
+rh_word(struct rcu_hash_node *first, uintptr_t summary)
+{
+  /* a first node beyond the pointer bits would have its address cut */
+  ASSERT_DIE(!((uintptr_t) first & ~RCU_HASH_PTR_MASK));
+  return first ? (uintptr_t) first | summary : 0;
+}
+
 static struct rcu_hash_array *
 rh_array_new(uint order, uint gen)
 {
@@ -95,15 +103,16 @@ rh_resize(struct rcu_hash *h, uint order)
    * flight (chains are about one node long). */
   const u32 ahead = 8;
   for (u32 i = 0; i <= old->mask; i++) {
-    struct rcu_hash_node *soon = i + ahead <= old->mask ? old->b[i + ahead] : NULL;
+    struct rcu_hash_node *soon = i + ahead <= old->mask ? rcu_hash_word_node(old->b[i + ahead]) : NULL;
     if (soon) {
       __builtin_prefetch(soon);
       __builtin_prefetch((const char *) soon + h->key_offset);
     }
-    for (struct rcu_hash_node *n = old->b[i]; n; n = n->next[g]) {
-      struct rcu_hash_node **slot = &a->b[h->hash(n) & a->mask];
-      n->next[ng] = *slot;
-      *slot = n;
+    for (struct rcu_hash_node *n = rcu_hash_word_node(old->b[i]); n; n = n->next[g]) {
+      u32 hash = h->hash(n);
+      rcu_hash_bucket_word *slot = &a->b[hash & a->mask];
+      n->next[ng] = rcu_hash_word_node(*slot);
+      *slot = rh_word(n, (*slot | rcu_hash_summary_bits(hash)) & ~RCU_HASH_PTR_MASK);
     }
   }
   /* Release: the new links and buckets are visible before the array. */
@@ -151,9 +160,9 @@ rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
 {
   struct rcu_hash_array *a = h->cur;
   uint g = a->gen;
-  struct rcu_hash_node **slot = &a->b[hash & a->mask];
-  n->next[g] = *slot;
-  rcu_assign_pointer(*slot, n);
+  rcu_hash_bucket_word *slot = &a->b[hash & a->mask];
+  n->next[g] = rcu_hash_word_node(*slot);
+  rcu_assign_pointer(*slot, rh_word(n, (*slot | rcu_hash_summary_bits(hash)) & ~RCU_HASH_PTR_MASK));
   h->inserts++;
   /* At most one node per bucket on average: a lookup then costs the
    * bucket and the node. */
@@ -166,13 +175,21 @@ rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
 {
   struct rcu_hash_array *a = h->cur;
   uint g = a->gen;
-  struct rcu_hash_node **pp = &a->b[hash & a->mask];
-  while (*pp != n) {
-    ASSERT_DIE(*pp);
-    pp = &(*pp)->next[g];
+  rcu_hash_bucket_word *slot = &a->b[hash & a->mask];
+  struct rcu_hash_node *p = rcu_hash_word_node(*slot);
+  /* n keeps its link: a reader standing on it goes on from there. Its
+   * summary bits stay while other nodes do: taking them out would read
+   * and hash each of those (cache misses). A bucket that empties starts
+   * afresh, and a resize sums each bucket up again. */
+  if (p == n)
+    rcu_assign_pointer(*slot, rh_word(n->next[g], *slot & ~RCU_HASH_PTR_MASK));
+  else {
+    while (p->next[g] != n) {
+      ASSERT_DIE(p->next[g]);
+      p = p->next[g];
+    }
+    rcu_assign_pointer(p->next[g], n->next[g]);
   }
-  /* n keeps its link: a reader standing on it goes on from there. */
-  rcu_assign_pointer(*pp, n->next[g]);
   h->count--;
   if (((u64) h->count << 4) < (u64) a->mask + 1 && rh_order(a) > h->min_order && rh_spare_free(h))
     rh_resize(h, rh_fit(h));
@@ -250,7 +267,7 @@ rh_walk_buckets(struct rcu_hash_iter *it, u64 s)
   for (; s <= a->mask; s++) {
     it->step = (u32) s;
     it->bucket = rh_step_bucket(a, it->step);
-    struct rcu_hash_node *n = rh_skip_before(it, rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket]));
+    struct rcu_hash_node *n = rh_skip_before(it, rcu_hash_word_node(rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket])));
     if (n)
       return it->node = n;
     it->from = 0;

@@ -22,6 +22,17 @@
  * nodes stop coming, the caller may compact a grown index to one node per
  * bucket (rcu_hash_compact).
  *
+ * Each bucket carries, in its pointer's unused top bits, a 16-bit summary
+ * of the hashes of its nodes: each sets two bits, picked by its hash
+ * (a Bloom filter). A lookup whose bits are not all there knows the key
+ * is missing without reading a node: in a big index every node is a
+ * cache miss, and a key that is not there (a new net, a longest-prefix
+ * probe of a length the address has no net of) then costs its bucket
+ * alone. With one node in the bucket, one such lookup in about a hundred
+ * reads the node anyway. A removal leaves its bits while other nodes stay
+ * in the bucket (a superset rules nothing out wrongly); an emptied bucket
+ * and a resize start the summary afresh.
+ *
  * Ownership: struct rcu_hash and the links belong to whoever holds the
  * writer lock; arrays and links are read under RCU by anyone.
  */
@@ -35,12 +46,47 @@ struct rcu_hash_node {
   struct rcu_hash_node *next[2];  /* RCU; per array generation */
 };
 
+/* A bucket: its first node's address, the summary in the top bits (no
+ * summary where pointers have no spare bits: every lookup reads on). */
+typedef uintptr_t rcu_hash_bucket_word;
+
+#if UINTPTR_MAX == UINT64_MAX
+#define RCU_HASH_SUMMARY_SHIFT 48
+#define RCU_HASH_PTR_MASK (((uintptr_t) 1 << RCU_HASH_SUMMARY_SHIFT) - 1)
+/* Bucket-mates share the hash's low bits (the bucket's index): the bits
+ * come from a product that mixes in all of them. */
+static inline uintptr_t
+rcu_hash_summary_bits(u32 hash)
+{
+  u32 m = hash * 2654435761U;
+  return (((uintptr_t) 1 << (m >> 28)) | ((uintptr_t) 1 << ((m >> 24) & 15))) << RCU_HASH_SUMMARY_SHIFT;
+}
+#else
+#define RCU_HASH_PTR_MASK UINTPTR_MAX
+static inline uintptr_t rcu_hash_summary_bits(u32 hash) { (void) hash; return 0; }
+#endif
+
+static inline struct rcu_hash_node *
+rcu_hash_word_node(rcu_hash_bucket_word w)
+{
+  return (struct rcu_hash_node *) (w & RCU_HASH_PTR_MASK);
+}
+
+/* The bucket's first node, or NULL when hash's bits say that none of its
+ * nodes is hash's. */
+static inline struct rcu_hash_node *
+rcu_hash_word_match(rcu_hash_bucket_word w, u32 hash)
+{
+  uintptr_t bits = rcu_hash_summary_bits(hash);
+  return (w & bits) == bits ? rcu_hash_word_node(w) : NULL;
+}
+
 struct rcu_hash_array {
   u32 mask;                   /* buckets - 1 */
   u32 gen;                    /* which link of the nodes chains this array */
   u32 state;                  /* atomic: retiring array's hand-over (rcu_hash.c) */
   struct rcu_head rcu;
-  struct rcu_hash_node *b[];  /* RCU */
+  rcu_hash_bucket_word b[];   /* RCU */
 };
 
 /* Recomputes a node's hash when its chains are rebuilt. */
@@ -78,7 +124,8 @@ size_t rcu_hash_bytes(const struct rcu_hash *h);
 /* --- Readers (inside rcu_read_lock(); the writer may use them as well) --- */
 
 /* The first node of hash's bucket, then its others: the caller compares
- * keys (several hashes share a bucket). */
+ * keys (several hashes share a bucket). None when the bucket's summary
+ * rules hash out. */
 static inline struct rcu_hash_node *
 rcu_hash_bucket(const struct rcu_hash *h, u32 hash, struct rcu_hash_iter *it)
 {
@@ -86,7 +133,7 @@ rcu_hash_bucket(const struct rcu_hash *h, u32 hash, struct rcu_hash_iter *it)
   it->h = h;
   it->a = a;
   it->bucket = hash & a->mask;
-  return it->node = rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket]);
+  return it->node = rcu_hash_word_match(rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket]), hash);
 }
 
 static inline struct rcu_hash_node *
@@ -105,7 +152,7 @@ rcu_hash_prefetch(const struct rcu_hash *h, u32 hash)
 
 /* Then, once the bucket has come, its node number depth (0: the first),
  * when the ones before it have come too: a pipeline asks for one more
- * link of the chain per stage. */
+ * link of the chain per stage. Nothing when the summary rules hash out. */
 static inline void
 rcu_hash_prefetch_node(const struct rcu_hash *h, u32 hash, uint depth)
 {

@@ -4,7 +4,10 @@
  * follows), compacting after a grow, a walk resumed from positions while the index grows and
  * shrinks in between (every node once), and readers racing one
  * writer that grows and shrinks the index under them: every key that is
- * always present must always be found, by lookup and by walk.
+ * always present must always be found, by lookup and by walk. And the
+ * buckets' summaries: a lookup of a missing key in a bucket of one node
+ * stops at the bucket nearly always, every key present is found, and a
+ * bucket emptied starts its summary afresh.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -292,6 +295,66 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int done;
 static u64 reader_misses;
 
+/* find(), for an index that hashes keys as they are (item_key). */
+static struct item *
+find_as_key(const struct rcu_hash *h, u32 key, struct rcu_hash_iter *it)
+{
+  for (struct rcu_hash_node *n = rcu_hash_bucket(h, key, it); n; n = rcu_hash_bucket_next(it))
+    if (item_key(n) == key)
+      return caa_container_of(n, struct item, node);
+  return NULL;
+}
+
+static void
+test_bucket_summary(void **state UNUSED)
+{
+  rcu_thread_register();
+  struct rcu_hash h;
+  rcu_hash_init(&h, 4, item_key, 0);   /* keys as hashes; 16 buckets; j << 4: bucket 0 */
+  struct item *a = item_new(1 << 4), *b = item_new(2 << 4), *c = item_new(3 << 4);
+  rcu_hash_insert(&h, a->key, &a->node);
+
+  /* Missing keys of a's bucket: the summary rules nearly all out. */
+  uint passed = 0, tried = 0;
+  struct rcu_hash_iter it;
+  for (u32 j = 4; j < 20000; j++, tried++)
+    passed += !!rcu_hash_bucket(&h, j << 4, &it);
+#if UINTPTR_MAX == UINT64_MAX
+  assert_true(passed * 20 < tried);    /* two bits of 16: about 1-2% */
+#else
+  assert_int_equal(passed, tried);     /* no summary: every lookup reads on */
+#endif
+  assert_ptr_equal(find_as_key(&h, a->key, &it), a);
+
+  /* Three nodes in the bucket, the first removed: the others are found
+   * (their bits stay), and so they are once the middle one goes. */
+  rcu_hash_insert(&h, b->key, &b->node);
+  rcu_hash_insert(&h, c->key, &c->node);
+  for (struct item *x = a; x; x = x == a ? b : x == b ? c : NULL)
+    assert_ptr_equal(find_as_key(&h, x->key, &it), x);
+  rcu_hash_remove(&h, c->key, &c->node);   /* the bucket's first */
+  assert_null(find_as_key(&h, c->key, &it));
+  assert_ptr_equal(find_as_key(&h, a->key, &it), a);
+  assert_ptr_equal(find_as_key(&h, b->key, &it), b);
+  rcu_hash_remove(&h, a->key, &a->node);   /* the last in the chain */
+  assert_ptr_equal(find_as_key(&h, b->key, &it), b);
+  assert_null(find_as_key(&h, a->key, &it));
+
+  /* Emptied: no bits left (the word is all zero). */
+  rcu_hash_remove(&h, b->key, &b->node);
+  assert_true(h.cur->b[0] == 0);
+  rcu_hash_insert(&h, a->key, &a->node);
+  assert_true((h.cur->b[0] & ~RCU_HASH_PTR_MASK) == rcu_hash_summary_bits(a->key));
+  rcu_hash_remove(&h, a->key, &a->node);
+  synchronize_rcu();
+  free(a);
+  free(b);
+  free(c);
+  rcu_hash_free(&h);
+  rcu_barrier();
+  rcu_thread_unregister();
+}
+
 static void *
 writer(void *arg UNUSED)
 {
@@ -394,6 +457,7 @@ main(void)
     cmocka_unit_test(test_grow_then_compact),
     cmocka_unit_test(test_walk_resumes_across_resizes),
     cmocka_unit_test(test_readers_and_resizes),
+    cmocka_unit_test(test_bucket_summary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
