@@ -28,6 +28,7 @@ filter of its own, as an IXP route server's per-client policy: RFC 1997
 announcement control for its AS (0:AS: not to it; 0:RS: only to those
 named RS:AS) and scrubbing of the route server's large communities. No
 generated route carries those communities, so everything is exported.
+--import-limit N puts a max-prefix limit on every peer's channel.
 
   bench/converge.py --daemon ours --layout single --peers 10 --routes 10000 --runs 3
   bench/converge.py --daemon bird2 ...   # Debian's /usr/sbin/bird, same config
@@ -94,7 +95,8 @@ def export_of(name, asn, export, rs_export_filter):
     return RS_EXPORT_FILTER % (name, asn, asn), "export filter rs_out_%s;" % name
 
 
-def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all", rs_export_filter=False):
+def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all", rs_export_filter=False,
+               import_limit=0):
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
@@ -108,6 +110,8 @@ def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export
         if rs_filter:
             out.append(RS_FILTER % (name, 65000 + i + 1))
             imp = "import filter rs_in_%s;" % name
+        if import_limit:
+            imp += " import limit %d action block;" % import_limit
         table = ""
         if multi:
             out.append("ipv4 table t_%s;" % name)
@@ -225,7 +229,7 @@ def one_run(args, binary, version, threads):
     conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
     with open(conf, "w") as f:
         f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
-                           rs_export_filter=args.rs_export_filter))
+                           rs_export_filter=args.rs_export_filter, import_limit=args.import_limit))
         if args.dump_resources and args.daemon == "ours":
             f.write("log stderr all;\n")   # the dump is debug output
     total = args.peers * args.routes
@@ -314,7 +318,7 @@ def one_run(args, binary, version, threads):
             before, _, _ = cpu_once_idle(dut.pid)
             with open(conf, "w") as f:
                 f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
-                                   export="where bgp_path.len < 64"))
+                                   export="where bgp_path.len < 64", import_limit=args.import_limit))
             t1 = time.time()
             reply = ctl(sock, "configure")
             if "Reconfigured" not in reply:
@@ -418,6 +422,9 @@ def main():
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rs-filter", action="store_true", help="an IXP-style import filter per peer (not `import all`)")
+    ap.add_argument("--import-limit", type=int, default=0, metavar="N",
+                    help="`import limit N action block` on every peer's channel (a route server's max-prefix; "
+                         "above --routes it is never hit, only checked)")
     ap.add_argument("--rs-export-filter", action="store_true",
                     help="an export filter per session (announcement control for its AS), not `export all`")
     ap.add_argument("--monitors", type=int, default=1,

@@ -312,6 +312,19 @@ chan_limits_refuse(struct channel *c, const net_addr *n, struct rte_src *src, in
          (!filtered && !chan_limit_allow(c, &cf->in_limit, &c->in_limit_hit, in, "import"));
 }
 
+/* Can k routes more come without either limit being reached? Each adds at
+ * most one to what a limit counts, so k routes whose worst case stays
+ * within both need no check one by one (chan_limits_refuse), and go to
+ * the table as a batch: with a limit on every session (a route server's
+ * max-prefix), all but the routes near the limit. */
+static int
+chan_limits_headroom(struct channel *c, uint k)
+{
+  const struct channel_config *cf = c->cf;
+  u64 in = uatomic_read(&c->stats.imp_routes), rx = in + uatomic_read(&c->stats.filt_routes);
+  return (!cf->rx_limit.max || rx + k <= cf->rx_limit.max) && (!cf->in_limit.max || in + k <= cf->in_limit.max);
+}
+
 void
 chan_tally(struct chan_tally *t, uint r, int update, int filtered)
 {
@@ -445,17 +458,18 @@ chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const
 {
   if (uatomic_read(&c->state) != CS_UP)
     return;
-  /* A limit decides on each route from what the routes before it did. */
-  if (c->cf->in_limit.max || c->cf->rx_limit.max) {
-    for (uint i = 0; i < n; i++)
-      chan_import(c, &nets[i], srcs[i], attrs);
-    return;
-  }
+  int limited = attrs && (c->cf->in_limit.max || c->cf->rx_limit.max);
   struct rt_import im[CHAN_BATCH];
   struct ea_list *own[CHAN_BATCH];
   u8 filtered[CHAN_BATCH];
   for (uint s = 0; s < n; s += CHAN_BATCH) {
     uint k = MIN(n - s, CHAN_BATCH);
+    if (limited && !chan_limits_headroom(c, k)) {
+      /* Near a limit, each route decides from what the ones before did. */
+      for (uint i = 0; i < k; i++)
+        chan_import(c, &nets[s + i], srcs[s + i], attrs);
+      continue;
+    }
     for (uint i = 0; i < k; i++)
       im[i] = (struct rt_import){ .net = &nets[s + i], .src = srcs[s + i], .attrs = attrs };
     if (c->in_table)

@@ -389,6 +389,38 @@ def test_import_limit(start_daemon, peers, ports, action):
         assert poll(lambda: count(d) == 2, timeout=5)
 
 
+@pytest.mark.parametrize("kind", ["import", "receive"])
+def test_limit_in_full_updates(start_daemon, peers, ports, kind):
+    """A limit met inside UPDATEs of hundreds of routes each: the routes
+    before it go to the table in batches (chan_limits_headroom), those
+    near it one by one, and exactly the limit is let in. `receive limit`
+    counts the filtered routes it keeps too, `import limit` only the
+    accepted ones."""
+    statics = " ".join("route 10.%d.%d.0/24 blackhole;" % (30 + i // 256, i % 256) for i in range(1500))
+    peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], statics))
+    # 256 of the routes (10.30.x.0/24) filtered, kept
+    chan = ("import keep filtered; import where net !~ [ 10.30.0.0/16+ ]; export none; %s limit 1000 action block;"
+            % kind)
+    ours = ours_conf(ports[0], [("b2", "127.77.0.2", ports[1], 65002)]).replace(
+        "ipv4 { import all; export all; };", "ipv4 { %s };" % chan)
+    d = start_daemon(ours)
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    def routes():
+        m = re.search(r"Routes:\s+(\d+) imported, (\d+) filtered", strip_codes(d.raw("show protocols all b2")))
+        return (int(m.group(1)), int(m.group(2))) if m else None
+    if kind == "import":
+        # 1,244 accepted are sent, 1,000 let in; the filtered ones do not count
+        assert poll(lambda: routes() is not None and routes()[0] == 1000, timeout=15), routes()
+    else:
+        assert poll(lambda: routes() is not None and sum(routes()) == 1000, timeout=15), routes()
+    time.sleep(1)       # nothing more comes in
+    v = strip_codes(d.raw("show protocols all b2"))
+    got = routes()
+    assert (got[0] if kind == "import" else sum(got)) == 1000, v
+    assert re.search(r"%s limit:\s+1000 \[HIT\]" % kind.capitalize(), v), v
+    assert count(d) == 2 + got[0], strip_codes(d.raw("show route count"))
+
+
 def test_import_filter_change_uses_route_refresh(start_daemon, peers, ports):
     """A changed import filter re-imports through ROUTE-REFRESH; the session stays up."""
     peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0],
