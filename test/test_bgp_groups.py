@@ -276,6 +276,40 @@ def test_per_client_filters_share_a_group(start_daemon, ours_only):
         assert "10.107.5.0/24" not in x.rib
 
 
+def test_late_classes_counted(start_daemon, ours_only):
+    """Four clients come late, each with a filter of its own, to a group
+    that exports 12,000 routes: their four classes are counted in one
+    walk (group_class_count), while the group's class filters run over
+    the pool (three threads), and each class's count is its own. Each
+    filter rejects a different share, so a count of the wrong class
+    shows."""
+    port = free_ports(1)[0]
+    late = {name: k for k, name in enumerate("bcde", 1)}   # rejects 10.0.0.0/(16-k)+: 256 * 2^k nets
+    out = ["router id 10.106.0.1;", "threads 3;", "protocol device {}"]
+    for name, (addr, asn) in sorted(dict(CLIENTS, **EXTRA_CLIENTS).items()):
+        exp = "where net !~ [ 10.0.0.0/%d+ ]" % (16 - late[name]) if name in late else "all"
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exp))
+    d = start_daemon("\n".join(out) + "\n")
+    a = Client("a", port)
+    a.wait(lambda x: x.eor == 1)
+    total = 12000
+    nets = ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(total)]
+    for i in range(0, total, 900):
+        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 900])))
+    assert poll(lambda: re.search(r"Routes:\s+%d imported" % total, d.raw("show protocols all a").decode()),
+                timeout=20), d.raw("show protocols all a")
+    clients = {name: Client(name, port) for name in "bcde"}
+    for name, c in clients.items():
+        want = total - 256 * 2 ** late[name]
+        c.wait(lambda x: x.eor == 1 and len(x.rib) == want, timeout=30)
+        assert poll(lambda: "Routes:         0 imported, %d exported" % want
+                    in d.raw("show protocols all %s" % name).decode(), timeout=10), \
+            (want, d.raw("show protocols all %s" % name))
+    joined = {n: classes_of(d.log(), n) for n in "bcde"}
+    assert all(len(j) == 1 for j in joined.values()) and len({j[0] for j in joined.values()}) == 4, joined
+
+
 def test_split_horizon_message_by_message(start_daemon, ours_only):
     d, port = start(start_daemon)
     a, b, c = (Client(n, port) for n in "abc")
