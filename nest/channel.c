@@ -755,6 +755,8 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
     n = c->feed_last ? rt_feed_first(c->table) : NULL;
   }
   c->feeding = CHAN_FEED_RUNNING;
+  struct rt_feed_ahead ahead;
+  rt_feed_ahead_start(&ahead, n, c->feed_last);
   for (uint k = 0; n; k++) {
     if (busy && !(k & 63) && busy(c->proto, c)) {
       c->feed_cursor = n;      /* the protocol sends export_ev when it drained */
@@ -764,6 +766,7 @@ chan_feed_step(struct channel *c, int (*busy)(struct proto *, struct channel *))
     if (!c->feed_only || net_in_any(&n->n, c->feed_only, c->feed_only_count))
       chan_feed_net(c, n, any);
     n = n == c->feed_last ? NULL : rt_feed_next(n);
+    rt_feed_ahead_step(&ahead);
     if (n && loop_budget_left() <= 0) {
       c->feed_cursor = n;
       loop_yield();

@@ -494,6 +494,63 @@ static inline struct net *rt_feed_next(struct net *n) { return rcu_dereference(n
  * from being freed; a walk may miss it if it dies and leaves the list. */
 struct net *rt_feed_last(struct rtable *t);
 
+/*
+ * A feed's read-ahead: a walk that handles each net's chain (its best
+ * route, the one a channel exported) waits for a cache miss per route in
+ * a big table. Nets come in the order they were made, which the hardware
+ * follows; their routes do not. So the walk asks for the first route of
+ * the net RT_FEED_FAR steps on, and for the second route of the one
+ * RT_FEED_NEAR steps on, whose first has come by then. Start it at the
+ * walk's net, step it with the walk; last: where the walk ends (NULL:
+ * the list's end).
+ */
+#define RT_FEED_FAR 6
+#define RT_FEED_NEAR 3
+struct rt_feed_ahead {
+  struct net *far, *near;
+  const struct net *last;
+};
+
+static inline struct net *
+rt_feed_ahead_next(const struct rt_feed_ahead *a, struct net *n)
+{
+  return n && n != a->last ? rt_feed_next(n) : NULL;
+}
+
+static inline void
+rt_feed_ahead_far(struct rt_feed_ahead *a)
+{
+  struct rte *r = (a->far = rt_feed_ahead_next(a, a->far)) ? rcu_dereference(a->far->routes) : NULL;
+  if (r)
+    __builtin_prefetch(r);
+}
+
+static inline void
+rt_feed_ahead_near(struct rt_feed_ahead *a)
+{
+  struct rte *r = (a->near = rt_feed_ahead_next(a, a->near)) ? rcu_dereference(a->near->routes) : NULL;
+  struct rte *next = r ? rcu_dereference(r->next) : NULL;
+  if (next)
+    __builtin_prefetch(next);
+}
+
+static inline void
+rt_feed_ahead_start(struct rt_feed_ahead *a, struct net *from, const struct net *last)
+{
+  *a = (struct rt_feed_ahead) { .far = from, .near = from, .last = last };
+  for (uint i = 0; i < RT_FEED_FAR; i++)
+    rt_feed_ahead_far(a);
+  for (uint i = 0; i < RT_FEED_NEAR; i++)
+    rt_feed_ahead_near(a);
+}
+
+static inline void
+rt_feed_ahead_step(struct rt_feed_ahead *a)
+{
+  rt_feed_ahead_far(a);
+  rt_feed_ahead_near(a);
+}
+
 /* Readers. */
 /* notify == NULL: a pin that only keeps journal items (and the routes and
  * nets they retire) from being freed, e.g. while the CLI streams a table. */

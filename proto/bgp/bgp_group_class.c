@@ -70,8 +70,10 @@ cls_walk_exported(struct bgp_group *g, void (*fn)(struct bgp_group *g, struct ne
                   void *ctx)
 {
   rcu_read_lock();
-  for (struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL; n;
-       n = rt_feed_next(n)) {
+  struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL;
+  struct rt_feed_ahead ahead;
+  rt_feed_ahead_start(&ahead, n, NULL);
+  for (; n; n = rt_feed_next(n), rt_feed_ahead_step(&ahead)) {
     struct rte *e = chan_net_exported(g->c, n);
     if (e)
       fn(g, n, e, ctx);

@@ -163,6 +163,8 @@ group_feed_hook(void *data)
   rcu_read_lock();
   struct net *n = w->started ? w->cursor : w->last ? rt_feed_first(g->c->table) : NULL;
   w->started = 1;
+  struct rt_feed_ahead ahead;
+  rt_feed_ahead_start(&ahead, n, w->last);
   for (uint k = 0; n && w->members; k++) {
     if (!(k & 63) && (loop_budget_left() <= 0 || group_busy(g))) {
       w->cursor = n;
@@ -177,6 +179,7 @@ group_feed_hook(void *data)
     }
     group_walk_net(g, n);
     n = n == w->last ? NULL : rt_feed_next(n);
+    rt_feed_ahead_step(&ahead);
   }
   group_step_run(g);
   rcu_read_unlock();
