@@ -23,6 +23,13 @@ rh_word(struct rcu_hash_node *first, uintptr_t summary)
   return first ? (uintptr_t) first | summary : 0;
 }
 
+/* A bucket's word with n pushed in front of its chain. */
+static rcu_hash_bucket_word
+rh_word_push(rcu_hash_bucket_word w, struct rcu_hash_node *n, u32 hash)
+{
+  return rh_word(n, (w | rcu_hash_summary_bits(hash)) & ~RCU_HASH_PTR_MASK);
+}
+
 static struct rcu_hash_array *
 rh_array_new(uint order, uint gen)
 {
@@ -112,7 +119,7 @@ rh_resize(struct rcu_hash *h, uint order)
       u32 hash = h->hash(n);
       rcu_hash_bucket_word *slot = &a->b[hash & a->mask];
       n->next[ng] = rcu_hash_word_node(*slot);
-      *slot = rh_word(n, (*slot | rcu_hash_summary_bits(hash)) & ~RCU_HASH_PTR_MASK);
+      *slot = rh_word_push(*slot, n, hash);
     }
   }
   /* Release: the new links and buckets are visible before the array. */
@@ -162,7 +169,7 @@ rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n)
   uint g = a->gen;
   rcu_hash_bucket_word *slot = &a->b[hash & a->mask];
   n->next[g] = rcu_hash_word_node(*slot);
-  rcu_assign_pointer(*slot, rh_word(n, (*slot | rcu_hash_summary_bits(hash)) & ~RCU_HASH_PTR_MASK));
+  rcu_assign_pointer(*slot, rh_word_push(*slot, n, hash));
   h->inserts++;
   /* At most one node per bucket on average: a lookup then costs the
    * bucket and the node. */

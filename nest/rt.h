@@ -506,6 +506,7 @@ struct net *rt_feed_last(struct rtable *t);
  */
 #define RT_FEED_FAR 6
 #define RT_FEED_NEAR 3
+/* The walk's own, on its stack; read inside the walk's read section. */
 struct rt_feed_ahead {
   struct net *far, *near;
   const struct net *last;
