@@ -310,6 +310,83 @@ def test_late_classes_counted(start_daemon, ours_only):
     assert all(len(j) == 1 for j in joined.values()) and len({j[0] for j in joined.values()}) == 4, joined
 
 
+def test_filter_changes_hand_over_together(start_daemon, ours_only):
+    """A `configure` gives four clients without enhanced route refresh a
+    new filter each: each leaves the group to refeed alone, and the
+    members handed over together get their maps from one walk (each
+    class's filter once per route); then each joins again at a marker, the
+    new classes counted together. Each must take over exactly what its
+    peer had: client k had all but block 10.k and its own routes; its new
+    filter rejects blocks 10.k and 10.(k+4), so its refeed withdraws block
+    10.(k+4) and nothing else (a map with another class's verdicts, or
+    with its own routes, withdraws more or less); its counters are exact
+    after."""
+    port = free_ports(1)[0]
+    clients = {name: k for k, name in enumerate("bcde", 1)}
+
+    def config(changed):
+        out = ["router id 10.106.0.1;", "threads 1;", "protocol device {}"]
+        for name, (addr, asn) in sorted(dict(CLIENTS, **EXTRA_CLIENTS).items()):
+            k = clients.get(name)
+            exp = "all" if not k else "where net !~ [ %s ]" % ", ".join(
+                "10.%d.0.0/16+" % b for b in ((k, k + 4) if changed else (k,)))
+            out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                       " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exp))
+        return "\n".join(out) + "\n"
+
+    d = start_daemon(config(False))
+    peers_ = {name: Client(name, port) for name in "abcde"}
+    for x in peers_.values():
+        x.wait(lambda x: x.eor == 1)
+    nets = ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(9 * 256)]
+    a = peers_["a"]
+    for i in range(0, len(nets), 900):
+        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 900])))
+    own = {name: ["10.%d.%d.0/24" % (20 + k, j) for j in range(2)] for name, k in clients.items()}
+    for name, prefixes in own.items():
+        asn = dict(CLIENTS, **EXTRA_CLIENTS)[name][1]
+        peers_[name].send(update(attrs=attrs_of([asn], CLIENTS_NH), nlris=b"".join(nlri(p) for p in prefixes)))
+
+    def block(b):
+        return {p for p in nets if p.startswith("10.%d." % b)}
+
+    def due(name, changed):
+        k = clients[name]
+        theirs = {p for o, ps in own.items() if o != name for p in ps}
+        return set(nets) - block(k) - (block(k + 4) if changed else set()) | theirs
+
+    for name in clients:
+        peers_[name].wait(lambda x: set(x.rib) == due(name, False), timeout=30)
+        peers_[name].drain()
+    n = {name: len(peers_[name].events) for name in clients}
+    d.reconfigure_file(config(True))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    for name, k in clients.items():
+        c = peers_[name]
+        c.wait(lambda x: set(x.rib) == due(name, True), timeout=30)
+        assert poll(lambda: len(classes_of(d.log(), name)) == 2, timeout=20), d.log()
+        c.drain()
+        events = c.events[n[name]:]
+        assert sorted(e[1] for e in events if e[0] == "withdraw") == sorted(block(k + 4)), (name, events[:8])
+        # without enhanced route refresh the refeed sends all it is due,
+        # once, and nothing it is not
+        assert sorted(e[1] for e in events if e[0] == "announce") == sorted(due(name, True)), (name, events[:8])
+        assert poll(lambda: "Routes:         2 imported, %d exported" % len(due(name, True))
+                    in d.raw("show protocols all %s" % name).decode(), timeout=10), \
+            (name, d.raw("show protocols all %s" % name))
+    log = d.log()
+    assert all("%s: Exports alone, out of update group" % name in log for name in clients), log
+    # asked within GROUP_SOLO_WAIT of each other: handed over together
+    assert re.search(r"Update group \S+ \(ipv4\): [234] members export alone, maps in one walk", log), log
+    # after the marker, changes reach each through its new class
+    late = {"10.3.200.0/25", "10.7.200.0/25"}
+    for p in late:
+        announce(a, p, [65002])
+    for name, k in clients.items():
+        want = due(name, True) | {p for p in late if not p.startswith(("10.%d." % k, "10.%d." % (k + 4)))}
+        peers_[name].wait(lambda x: set(x.rib) == want)
+
+
 def test_split_horizon_message_by_message(start_daemon, ours_only):
     d, port = start(start_daemon)
     a, b, c = (Client(n, port) for n in "abc")

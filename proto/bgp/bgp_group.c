@@ -76,7 +76,7 @@ group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **
 
 /* --- The group's loop: flushing and flow --- */
 
-static void group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip);
+static void group_handover(struct bgp_group *g, struct bgp_gmember **gm, uint n, int skip);
 static void group_member_delist(struct bgp_group *g, struct bgp_gmember *gm);
 
 /* What waits goes into the log; what every member has read goes. */
@@ -113,7 +113,7 @@ group_evict(struct bgp_group *g)
     if ((state != GM_JOINED && state != GM_MARKER) || bgp_txlog_lag(g->log, &gm->cur) <= limit)
       continue;
     if (state == GM_JOINED)
-      group_member_handover(g, gm, 1);
+      group_handover(g, &gm, 1, 1);
     else if (uatomic_cmpxchg(&gm->state, GM_MARKER, GM_CANCELLED) == GM_MARKER) {
       /* It still exports alone, and has not sent its own yet: it stays
        * alone, and its cursor goes once it has seen this */
@@ -330,7 +330,11 @@ group_marker_check(struct bgp_group *g)
   struct channel *c = g->c;
   if (list_empty(&g->marker_wait) || !chan_export_steady(c))
     return;
-  int packed = 0;
+  /* Those at their position get their cursor and class first, then one
+   * count of the new classes for all (their own_base needs their class's
+   * routes), then the marker. */
+  struct lnode ready;
+  list_init(&ready);
   LIST_WALK_ENTRY_SAFE(gm, &g->marker_wait, struct bgp_gmember, mn) {
     if (uatomic_read(&gm->state) == GM_LEAVING) {
       /* it gave up waiting; it never had a cursor */
@@ -342,23 +346,34 @@ group_marker_check(struct bgp_group *g)
     }
     if (c->reader.seq < gm->m_want)
       continue;
-    if (!packed)
+    if (list_empty(&ready))
       group_pack(g);
-    packed = 1;
     list_del(&gm->mn);
     gm->waiting = 0;
-    u32 id = ++g->next_id;
-    group_member_cursor(g, gm, id);
+    gm->id = ++g->next_id;
+    group_member_cursor(g, gm, gm->id);
     gm->m_seq = c->reader.seq;
-    group_class_count(g);         /* its own_base needs its class's routes */
+    list_add_tail(&ready, &gm->mn);
+  }
+  if (list_empty(&ready))
+    return;
+  group_class_count(g);
+  LIST_WALK_ENTRY_SAFE(gm, &ready, struct bgp_gmember, mn) {
+    list_del(&gm->mn);
     gm->m_routes = uatomic_read(&gm->cls->routes);
     if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_MARKER) != GM_PENDING) {
       group_member_drop(g, gm);
       continue;
     }
-    group_member_list(g, gm, id);
+    group_member_list(g, gm, gm->id);
     bgp_txlog_wake(g->log, &gm->cur);
   }
+}
+
+static void
+group_marker_hook(void *data)
+{
+  group_marker_check(data);
 }
 
 static void
@@ -367,7 +382,8 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   if (gm->marker) {
     gm->waiting = 1;
     list_add_tail(&g->marker_wait, &gm->mn);
-    group_marker_check(g);
+    /* after the joins queued behind this one: one count for them all */
+    ev_schedule(&g->marker_ev);
     return;
   }
   u32 id = ++g->next_id;
@@ -399,6 +415,10 @@ group_member_delist(struct bgp_group *g, struct bgp_gmember *gm)
     gm->waiting = 0;
     list_del(&gm->mn);
   }
+  if (gm->solo_waiting) {
+    gm->solo_waiting = 0;
+    list_del(&gm->sn);
+  }
   if (!gm->listed)
     return;
   gm->listed = 0;
@@ -417,38 +437,73 @@ group_member_leave(struct bgp_group *g, struct bgp_gmember *gm)
   group_unref(g);
 }
 
-/* The member exports alone from now on: it gets the log up to here (or
- * with skip, passes over it) and the group's state here; the group
- * forgets it (its leave follows once it has read that far). */
+/* Each member of gm[0..n) exports alone from now on: it gets the log up
+ * to here (or with skip, passes over it) and the group's state here; the
+ * group forgets it (its leave follows once it has read that far). */
 static void
-group_member_handover(struct bgp_group *g, struct bgp_gmember *gm, int skip)
+group_handover(struct bgp_group *g, struct bgp_gmember **gm, uint n, int skip)
 {
   group_pack(g);
-  uatomic_set(&gm->h_skip, skip);
-  gm->h_end = bgp_txlog_end(g->log);
-  gm->h_map = chan_exp_copy(g->c);
-  gm->h_owed = chan_catch_up_owed(g->c);
-  group_class_peer_map(g, gm, gm->h_map);
-  rt_reader_attach_at(g->c->table, &gm->h_pin, gm->loop, NULL, &g->c->reader);
-  gm->h_eor_sent = gm->eor_due != 1;
-  gm->h_eorr = gm->eor_due == 2;
-  if (uatomic_cmpxchg(&gm->state, GM_JOINED, GM_HANDOVER) != GM_JOINED) {
-    /* it left first: its leave is on the way */
-    rt_reader_detach(&gm->h_pin);
-    chan_exp_discard(gm->h_map);
-    chan_catch_up_discard(gm->h_owed);
-    gm->h_map = NULL;
-    gm->h_owed = NULL;
-    return;
+  for (uint i = 0; i < n; i++) {
+    uatomic_set(&gm[i]->h_skip, skip);
+    gm[i]->h_end = bgp_txlog_end(g->log);
+    gm[i]->h_map = chan_exp_copy(g->c);
+    gm[i]->h_owed = chan_catch_up_owed(g->c);
   }
-  group_member_delist(g, gm);
-  gm->handing = 1;
-  list_add_tail(&g->handing, &gm->n);
-  if (skip)
-    group_log_let_go(g, gm);
-  else
-    log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", gm->name, g->name, gm->cc->name);
-  bgp_txlog_wake(g->log, &gm->cur);
+  group_class_peer_maps(g, gm, n);
+  for (uint i = 0; i < n; i++) {
+    struct bgp_gmember *m = gm[i];
+    rt_reader_attach_at(g->c->table, &m->h_pin, m->loop, NULL, &g->c->reader);
+    m->h_eor_sent = m->eor_due != 1;
+    m->h_eorr = m->eor_due == 2;
+    if (uatomic_cmpxchg(&m->state, GM_JOINED, GM_HANDOVER) != GM_JOINED) {
+      /* it left first: its leave is on the way */
+      rt_reader_detach(&m->h_pin);
+      chan_exp_discard(m->h_map);
+      chan_catch_up_discard(m->h_owed);
+      m->h_map = NULL;
+      m->h_owed = NULL;
+      continue;
+    }
+    group_member_delist(g, m);
+    m->handing = 1;
+    list_add_tail(&g->handing, &m->n);
+    if (skip)
+      group_log_let_go(g, m);
+    else
+      log_msg(L_TRACE, "%s: Exports alone, out of update group %s (%s)", m->name, g->name, m->cc->name);
+    bgp_txlog_wake(g->log, &m->cur);
+  }
+}
+
+/* Members that asked to export alone within GROUP_SOLO_WAIT are handed
+ * over together: one walk of the table makes all their maps. */
+static void
+group_solo(struct bgp_group *g)
+{
+  tm_stop(&g->solo_tm);
+  uint n = 0;
+  LIST_WALK_ENTRY(gm, &g->solo_wait, struct bgp_gmember, sn)
+    n++;
+  if (!n)
+    return;
+  struct bgp_gmember **gms = mb_alloc(g->p.run_pool, n * sizeof(*gms));
+  n = 0;
+  LIST_WALK_ENTRY_SAFE(gm, &g->solo_wait, struct bgp_gmember, sn) {
+    list_del(&gm->sn);
+    gm->solo_waiting = 0;
+    gms[n++] = gm;
+  }
+  if (n > 1)
+    log_msg(L_TRACE, "Update group %s (%s): %u members export alone, maps in one walk", g->name, g->cc.name, n);
+  group_handover(g, gms, n, 0);
+  mb_free(gms);
+}
+
+static void
+group_solo_hook(struct timer *t)
+{
+  group_solo(t->data);
 }
 
 static void
@@ -465,8 +520,14 @@ group_member_hook(void *data)
     /* a refresh first: a hand-over with it passes its EoRR on */
     if ((req & GM_REQ_REFEED) && gm->listed)
       group_feed_request(g, gm, (req & GM_REQ_EORR) ? 2 : 0);
-    if ((req & GM_REQ_SOLO) && gm->listed)
-      group_member_handover(g, gm, 0);
+    if ((req & GM_REQ_SOLO) && gm->listed && !gm->solo_waiting) {
+      gm->solo_waiting = 1;
+      list_add_tail(&g->solo_wait, &gm->sn);
+      if (req & GM_REQ_SOLO_NOW)
+        group_solo(g);
+      else if (!tm_active(&g->solo_tm))
+        tm_start(&g->solo_tm, GROUP_SOLO_WAIT);
+    }
   }
 }
 
@@ -478,6 +539,7 @@ group_start_hook(void *data)
   list_init(&g->members);
   list_init(&g->marker_wait);
   list_init(&g->handing);
+  list_init(&g->solo_wait);
   struct bgp_tx_ctx tx = { .as4 = g->key.as4, .max_len = g->key.max_len };
   tx.ext_next_hop[g->key.af] = g->key.ext_next_hop;
   g->out = bgp_gout_new(g->p.run_pool, &tx, g->key.af, g->log);
@@ -493,6 +555,7 @@ group_stop_hook(void *data)
   group_feed_stop(g);
   tm_stop(&g->settle);
   tm_stop(&g->count_tm);
+  tm_stop(&g->solo_tm);
   tm_stop(&g->stats_tm);
   bgp_gout_free(g->out);
   g->out = NULL;
@@ -569,12 +632,14 @@ group_new(struct bgp_gmember *gm)
   g->log = bgp_txlog_new();
   tm_init(&g->settle, g->p.loop, group_settle_hook, g);
   tm_init(&g->count_tm, g->p.loop, group_class_count_hook, g);
+  tm_init(&g->solo_tm, g->p.loop, group_solo_hook, g);
   tm_init(&g->stats_tm, g->p.loop, group_stats_hook, g);
   ev_init(&g->start_ev, group_start_hook, g);
   ev_init(&g->stop_ev, group_stop_hook, g);
   ev_init(&g->flush_ev, group_flush_hook, g);
   ev_init(&g->resume_ev, group_resume_hook, g);
   ev_init(&g->feed_ev, group_feed_hook, g);
+  ev_init(&g->marker_ev, group_marker_hook, g);
   ev_init(&g->close_ev, group_close_hook, g);
   ev_init(&g->done_ev, group_done_hook, g);
   list_add_tail(&bgp_groups, &g->n);
@@ -1003,10 +1068,13 @@ bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
     chan_export_own(bc->c, 1);
     return;
   }
-  /* Joined: the group hands over where it is (bgp_group_tx finishes) */
+  /* Joined: the group hands over where it is (bgp_group_tx finishes).
+   * Without a refeed to follow (`configure soft`) at once: what the
+   * group sends meanwhile would not meet the new filter, and nothing
+   * would put it right. */
   if (!gm->solo_asked) {
     gm->solo_asked = 1;
-    gm_request(gm, GM_REQ_SOLO);
+    gm_request(gm, GM_REQ_SOLO | (bc->takeover_quiet ? GM_REQ_SOLO_NOW : 0));
   }
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include "proto/bgp/bgp_group_int.h"
 #include "filter/filter.h"
+#include "lib/par.h"
 
 /* Only the latest few results are compared: a result like none of them
  * is kept again, which costs a lookup, not a wrong answer. */
@@ -64,78 +65,119 @@ cls_room(struct bgp_group *g, uint k)
   g->cls_size = size;
 }
 
-/* Each route the group exports now, with its net, to fn. */
+/* Walks of what the group exports now for many classes at once: a count
+ * of new classes, or the maps of members handed over. The filters are
+ * the cost (about 10 ms per class at 400k routes, the walk itself twice
+ * that), so the pool shares them out: each chunk walks every route for
+ * its run of the classes. A chunk's tallies are its own, on its stack. */
+#define CLS_WALK_CHUNK 32
+
+struct cls_walk {
+  struct bgp_group *g;
+  struct group_class **k;       /* the classes; NULL: one that takes everything */
+  uint nk, per_chunk;
+  u32 *routes;                  /* out: what each class takes */
+  /* Maps, or NULL: the members of class i are gm[first[i] .. first[i + 1]);
+   * from the h_map of each go the routes its class rejects and its own. */
+  struct bgp_gmember **gm;
+  uint *first;
+};
+
 static void
-cls_walk_exported(struct bgp_group *g, void (*fn)(struct bgp_group *g, struct net *n, struct rte *e, void *ctx),
-                  void *ctx)
+cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
 {
+  struct cls_walk *w = ctx;
+  struct bgp_group *g = w->g;
+  uint lo = chunk * w->per_chunk, hi = MIN(lo + w->per_chunk, w->nk);
+  u32 tally[CLS_WALK_CHUNK] = { 0 };
   rcu_read_lock();
   struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL;
   struct rt_feed_ahead ahead;
   rt_feed_ahead_start(&ahead, n, NULL);
   for (; n; n = rt_feed_next(n), rt_feed_ahead_step(&ahead)) {
     struct rte *e = chan_net_exported(g->c, n);
-    if (e)
-      fn(g, n, e, ctx);
+    if (!e)
+      continue;
+    for (uint i = lo; i < hi; i++) {
+      bool takes = !w->k[i] || cls_run(g, w->k[i], &n->n, e, e->attrs, NULL, NULL, tmp);
+      tally[i - lo] += takes;
+      if (w->gm)
+        for (uint j = w->first[i]; j < w->first[i + 1]; j++)
+          if (!takes || (const void *) e->src->proto == w->gm[j]->proto)
+            chan_exp_map_drop(w->gm[j]->h_map, e->id);
+    }
   }
   rcu_read_unlock();
+  for (uint i = lo; i < hi; i++)
+    w->routes[i] = tally[i - lo];
 }
 
 static void
-cls_count_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
+cls_walk_run(struct cls_walk *w)
 {
-  u32 *routes = ctx;
-  for (uint i = 0; i < g->ncls; i++)
-    if (g->cls[i]->counting)
-      routes[i] += cls_run(g, g->cls[i], &n->n, e, e->attrs, NULL, NULL, g->ftmp);
+  uint chunks = MAX((w->nk + CLS_WALK_CHUNK - 1) / CLS_WALK_CHUNK, MIN(w->nk, par_width(w->g->par)));
+  w->per_chunk = (w->nk + chunks - 1) / chunks;
+  w->routes = mb_alloc(w->g->p.run_pool, w->nk * sizeof(u32));
+  par_run(w->g->par, (w->nk + w->per_chunk - 1) / w->per_chunk, cls_walk_chunk, w, w->g->ftmp);
 }
 
 /* What the classes being counted get of what the group exports now.
  * Their counts so far followed the changes since they were made, which
  * what the group exports now includes; from here on each change counts.
- * One verdict of each class's filter per exported route, one walk for
- * all of them. */
+ * One verdict of each class's filter per exported route. */
 void
 group_class_count(struct bgp_group *g)
 {
   tm_stop(&g->count_tm);
-  uint count = 0;
-  for (uint i = 0; i < g->ncls; i++)
-    count += g->cls[i]->counting;
-  if (!count)
-    return;
-  u32 *routes = mb_allocz(g->p.run_pool, g->ncls * sizeof(u32));
-  cls_walk_exported(g, cls_count_route, routes);
+  struct cls_walk w = { .g = g, .k = mb_alloc(g->p.run_pool, MAX(g->ncls, 1U) * sizeof(*w.k)) };
   for (uint i = 0; i < g->ncls; i++)
     if (g->cls[i]->counting)
-      uatomic_set(&g->cls[i]->routes, routes[i]);
-  mb_free(routes);
-  /* a member's channel takes its class's count when it next sends */
-  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
-    if (gm->in_class && gm->cls->counting)
-      ev_send(gm->loop, gm->wake);
-  for (uint i = 0; i < g->ncls; i++)
-    g->cls[i]->counting = false;
-}
-
-struct cls_peer_map {
-  struct bgp_gmember *gm;
-  struct chan_export_map *map;
-};
-
-static void
-cls_peer_route(struct bgp_group *g, struct net *n, struct rte *e, void *ctx)
-{
-  struct cls_peer_map *pm = ctx;
-  if ((const void *) e->src->proto == pm->gm->proto ||
-      (pm->gm->in_class && !cls_run(g, pm->gm->cls, &n->n, e, e->attrs, NULL, NULL, g->ftmp)))
-    chan_exp_map_drop(pm->map, e->id);
+      w.k[w.nk++] = g->cls[i];
+  if (w.nk) {
+    cls_walk_run(&w);
+    for (uint i = 0; i < w.nk; i++)
+      uatomic_set(&w.k[i]->routes, w.routes[i]);
+    mb_free(w.routes);
+    /* a member's channel takes its class's count when it next sends */
+    LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+      if (gm->in_class && gm->cls->counting)
+        ev_send(gm->loop, gm->wake);
+    for (uint i = 0; i < w.nk; i++)
+      w.k[i]->counting = false;
+  }
+  mb_free(w.k);
 }
 
 void
-group_class_peer_map(struct bgp_group *g, struct bgp_gmember *gm, struct chan_export_map *map)
+group_class_peer_maps(struct bgp_group *g, struct bgp_gmember **gm, uint n)
 {
-  cls_walk_exported(g, cls_peer_route, &(struct cls_peer_map) { .gm = gm, .map = map });
+  /* the members by class, those in none (NULL: takes everything) too */
+  struct cls_walk w = {
+    .g = g,
+    .k = mb_alloc(g->p.run_pool, n * sizeof(*w.k)),
+    .gm = mb_alloc(g->p.run_pool, n * sizeof(*w.gm)),
+    .first = mb_alloc(g->p.run_pool, (n + 1) * sizeof(*w.first)),
+  };
+  uint done = 0;
+  for (uint i = 0; i < n; i++) {
+    struct group_class *k = gm[i]->in_class ? gm[i]->cls : NULL;
+    uint j = 0;
+    while (j < w.nk && w.k[j] != k)
+      j++;
+    if (j < w.nk)
+      continue;                 /* its class's members are in already */
+    w.first[w.nk] = done;
+    w.k[w.nk++] = k;
+    for (uint m = i; m < n; m++)
+      if ((gm[m]->in_class ? gm[m]->cls : NULL) == k)
+        w.gm[done++] = gm[m];
+  }
+  w.first[w.nk] = done;
+  cls_walk_run(&w);
+  mb_free(w.routes);
+  mb_free(w.k);
+  mb_free(w.gm);
+  mb_free(w.first);
 }
 
 void

@@ -38,6 +38,11 @@
  * walk for every class made meanwhile: a hundred clients coming up
  * together would make a walk each. */
 #define GROUP_COUNT_DELAY (MS_ 500)
+/* A member asking to export alone (its filter changed, no enhanced route
+ * refresh) waits this long for others, unless no refeed follows: a `configure` that changes a
+ * hundred clients' filters asks a hundred times within milliseconds, and
+ * those handed over together share one walk for their maps. */
+#define GROUP_SOLO_WAIT (MS_ 20)
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
 #define GROUP_SETTLE_PREFIXES 512
@@ -70,6 +75,7 @@ enum { GM_PENDING = 0, GM_JOINED, GM_HANDOVER, GM_LEAVING, GM_MARKER, GM_CANCELL
 #define GM_REQ_REFEED 4
 #define GM_REQ_EORR 8
 #define GM_REQ_SOLO 16
+#define GM_REQ_SOLO_NOW 32      /* with SOLO: no refeed follows, no wait */
 
 struct bgp_group;
 struct bgp_gmember;
@@ -158,6 +164,8 @@ struct bgp_gmember {
   struct lnode mn;              /* group->marker_wait */
   int listed;                   /* in members and by_proto */
   int handing;                  /* handed over, in handing */
+  int solo_waiting;             /* asked to export alone, in solo_wait */
+  struct lnode sn;              /* group->solo_wait */
   struct lnode n;               /* in group->members, or handing */
   struct hash_node hn;          /* group->by_proto */
   u32 id;
@@ -206,6 +214,7 @@ struct bgp_group {
   struct lnode members;         /* struct bgp_gmember */
   struct lnode marker_wait;     /* struct bgp_gmember joining at a marker */
   struct lnode handing;         /* struct bgp_gmember handed over, until they leave */
+  struct lnode solo_wait;       /* struct bgp_gmember to hand over (solo_tm) */
   struct group_class **cls;     /* export classes by id, ncls of them */
   uint ncls, cls_size;
   u32 *live;                    /* bitmap of the classes with members, cls_size bits */
@@ -224,11 +233,12 @@ struct bgp_group {
   struct group_walk walk;
   struct timer settle;
   struct timer count_tm;        /* counts the routes of new classes (group_class_count) */
+  struct timer solo_tm;         /* hands solo_wait over (GROUP_SOLO_WAIT) */
   u32 traced;                   /* some class's traced, as of the last look (group_class_look) */
   u32 traced_gen;               /* proto_debug_gen at the last look */
   u64 stats_seen;               /* changes counted at the last look (group_stats_wake) */
   struct timer stats_tm;        /* wakes the members for their counters */
-  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
+  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev, marker_ev;
 };
 
 /* bgp_group.c, the group's loop */
@@ -294,10 +304,11 @@ void group_class_feed_verdicts(const struct bgp_group *g, const net_addr *n, con
                                const struct ea_list *src, struct cls_verdicts *v, linpool *tmp);
 void group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
                             struct cls_verdicts *v);
-/* What of the group's exports gm's peer has, for its own export to take
- * over: map, a copy of the group's export map now, less the routes its
- * class's filter rejects and those learned from gm. */
-void group_class_peer_map(struct bgp_group *g, struct bgp_gmember *gm, struct chan_export_map *map);
+/* What of the group's exports each of gm[0..n) has, for its own export
+ * to take over: its h_map, a copy of the group's export map now, less the
+ * routes its class's filter rejects and those learned from it. One walk
+ * for all of them. */
+void group_class_peer_maps(struct bgp_group *g, struct bgp_gmember **gm, uint n);
 /* Count the routes of the classes made since the last count: one walk
  * over the group's exports for all of them. */
 void group_class_count(struct bgp_group *g);
