@@ -331,15 +331,20 @@ def one_run(args, binary, version, threads):
             after, busy_end = busy_until(dut.pid)
             sys.stderr.write("%s: configure with a new export filter for all: %.2f s of DUT CPU, busy %.2f s\n"
                              % (version, after - before, busy_end - t1))
-        if args.reload_out:
-            # Every session asks for everything again at once: an update
-            # group feeds its members in one walk, through every class
+        # reload out: every session asks for everything again at once (an
+        # update group feeds its members in one walk, through every
+        # class); reload in: every channel's routes through its import
+        # filter again, from its import table where it has one (imex,
+        # mulimex), else asked of the peer
+        for what, wanted in (("out", args.reload_out), ("in", args.reload_in)):
+            if not wanted:
+                continue
             before, _, _ = cpu_once_idle(dut.pid)
             t1 = time.time()
-            ctl(sock, "reload out all")
+            ctl(sock, "reload %s all" % what)
             after, busy_end = busy_until(dut.pid)
-            sys.stderr.write("%s: reload out all: %.2f s of DUT CPU, busy %.2f s\n"
-                             % (version, after - before, busy_end - t1))
+            sys.stderr.write("%s: reload %s all: %.2f s of DUT CPU, busy %.2f s\n"
+                             % (version, what, after - before, busy_end - t1))
         if args.show_memory:
             sys.stderr.write("RSS at convergence: %d KiB\n%s" % (rss, ctl(sock, "show memory")))
             if args.dump_resources and args.daemon == "ours":
@@ -455,6 +460,9 @@ def main():
                     help="after convergence, `reload out all` and print the DUT's CPU time and how long it "
                          "stayed busy (to 50 ms) to stderr; the sessions must be up: not with --delivered, "
                          "which stops the injector first")
+    ap.add_argument("--reload-in", action="store_true",
+                    help="after convergence, `reload in all` and print the DUT's CPU time and how long it "
+                         "stayed busy (to 50 ms) to stderr; from the import tables in the imex layouts")
     ap.add_argument("--enhanced-refresh", action="store_true",
                     help="the injector's sessions offer enhanced route refresh (RFC 7313)")
     ap.add_argument("--stop-peak", action="store_true",

@@ -449,8 +449,33 @@ chan_import(struct channel *c, const net_addr *n, struct rte_src *src, struct ea
   chan_import_policy(c, n, src, attrs);
 }
 
-/* Routes per table batch: a BGP UPDATE's NLRI come in up to 256. */
-#define CHAN_BATCH 64
+void
+chan_import_policy_batch(struct channel *c, struct rt_import *im, uint k)
+{
+  if (!k)
+    return;
+  if (im[0].attrs && (c->cf->in_limit.max || c->cf->rx_limit.max) && !chan_limits_headroom(c, k)) {
+    /* Near a limit, each route decides from what the ones before did. */
+    for (uint i = 0; i < k; i++)
+      chan_import_policy(c, im[i].net, im[i].src, im[i].attrs);
+    return;
+  }
+  struct ea_list *own[CHAN_BATCH];
+  u8 filtered[CHAN_BATCH];
+  int update[CHAN_BATCH];
+  for (uint i = 0; i < k; i++) {
+    update[i] = !!im[i].attrs;
+    chan_policy(c, &im[i], &own[i], &filtered[i]);
+  }
+  rt_update_batch(c->table, c, im, k);
+  struct chan_tally t = { 0 };
+  for (uint i = 0; i < k; i++) {
+    if (own[i])
+      ea_unref(own[i]);
+    chan_tally(&t, im[i].result, update[i], filtered[i]);
+  }
+  chan_tally_add(c, &t);
+}
 
 void
 chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const *srcs, uint n,
@@ -458,32 +483,14 @@ chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *const
 {
   if (uatomic_read(&c->state) != CS_UP)
     return;
-  int limited = attrs && (c->cf->in_limit.max || c->cf->rx_limit.max);
   struct rt_import im[CHAN_BATCH];
-  struct ea_list *own[CHAN_BATCH];
-  u8 filtered[CHAN_BATCH];
   for (uint s = 0; s < n; s += CHAN_BATCH) {
     uint k = MIN(n - s, CHAN_BATCH);
-    if (limited && !chan_limits_headroom(c, k)) {
-      /* Near a limit, each route decides from what the ones before did. */
-      for (uint i = 0; i < k; i++)
-        chan_import(c, &nets[s + i], srcs[s + i], attrs);
-      continue;
-    }
     for (uint i = 0; i < k; i++)
       im[i] = (struct rt_import){ .net = &nets[s + i], .src = srcs[s + i], .attrs = attrs };
     if (c->in_table)
       rt_update_batch(c->in_table, c, im, k);
-    for (uint i = 0; i < k; i++)
-      chan_policy(c, &im[i], &own[i], &filtered[i]);
-    rt_update_batch(c->table, c, im, k);
-    struct chan_tally t = { 0 };
-    for (uint i = 0; i < k; i++) {
-      if (own[i])
-        ea_unref(own[i]);
-      chan_tally(&t, im[i].result, !!attrs, filtered[i]);
-    }
-    chan_tally_add(c, &t);
+    chan_import_policy_batch(c, im, k);
   }
 }
 

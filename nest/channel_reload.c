@@ -54,14 +54,27 @@ chan_reload_step(void *data)
   struct channel *c = data;
   if (!c->reloading)
     return;
+  /* The table writes go in batches, as the protocol's imports do; the
+   * nets' addresses stay valid until the read section ends, the batch
+   * before it. */
+  struct rt_import im[CHAN_BATCH];
+  uint k = 0;
   rcu_read_lock();
   struct net *n = c->reload_cursor ? c->reload_cursor : rt_feed_first(c->in_table);
-  while (n) {
+  struct rt_feed_ahead ahead;
+  rt_feed_ahead_start(&ahead, n, NULL);
+  for (; n; rt_feed_ahead_step(&ahead)) {
     if (chan_reload_wants(c, &n->n))
-      for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-        chan_import_policy(c, &n->n, r->src, r->attrs);
+      for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
+        im[k++] = (struct rt_import){ .net = &n->n, .src = r->src, .attrs = r->attrs };
+        if (k == CHAN_BATCH) {
+          chan_import_policy_batch(c, im, k);
+          k = 0;
+        }
+      }
     n = rt_feed_next(n);
     if (n && loop_budget_left() <= 0) {
+      chan_import_policy_batch(c, im, k);
       c->reload_cursor = n;
       rcu_read_unlock();
       loop_yield();
@@ -69,6 +82,7 @@ chan_reload_step(void *data)
       return;
     }
   }
+  chan_import_policy_batch(c, im, k);
   rcu_read_unlock();
   chan_reload_stop(c);
 }

@@ -495,6 +495,11 @@ void chan_import_batch(struct channel *c, const net_addr *nets, struct rte_src *
                        struct ea_list *attrs);
 /* The import policy and the table write, without the import table. */
 void chan_import_policy(struct channel *c, const net_addr *n, struct rte_src *src, struct ea_list *attrs);
+/* The same for k <= CHAN_BATCH routes, all updates or all withdrawals
+ * (im[i].attrs set or not): one table batch (rt_update_batch) unless a
+ * limit is near. im[] is scratch after. */
+#define CHAN_BATCH 64
+void chan_import_policy_batch(struct channel *c, struct rt_import *im, uint k);
 /* Import the channel's routes again through its current import policy
  * (nest/channel_reload.c). From its import table when it has one, in
  * steps; else through the class's reload_routes (the protocol resends).

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import poll, strip_codes
 from test_bgp import peers, ports, established  # noqa: F401 (fixtures)
+from test_bgp import ours_conf, peer_conf as bgp_peer_conf
 from bgp_peers import proto_since
 
 OURS = "127.82.0.1"
@@ -152,3 +153,38 @@ def test_reload_in_from_import_table(setup):
     assert poll(lambda: import_received(d) == received + 3, timeout=10), import_received(d)
     assert nets(d.raw("show route filtered")) == ["10.2.0.0/16"]
     assert proto_since(d, "a") == before
+
+
+def test_reload_in_batches_up_to_a_limit(start_daemon, peers, ports):
+    """`reload in` of 1,500 routes from the import table after the filter
+    let 256 more in, under `import limit 1400 action block`: the routes
+    already in go back in batches, those that could reach the limit one by
+    one, and exactly the limit is let in (a batch past the headroom lets
+    in up to 63 more); the ones over it stay out of master4."""
+    statics = " ".join("route 10.%d.%d.0/24 blackhole;" % (30 + i // 256, i % 256) for i in range(1500))
+    peers("b2", bgp_peer_conf("127.82.0.3", ports[1], 65003, ports[0], statics, ours=OURS))
+
+    def conf(where):
+        chan = "import table on; import where %s; export none; import limit 1400 action block;" % where
+        return ours_conf(ports[0], [("b2", "127.82.0.3", ports[1], 65003)], ours=OURS).replace(
+            "ipv4 { import all; export all; };", "ipv4 { %s };" % chan)
+
+    d = start_daemon(conf("net !~ [ 10.30.0.0/16+ ]"))
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+
+    def imported():
+        m = re.search(r"Routes:\s+(\d+) imported", "\n".join(strip_codes(d.raw("show protocols all b2"))))
+        return int(m.group(1)) if m else None
+
+    assert poll(lambda: imported() == 1244, timeout=15), imported()
+    assert poll(lambda: len(nets(d.raw("show route import table b2.ipv4 where net ~ [ 10.0.0.0/8+ ]"))) == 1500, timeout=10)
+    before = proto_since(d, "b2")
+    d.reconfigure_file(conf("net ~ [ 10.0.0.0/8+ ]"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    assert poll(lambda: imported() == 1400, timeout=15), imported()
+    time.sleep(1)           # nothing more comes in
+    v = "\n".join(strip_codes(d.raw("show protocols all b2")))
+    assert imported() == 1400 and re.search(r"Import limit:\s+1400 \[HIT\]", v), v
+    theirs = [n for n in nets(d.raw("show route table master4 where net ~ [ 10.0.0.0/8+ ]")) if n.startswith("10.3")]
+    assert len(theirs) == 1400, len(theirs)
+    assert proto_since(d, "b2") == before
