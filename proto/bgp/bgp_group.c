@@ -108,12 +108,17 @@ group_evict(struct bgp_group *g)
   u64 limit = MIN(MAX(routes * GROUP_EVICT_PER_ROUTE, GROUP_LAG_EVICT_MIN), GROUP_LAG_EVICT);
   if (bgp_txlog_held(g->log) <= limit)
     return;
+  /* those joined go together: one walk for their maps */
+  uint members = 0, slow = 0;
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+    members++;
+  struct bgp_gmember **gone = mb_alloc(g->p.run_pool, MAX(members, 1U) * sizeof(*gone));
   LIST_WALK_ENTRY_SAFE(gm, &g->members, struct bgp_gmember, n) {
     int state = uatomic_read(&gm->state);
     if ((state != GM_JOINED && state != GM_MARKER) || bgp_txlog_lag(g->log, &gm->cur) <= limit)
       continue;
     if (state == GM_JOINED)
-      group_handover(g, &gm, 1, 1);
+      gone[slow++] = gm;
     else if (uatomic_cmpxchg(&gm->state, GM_MARKER, GM_CANCELLED) == GM_MARKER) {
       /* It still exports alone, and has not sent its own yet: it stays
        * alone, and its cursor goes once it has seen this */
@@ -122,6 +127,9 @@ group_evict(struct bgp_group *g)
       bgp_txlog_wake(g->log, &gm->cur);
     }
   }
+  if (slow)
+    group_handover(g, gone, slow, 1);
+  mb_free(gone);
   /* One handed over that its peer does not let get to the hand-over's
    * end holds the log as much: it passes over the rest of it. One that
    * took over already (LEAVING, its leave on the way) reads no more. */
