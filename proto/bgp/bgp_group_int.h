@@ -39,9 +39,10 @@
  * together would make a walk each. */
 #define GROUP_COUNT_DELAY (MS_ 500)
 /* A member asking to export alone (its filter changed, no enhanced route
- * refresh) waits this long for others, unless no refeed follows: a `configure` that changes a
- * hundred clients' filters asks a hundred times within milliseconds, and
- * those handed over together share one walk for their maps. */
+ * refresh) waits this long for others, unless no refeed follows: a
+ * `configure` that changes a hundred clients' filters asks a hundred
+ * times within milliseconds, and those handed over together share one
+ * walk for their maps. */
 #define GROUP_SOLO_WAIT (MS_ 20)
 /* Changes wait for more to pack with them, as a session's do (bgp_tx.c). */
 #define GROUP_SETTLE (MS_ 1)
@@ -238,7 +239,8 @@ struct bgp_group {
   u32 traced_gen;               /* proto_debug_gen at the last look */
   u64 stats_seen;               /* changes counted at the last look (group_stats_wake) */
   struct timer stats_tm;        /* wakes the members for their counters */
-  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev, marker_ev;
+  struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
+  struct event marker_ev;       /* group_marker_check, after the joins queued */
 };
 
 /* bgp_group.c, the group's loop */
