@@ -841,6 +841,9 @@ chan_export_run(void *data)
     rcu_read_unlock();
     return;
   }
+  /* What the protocol keeps of the pass until its export_flush (an update
+   * group's step, a pipe's queue) keeps its references meanwhile */
+  rt_reader_hold(&c->reader);
   uint n = 0;
   int stop = 0;
   while (!(busy && !(n++ & 63) && (stop = busy(c->proto, c))) &&
@@ -870,6 +873,7 @@ chan_export_run(void *data)
   if (stop == 1)
     rt_reader_idle(&c->reader);
   chan_export_flush(c);
+  rt_reader_release(&c->reader);
   rcu_read_unlock();
   if (!stop && !it && chan_export_drained(c))
     chan_export_stop(c);

@@ -180,8 +180,10 @@ struct rt_reader {
    * it last: the cleanup must neither release that item's retired route
    * (a catch-up takes a reference on its attributes) nor free its id. */
   u64 done;
-  int left_oldest;            /* owner: reader's loop: the item given last
-                                 ended the journal's oldest block */
+  int held;                   /* owner: reader's loop: rt_reader_hold() */
+  int left_oldest;            /* owner: reader's loop: an item given since
+                                 done last moved ended the journal's oldest
+                                 block */
   u64 end;                    /* owner: reader's loop: the journal's end as
                                  last read; jend's line is written by every
                                  import, so it is read again only when the
@@ -689,6 +691,16 @@ void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the
  * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */
 const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
+/* The items given from now until rt_reader_release() stay the reader's:
+ * the routes they name keep their references, even those a later item
+ * retires (the cleanup drops a retired route's references once every
+ * reader is done with the item that retired it). For a reader that keeps
+ * routes past their item for a while, within one read section: an update
+ * group's step of changes, a pipe's queue. Memory alone would be safe
+ * without it (RCU); a reference taken on a list whose count reached zero
+ * would not. Reader's loop. */
+void rt_reader_hold(struct rt_reader *r);
+void rt_reader_release(struct rt_reader *r);
 /* Start loading what the items a few ahead of the reader point to (nets
  * and routes of a big table are cache misses, one after another). Only
  * a hint: no effect past the journal's end or the reader's block. Inside

@@ -1013,6 +1013,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   uatomic_set(&r->done, r->seq);
+  r->held = 0;
   r->left_oldest = 0;
   list_add_tail(&t->readers, &r->n);
   uatomic_set(&t->reader_count, t->reader_count + 1);
@@ -1059,6 +1060,36 @@ rt_laggard_limit(struct rtable *t)
   return RT_LAGGARD_MIN + (u64) uatomic_read(&t->net_count);
 }
 
+/* The reader is done with the items before seq. */
+static void
+rt_reader_done_to(struct rt_reader *r, u64 seq)
+{
+  if (uatomic_read(&r->done) == seq)
+    return;
+  uatomic_set(&r->done, seq);
+  /* Done with the oldest block: we may have been what kept it. Without
+   * this, what the slowest reader still held when the last change came
+   * in would stay until the table changes again. */
+  if (r->left_oldest) {
+    r->left_oldest = 0;
+    ev_send(r->table->loop, &r->table->cleanup_ev);
+  }
+}
+
+void
+rt_reader_hold(struct rt_reader *r)
+{
+  r->held = 1;
+}
+
+void
+rt_reader_release(struct rt_reader *r)
+{
+  r->held = 0;
+  if (r->table)
+    rt_reader_done_to(r, r->seq);
+}
+
 const struct rt_journal_item *
 rt_reader_next(struct rt_reader *r)
 {
@@ -1067,16 +1098,8 @@ rt_reader_next(struct rt_reader *r)
   if (uatomic_read(&r->idle))
     uatomic_set(&r->idle, 0);
   /* Asking for the next item, the reader is done with the one before */
-  if (uatomic_read(&r->done) != seq) {
-    uatomic_set(&r->done, seq);
-    /* Done with the oldest block: we may have been what kept it. Without
-     * this, what the slowest reader still held when the last change came
-     * in would stay until the table changes again. */
-    if (r->left_oldest) {
-      r->left_oldest = 0;
-      ev_send(t->loop, &t->cleanup_ev);
-    }
-  }
+  if (!r->held)
+    rt_reader_done_to(r, seq);
   if (seq >= r->end) {
     r->end = uatomic_read(&t->jend);      /* acquire: pairs with publish */
     if (seq >= r->end) {
@@ -1101,7 +1124,7 @@ rt_reader_next(struct rt_reader *r)
    * as soon as our done passes its end. NULL is found again from jfirst. */
   if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK) {
     /* the cleanup is told once we are done with this item */
-    r->left_oldest = r->block->first_seq == uatomic_read(&t->jfirst_seq);
+    r->left_oldest |= r->block->first_seq == uatomic_read(&t->jfirst_seq);
     r->block = rcu_dereference(r->block->next);
     /* a block's worth at a time: jend's line is the importers' */
     if (uatomic_read(&r->press))

@@ -19,10 +19,11 @@
  * exported route, the feed items then sent in the walk's order.
  *
  * The routes kept are RCU-protected for the export pass (or the walk's
- * read section) only, which is why the step runs before the pass ends
- * (export_flush) or the walk pauses, and before anything else goes to
- * the group's output (group_pack), so that nothing overtakes what it
- * keeps.
+ * read section) only, and their references held by the pass's reader
+ * (rt_reader_hold(): a later change of the pass may retire one), which
+ * is why the step runs before the pass ends (export_flush) or the walk
+ * pauses, and before anything else goes to the group's output
+ * (group_pack), so that nothing overtakes what it keeps.
  *
  * Owner: the group's loop; the chunks' rows are their chunk's while
  * par_run() runs.

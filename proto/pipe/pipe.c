@@ -233,7 +233,8 @@ pipe_flush(struct proto *pp, struct channel *c)
 }
 
 /* The routes rt_notify gets stay valid until the end of the export pass
- * (RCU), and so do their sources and attributes; the export filter's
+ * (RCU), and so do their sources and attributes (the pass holds its
+ * reader's items, rt_reader_hold()); the export filter's
  * list (attrs other than the table route's own) goes right after: hold it. */
 static void
 pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, const struct rte *from,
