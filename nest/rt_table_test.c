@@ -1200,6 +1200,20 @@ grp_expected(struct ea_list *const *have, uint n)
   return best;
 }
 
+/* r attached to t, then n's route of s replaced over two journal blocks,
+ * each time with attributes of its own (preference base + k): the table's
+ * route holds the only reference on each. */
+static void
+replaced_over_two_blocks(struct rtable *t, struct rt_reader *r, struct rte_src *s, const net_addr *n, u32 base)
+{
+  rt_reader_attach(t, r, main_loop(), NULL);
+  for (u32 k = 0; k < 2 * RT_JOURNAL_BLOCK + 2; k++) {
+    struct ea_list *a = attrs_pref(base + k, 77);
+    rt_update(t, n, s, NULL, a, 0);
+    ea_unref(a);
+  }
+}
+
 /* The cleanup spares the item a reader has in hand: rt_reader_next() has
  * moved the reader's seq past it, but until the reader asks for the next
  * one its retired route keeps its attributes and id (a catch-up takes a
@@ -1218,14 +1232,8 @@ test_cleanup_spares_the_item_in_hand(void **state)
   net_addr n;
   net4(&n, 9191);
   struct rt_reader r = { 0 };
-  rt_reader_attach(t, &r, main_loop(), NULL);
+  replaced_over_two_blocks(t, &r, s, &n, 1000);
   assert_int_equal(uatomic_read(&t->reader_count), 1);
-  /* a route replaced over two blocks, each time with attributes of its own */
-  for (u32 k = 0; k < 2 * RT_JOURNAL_BLOCK + 2; k++) {
-    struct ea_list *a = attrs_pref(1000 + k, 77);
-    rt_update(t, &n, s, NULL, a, 0);
-    ea_unref(a);
-  }
   rcu_read_lock();
   const struct rt_journal_item *it;
   /* to the item that ends the oldest block */
@@ -1265,12 +1273,7 @@ test_cleanup_spares_what_a_hold_keeps(void **state)
   net_addr n;
   net4(&n, 9192);
   struct rt_reader r = { 0 };
-  rt_reader_attach(t, &r, main_loop(), NULL);
-  for (u32 k = 0; k < 2 * RT_JOURNAL_BLOCK + 2; k++) {
-    struct ea_list *a = attrs_pref(2000 + k, 77);
-    rt_update(t, &n, s, NULL, a, 0);
-    ea_unref(a);
-  }
+  replaced_over_two_blocks(t, &r, s, &n, 2000);
   rcu_read_lock();
   rt_reader_hold(&r);
   const struct rt_journal_item *it = rt_reader_next(&r);

@@ -72,6 +72,8 @@ cls_room(struct bgp_group *g, uint k)
  * its run of the classes. A chunk's tallies are its own, on its stack. */
 #define CLS_WALK_CHUNK 32
 
+/* On the group's loop's stack; while par_run() runs, a chunk writes only
+ * its classes' routes and their members' maps. */
 struct cls_walk {
   struct bgp_group *g;
   struct group_class **k;       /* the classes; NULL: one that takes everything */
