@@ -222,8 +222,7 @@ edit_of(struct cbuf *c, const struct f_expr *e)
 {
   const struct f_attr *a = e->ptr;
   const struct f_expr *x = e->a;
-  struct f_parse *fp = f_parse_state(c->cx);
-  if (!x || fp->edit_next == 0xffff)
+  if (!x)
     return NULL;
   struct f_val k;
   uint op;
@@ -240,12 +239,7 @@ edit_of(struct cbuf *c, const struct f_expr *e)
     if (list_edit_check(op, a->type, &k) != LE_OK)
       return NULL;
   }
-  struct f_edit *ed = cf_alloc(c->cx, sizeof(*ed));
-  ed->attr = a;
-  ed->op = op;
-  ed->id = fp->edit_next++;
-  ed->k = k;
-  return ed;
+  return f_edit_intern(c->cx, a, op, &k);
 }
 
 /* `~` of a route operand: JMATCH_NET, JMATCH_PATH or JMATCH_CLIST where
@@ -643,12 +637,22 @@ f_compile(struct cf_context *cx, struct filter *f, struct f_expr *body)
   if (f->kind == FK_FUNCTION && !f->argc && !f->nslots && body && !body->next && body->op == FI_RETURN && body->a)
     f->inline_ret = body->a;
   f->stack_need = f->nslots + c.max_depth + 4;
+  f->memo_scope = f_edit_scope(cx);
+  f->memo_seed = f->memo_scope;
+  f->edits = 0;
+  for (uint i = 0; i < f->len; i++) {
+    const struct f_insn *in = &f->code[i];
+    if (in->op == FI_EA_EDIT) {
+      f->edits = 1;
+      f->memo_seed = f->memo_seed * 0x9e3779b97f4a7c15ULL + ((const struct f_edit *) in->p.p)->id + 1;
+    } else if (in->op == FI_CALL && ((const struct filter *) in->p.p)->edits) {
+      f->edits = 1;
+      f->memo_seed = f->memo_seed * 0x9e3779b97f4a7c15ULL + ((const struct filter *) in->p.p)->memo_seed;
+    }
+  }
   static u64 uids;
   f->uid = __atomic_add_fetch(&uids, 1, __ATOMIC_RELAXED);
-  f->edits = 0;
-  for (uint i = 0; i < f->len; i++)
-    if (f->code[i].op == FI_EA_EDIT || (f->code[i].op == FI_CALL && ((const struct filter *) f->code[i].p.p)->edits))
-      f->edits = 1;
+  f_mark_pure(f);
   f->compiled = 1;
   return f;
 }

@@ -55,7 +55,25 @@ static const char *edit_conf =
   /* more edits than a memo key holds, through a function */
   "function many() { bgp_community.add((7, 1)); bgp_community.add((7, 2)); bgp_community.add((7, 3));\n"
   "  bgp_community.add((7, 4)); bgp_community.add((7, 5)); bgp_community.add((7, 6)); bgp_community.add((7, 7)); }\n"
-  "filter e_many { many(); many(); bgp_community.delete([(7, 3)]); accept; }\n";
+  "filter e_many { many(); many(); bgp_community.delete([(7, 3)]); accept; }\n"
+  /* e_scrub's edits in other code (one filter per route-server client),
+   * and one constant other than e_scrub's; reading the net, none is pure
+   * (only the edits' memo keeps their results) */
+  "filter e_scrub_net { if net.len > 32 then reject; bgp_community.delete(S); bgp_large_community.add(L); accept; }\n"
+  "filter e_scrub_too { if net.len > 32 || bgp_med = 999 then reject; bgp_community.delete([(64500, *)]);\n"
+  "  bgp_large_community.add((64500, 1000, 1)); accept; }\n"
+  "filter e_scrub_other { if net.len > 32 then reject; bgp_community.delete([(64501, *)]);\n"
+  "  bgp_large_community.add(L); accept; }\n"
+  /* pure or not (filter/verdict_memo.c) */
+  "function f_pure() { return bgp_med > 10; }\n"
+  "function f_net() { return net.len = 8; }\n"
+  "filter v_pure { if f_pure() then reject; bgp_community.add((5, 5)); accept; }\n"
+  "filter v_net { if f_net() then reject; accept; }\n"
+  "filter v_netset { if net ~ [10.0.0.0/8] then reject; accept; }\n"
+  "filter v_proto { if proto = \"x\" then reject; accept; }\n"
+  "filter v_print { print bgp_med; accept; }\n"
+  "filter v_accept_print { accept \"a\"; }\n"
+  "filter v_error { if bgp_med = 7 then bgp_med = bgp_med / (bgp_med - 7); accept; }\n";
 
 static struct config *cfg;
 static linpool *lp;
@@ -196,6 +214,136 @@ static u32
 uc(const struct ea_list *l)
 {
   return __atomic_load_n(&l->uc, __ATOMIC_RELAXED);
+}
+
+/* The edits of filter name, in order. */
+static uint
+edits_of(const char *name, const struct f_edit **out, uint max)
+{
+  const struct filter *f = f_test_find(cfg, name);
+  uint n = 0;
+  for (uint i = 0; i < f->len && n < max; i++)
+    if (f->code[i].op == FI_EA_EDIT)
+      out[n++] = f->code[i].p.p;
+  return n;
+}
+
+/* Filters of one config making the same edits (an update group's class
+ * filters) share one edit each and one memo entry per list: the second
+ * filter's run is a hit, which takes no reference on the list. An edit
+ * with another constant is an edit of its own, and its run a miss. */
+static void
+test_same_edits_share_entries(void **state UNUSED)
+{
+  const struct f_edit *x[2], *y[2], *z[2];
+  assert_int_equal(edits_of("e_scrub_net", x, 2), 2);
+  assert_int_equal(edits_of("e_scrub_too", y, 2), 2);
+  assert_int_equal(edits_of("e_scrub_other", z, 2), 2);
+  assert_ptr_equal(x[0], y[0]);
+  assert_ptr_equal(x[1], y[1]);
+  assert_ptr_not_equal(x[0], z[0]);
+  assert_ptr_equal(x[1], z[1]);
+  const struct filter *fx = f_test_find(cfg, "e_scrub_net"), *fy = f_test_find(cfg, "e_scrub_too");
+  assert_true(fx->memo_seed == fy->memo_seed);
+
+  struct ea_list *a = route(65001, 77777);   /* a list no test met before */
+  u32 a_uc = uc(a);
+  enum f_result r1, r2, r3;
+  struct ea_list *o1 = run("e_scrub_net", a, &r1);
+  assert_int_equal(uc(a), a_uc + 1);          /* the memo's entry holds it */
+  struct ea_list *o2 = run("e_scrub_too", a, &r2);
+  assert_int_equal(uc(a), a_uc + 1);          /* the same entry */
+  assert_ptr_equal(o1, o2);
+  struct ea_list *o3 = run("e_scrub_other", a, &r3);
+  assert_int_equal(uc(a), a_uc + 2);
+  assert_ptr_not_equal(o1, o3);
+  assert_int_equal(r1, F_ACCEPT);
+  assert_int_equal(r2, F_ACCEPT);
+  assert_int_equal(r3, F_ACCEPT);
+  /* e_scrub_other kept (64500, 1) and (64500, 7) */
+  assert_int_equal(ea_find(o1, EA_BGP(EAB_COMMUNITY))->len, 4);
+  assert_int_equal(ea_find(o3, EA_BGP(EAB_COMMUNITY))->len, 12);
+  ea_unref(o1);
+  ea_unref(o2);
+  ea_unref(o3);
+  ea_unref(a);
+}
+
+/* f_run() of name on a at net n: the verdict, and the result list (a
+ * reference for the caller, NULL if none). */
+static enum f_result
+run_at(const char *name, struct ea_list *a, const net_addr *n, bool verdict_only, struct ea_list **out)
+{
+  struct f_route r = { .net = n, .attrs = a, .verdict_only = verdict_only };
+  enum f_result res = f_run(f_test_find(cfg, name), &r, lp);
+  lp_flush(lp);
+  *out = r.out;
+  return res;
+}
+
+/* Which filters are pure: reading the net (also through a function), the
+ * protocol, printing, are not. A pure one's verdict is remembered per
+ * list (a hit takes no reference on it, and gives the same result); an
+ * impure one is run each time: a memo would give the /8's verdict to the
+ * /16. Run-time errors are not remembered. */
+static void
+test_pure_verdicts(void **state UNUSED)
+{
+  static const struct { const char *name; bool pure; } want[] = {
+    { "e_scrub", true }, { "v_pure", true }, { "e_scrub_net", false }, { "v_net", false },
+    { "v_netset", false }, { "v_proto", false }, { "v_print", false }, { "v_accept_print", false },
+    { "v_error", true },
+  };
+  for (uint i = 0; i < ARRAY_SIZE(want); i++)
+    if (!!f_test_find(cfg, want[i].name)->pure != want[i].pure)
+      fail_msg("%s: pure %d, want %d", want[i].name, f_test_find(cfg, want[i].name)->pure, want[i].pure);
+
+  net_addr n16;
+  net_fill_ip4(&n16, ip4_from_u32(0x0a000000), 16);
+  struct ea_list *a = route(65001, 5), *o1, *o2, *o3;
+  u32 a_uc = uc(a);
+  /* v_net: the net decides */
+  assert_int_equal(run_at("v_net", a, &net, false, &o1), F_REJECT);
+  assert_int_equal(run_at("v_net", a, &n16, false, &o2), F_ACCEPT);
+  assert_int_equal(uc(a), a_uc);
+  /* v_pure accepts with a community added: the second run is a hit */
+  assert_int_equal(run_at("v_pure", a, &net, false, &o1), F_ACCEPT);
+  assert_non_null(o1);
+  u32 held = uc(a);
+  assert_int_equal(held, a_uc + 2);     /* the verdict's entry and the edits' */
+  assert_int_equal(run_at("v_pure", a, &n16, false, &o2), F_ACCEPT);
+  assert_ptr_equal(o1, o2);
+  assert_int_equal(uc(a), held);
+  /* a verdict only: no list */
+  assert_int_equal(run_at("v_pure", a, &net, true, &o3), F_ACCEPT);
+  assert_null(o3);
+  ea_unref(o1);
+  ea_unref(o2);
+  /* verdicts only leave nothing; a full run's reject is remembered */
+  struct ea_list *b = route(65001, 6), *c = route(65001, 11);
+  u32 b_uc = uc(b), c_uc = uc(c);
+  assert_int_equal(run_at("v_pure", b, &net, true, &o1), F_ACCEPT);
+  assert_null(o1);
+  assert_int_equal(uc(b), b_uc);
+  assert_int_equal(run_at("v_pure", c, &net, true, &o1), F_REJECT);
+  assert_int_equal(uc(c), c_uc);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(run_at("v_pure", c, &net, false, &o1), F_REJECT);
+    assert_null(o1);
+    assert_int_equal(uc(c), c_uc + 1);
+  }
+  /* v_error divides by zero at med 7, each time */
+  struct ea_list *d = route(65001, 7);
+  u32 d_uc = uc(d);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(run_at("v_error", d, &net, false, &o1), F_ERROR);
+    assert_null(o1);
+  }
+  assert_int_equal(uc(d), d_uc);
+  ea_unref(d);
+  ea_unref(c);
+  ea_unref(b);
+  ea_unref(a);
 }
 
 /* Keys that share a bucket (same hash): the newest four stay, an old one
@@ -365,6 +513,8 @@ main(void)
     cmocka_unit_test(test_unchanged),
     cmocka_unit_test(test_many_edits),
     cmocka_unit_test(test_filters_and_overflow),
+    cmocka_unit_test(test_same_edits_share_entries),
+    cmocka_unit_test(test_pure_verdicts),
     cmocka_unit_test(test_memo_bucket),
     cmocka_unit_test(test_memo_thread_exit),
     cmocka_unit_test(test_memo_take),

@@ -84,7 +84,8 @@ struct f_jtest {
 struct f_edit {
   const struct f_attr *attr;
   u16 op;                       /* enum list_edit_op, or F_EDIT_SET */
-  u16 id;                       /* unique in its config: memo keys name the edit by it */
+  u16 id;                       /* one per distinct edit in its config
+                                 * (f_edit_intern): memo keys name it by it */
   struct f_val k;
 };
 
@@ -111,7 +112,13 @@ struct f_same_test { struct f_same_test *next; const struct filter *other; int e
 
 struct filter {
   const char *name;             /* symbol name; NULL for inline filters */
-  u64 uid;                      /* unique in the process: memoized runs name their code by it */
+  /* Memoized runs name their edits by id within this scope (the parse's,
+   * unique in the process) and look for them in the bucket of this seed
+   * (the scope and the edits in the code): filters of one config making
+   * the same edits share memo entries (filter/edit_intern.c). */
+  u64 memo_scope, memo_seed;
+  u64 uid;                      /* unique in the process: the verdict memo names the filter by it */
+  u8 pure;                      /* reads the route's attributes only (filter/verdict_memo.c) */
   u8 edits;                     /* has EA_EDITs, or calls a function that had when compiled */
   u8 kind;                      /* enum filter_kind_int */
   u8 ret_type;                  /* functions */
@@ -197,9 +204,17 @@ struct f_parse {
   u32 test_seq;
   u16 attr_next;                /* next user attribute code */
   u16 edit_next;                /* next EA_EDIT id */
+  u64 memo_scope;               /* f_edit_scope(); 0: not asked yet */
+  struct f_edit_tab *edits;     /* filter/edit_intern.c */
 };
 
 struct f_parse *f_parse_state(struct cf_context *cx);
+
+/* filter/edit_intern.c: the parse's one edit of attribute a, operation op
+ * (enum list_edit_op or F_EDIT_SET) and constant k; NULL once the ids are
+ * spent. The scope that makes its id unique in the process. */
+const struct f_edit *f_edit_intern(struct cf_context *cx, const struct f_attr *a, uint op, const struct f_val *k);
+u64 f_edit_scope(struct cf_context *cx);
 
 /* --- Tree building (filter/tree.c). Each returns NULL after cf_error_at(). --- */
 struct f_expr *f_new(struct cf_context *cx, uint op, uint type);
@@ -301,6 +316,11 @@ struct f_exec_opts {
 };
 enum f_result f_exec(const struct filter *f, struct f_route *r, linpool *tmp, struct f_val *ret,
                      const struct f_exec_opts *opts);
+
+/* filter/verdict_memo.c: mark f pure once its code is there; f_run() of
+ * a pure filter (its verdict from the thread's memo when it has one). */
+void f_mark_pure(struct filter *f);
+enum f_result f_run_pure(const struct filter *f, struct f_route *r, linpool *tmp);
 
 /* CLI `eval` (filter/filter.c) */
 void f_cli_eval(struct cli *c, struct cf_context *cx, struct f_expr *e);

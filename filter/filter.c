@@ -32,7 +32,7 @@ f_run(const struct filter *f, struct f_route *r, linpool *tmp)
     }
     return F_ACCEPT;
   }
-  enum f_result res = f_exec(f, r, tmp, NULL, NULL);
+  enum f_result res = f->pure ? f_run_pure(f, r, tmp) : f_exec(f, r, tmp, NULL, NULL);
   if (res == F_ACCEPT || res == F_REJECT || res == F_ERROR)
     return res;
   /* Fell off the end (or returned) without a verdict. */

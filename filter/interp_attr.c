@@ -229,11 +229,12 @@ f_st_ea_set(struct f_state *st, const struct f_attr *a, const struct f_val *v)
 
 /* --- List edits with constants (EA_EDIT), deferred and memoized --- */
 
-/* The memo key: which code ran (the filter's uid, the edits by their ids
- * in its config) and the preference the caller stamped before it. 40
- * bytes: with the entry's header, one cache line. */
+/* The memo key: which edits ran (by their ids in the scope of their
+ * config: filters making the same edits share entries) and the
+ * preference the caller stamped before them. 40 bytes: with the entry's
+ * header, one cache line. */
 struct f_memo_bytes {
-  u64 uid;
+  u64 scope;
   u32 set_preference;
   u16 n;
   u16 edits[F_EDITS];
@@ -241,13 +242,14 @@ struct f_memo_bytes {
 _Static_assert(sizeof(struct f_memo_bytes) == 40, "filter memo key is not 40 bytes");
 
 /* The memo entries of one filter on one list share a bucket, whatever
- * edits ran: the run knows the bucket before it starts. */
+ * edits ran: the run knows the bucket before it starts. Filters whose
+ * code makes the same edits share it too (their seeds are equal). */
 static u32
 st_memo_hash(const struct f_state *st, const struct filter *top)
 {
   /* One multiply: the memo is the thread's own and holds its keys'
    * references, so no one can aim collisions at it that matter. */
-  u64 x = (uintptr_t) st->r->attrs ^ top->uid ^ ((u64) st->r->set_preference << 40);
+  u64 x = (uintptr_t) st->r->attrs ^ top->memo_seed ^ ((u64) st->r->set_preference << 40);
   return (u32) ((x * 0x9e3779b97f4a7c15ULL) >> 32);
 }
 
@@ -317,7 +319,7 @@ f_st_result(struct f_state *st)
     f_st_edits_run(st);
     return st->eb ? ea_intern(st->eb) : NULL;
   }
-  struct f_memo_bytes kb = { .uid = top->uid, .set_preference = st->r->set_preference, .n = st->nedits };
+  struct f_memo_bytes kb = { .scope = top->memo_scope, .set_preference = st->r->set_preference, .n = st->nedits };
   for (uint i = 0; i < st->nedits; i++)
     kb.edits[i] = ((const struct f_edit *) st->edits[i]->p.p)->id;
   struct ea_memo_key k = {

@@ -49,11 +49,12 @@ struct em_kind {
   enum mem_class cls;
 };
 
-/* 256 buckets (64 kB for filters, 128 kB for exports) up to 4,096 (16,384
- * entries: 1 MB, 2 MB). */
+/* 256 buckets (64 kB for filters and verdicts, 128 kB for exports) up to
+ * 4,096 (16,384 entries: 1 MB, 2 MB). */
 static const struct em_kind em_kinds[EA_MEMO_KINDS] = {
   [EA_MEMO_BGP_EXPORT] = { 256, 4096, EA_MEMO_BGP_EXPORT_KEY, MEM_PROTOCOLS },
   [EA_MEMO_FILTER] = { 256, 4096, 40, MEM_ATTRS },
+  [EA_MEMO_VERDICT] = { 256, 4096, EA_MEMO_VERDICT_KEY, MEM_ATTRS },
 };
 
 static __thread struct em_memo em_mine[EA_MEMO_KINDS];

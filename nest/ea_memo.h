@@ -27,6 +27,7 @@
 enum ea_memo_kind {
   EA_MEMO_BGP_EXPORT,           /* proto/bgp/bgp_export_cache.c */
   EA_MEMO_FILTER,               /* filter/interp_attr.c: a run's edits (EA_EDIT) */
+  EA_MEMO_VERDICT,              /* filter/verdict_memo.c: a pure filter's verdict */
   EA_MEMO_KINDS,
 };
 
@@ -34,6 +35,7 @@ enum ea_memo_kind {
  * and a key of up to 40 is one cache line. */
 #define EA_MEMO_KEY_MAX 40
 #define EA_MEMO_BGP_EXPORT_KEY 24
+#define EA_MEMO_VERDICT_KEY 16
 
 struct ea_memo_key {
   const struct ea_list *src;
