@@ -54,6 +54,11 @@ struct f_route {
 /* Run a filter on a route; tmp holds scratch values (flush it afterwards). */
 enum f_result f_run(const struct filter *f, struct f_route *r, linpool *tmp);
 
+/* Do f's verdict and result on a route depend on its attribute list
+ * (and a stamped preference) alone (filter/verdict_memo.c)? Also for
+ * the ACCEPT and REJECT sentinels. */
+bool filter_pure(const struct filter *f);
+
 /* The same for an export: accepted or not; r->out is NULL unless
  * accepted with other attributes. Flushes tmp. */
 bool f_run_export(const struct filter *f, struct f_route *r, linpool *tmp);

@@ -64,6 +64,12 @@ f_mark_pure(struct filter *f)
     f->pure = insn_pure(&f->code[i]);
 }
 
+bool
+filter_pure(const struct filter *f)
+{
+  return f == FILTER_ACCEPT || f == FILTER_REJECT || (f && f->pure);
+}
+
 struct f_verdict_bytes {
   u64 uid;
   u32 set_preference;

@@ -310,6 +310,86 @@ def test_late_classes_counted(start_daemon, ours_only):
     assert all(len(j) == 1 for j in joined.values()) and len({j[0] for j in joined.values()}) == 4, joined
 
 
+class CommClient(Client):
+    """A client that keeps each route's COMMUNITIES, as (high, low) pairs."""
+
+    @staticmethod
+    def value(attrs):
+        v = attr_value(attrs, 8) or b""
+        return tuple(sorted(struct.unpack("!HH", v[i:i + 4]) for i in range(0, len(v), 4)))
+
+
+def test_pure_class_filters_share_verdicts(start_daemon, ours_only):
+    """Filters of the route's attributes alone (a community per client,
+    the server's own communities scrubbed, as arouteserver writes them)
+    are pure: a route like one a class filter met gets its verdict without
+    running the filter again, in the group's steps (the next prefix of an
+    UPDATE, the route it replaces) and in its count walks (the nets of the
+    table alike), and the filters' equal edits share memo entries. Each
+    client must still get exactly the blocks its community does not
+    exclude, scrubbed, with exact counts: when it comes late (a count
+    walk), when every block changes its communities, and when half go."""
+    port = free_ports(1)[0]
+    late = {name: k for k, name in enumerate("bcde", 3)}     # excluded by (0, 6500k)
+    out = ["router id 10.106.0.1;", "threads 3;", "protocol device {}"]
+    for name, (addr, asn) in sorted(dict(CLIENTS, **EXTRA_CLIENTS).items()):
+        if name in late:
+            out.append("filter out_%s { if (0, %d) ~ bgp_community then reject;"
+                       " bgp_community.delete([(65001, *)]); accept; }" % (name, 65000 + late[name]))
+        exp = "filter out_%s" % name if name in late else "all"
+        out.append("protocol bgp %s { local %s port %d as 65001; neighbor %s as %d; passive; multihop;"
+                   " rs client; ipv4 { import all; export %s; }; }" % (name, OURS, port, addr, asn, exp))
+    d = start_daemon("\n".join(out) + "\n")
+    a = Client("a", port)
+    a.wait(lambda x: x.eor == 1)
+    blocks, per = 20, 600
+
+    def nets(j):
+        return ["10.%d.%d.0/24" % ((j * per + i) // 256, (j * per + i) % 256) for i in range(per)]
+
+    def comms(j, shift):
+        """Block j's communities: its own mark, one of ours to scrub, and
+        (0, 6500k) for the k that divide j + shift evenly plus one."""
+        return [(64999, j), (65001, j)] + [(0, 65000 + k) for k in late.values() if (j + shift) % k == 1]
+
+    def send(j, shift):
+        c = b"".join(struct.pack("!HH", *x) for x in comms(j, shift))
+        a.send(update(attrs=attrs_of([65002], CLIENTS_NH) + attr(0xC0, 8, c),
+                      nlris=b"".join(nlri(p) for p in nets(j))))
+
+    def due(name, shift, live):
+        return {p: tuple(sorted(x for x in comms(j, shift) if x[0] != 65001))
+                for j in live if (0, 65000 + late[name]) not in comms(j, shift) for p in nets(j)}
+
+    def check(clients, shift, live):
+        for name, c in clients.items():
+            want = due(name, shift, live)
+            c.wait(lambda x: x.rib == want, timeout=30)
+            assert poll(lambda: "Routes:         0 imported, %d exported" % len(want)
+                        in d.raw("show protocols all %s" % name).decode(), timeout=10), \
+                (name, len(want), d.raw("show protocols all %s" % name))
+
+    for j in range(blocks):
+        send(j, 0)
+    assert poll(lambda: re.search(r"Routes:\s+%d imported" % (blocks * per), d.raw("show protocols all a").decode()),
+                timeout=20), d.raw("show protocols all a")
+    clients = {name: CommClient(name, port) for name in late}
+    for c in clients.values():
+        c.wait(lambda x: x.eor == 1, timeout=30)
+    check(clients, 0, range(blocks))
+    joined = {n: classes_of(d.log(), n) for n in late}
+    assert len({j[0] for j in joined.values()}) == 4, joined
+    # every block changes its communities: new verdicts, and the old ones
+    # of the routes replaced, for 600 prefixes alike in a row
+    for j in range(blocks):
+        send(j, 1)
+    check(clients, 1, range(blocks))
+    # half the blocks go
+    for j in range(0, blocks, 2):
+        a.send(update(withdrawn=b"".join(nlri(p) for p in nets(j))))
+    check(clients, 1, range(1, blocks, 2))
+
+
 def test_filter_changes_hand_over_together(start_daemon, ours_only):
     """A `configure` gives four clients without enhanced route refresh a
     new filter each: each leaves the group to refeed alone, and the

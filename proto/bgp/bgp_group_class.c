@@ -20,6 +20,7 @@
  */
 #include <string.h>
 #include "proto/bgp/bgp_group_int.h"
+#include "lib/hash.h"
 #include "filter/filter.h"
 #include "lib/par.h"
 
@@ -85,6 +86,19 @@ struct cls_walk {
   uint *first;
 };
 
+/* The routes a chunk's walk met, by attributes, source and flags, with
+ * its classes' verdicts: with pure filters (filter_pure()) a route like
+ * one met gets the same. The table holds a few thousand such sets for
+ * hundreds of thousands of nets (an UPDATE's prefixes share one).
+ * Direct-mapped: a clash runs the filters again. The walk is one read
+ * section, so no list met can be freed and its address reused. */
+#define CLS_SEEN 8192
+struct cls_seen {
+  const struct ea_list *attrs;
+  const struct rte_src *src;
+  u32 flags, takes;
+};
+
 static void
 cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
 {
@@ -92,6 +106,14 @@ cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
   struct bgp_group *g = w->g;
   uint lo = chunk * w->per_chunk, hi = MIN(lo + w->per_chunk, w->nk);
   u32 tally[CLS_WALK_CHUNK] = { 0 };
+  bool pure = true;
+  for (uint i = lo; i < hi; i++)
+    pure &= !w->k[i] || filter_pure(w->k[i]->filter);
+  struct cls_seen *seen = NULL;
+  if (pure) {
+    seen = mem_alloc_shared(MEM_PROTOCOLS, CLS_SEEN * sizeof(*seen));
+    memset(seen, 0, CLS_SEEN * sizeof(*seen));
+  }
   rcu_read_lock();
   struct net *n = uatomic_read(&g->c->stats.exp_routes) ? rt_feed_first(g->c->table) : NULL;
   struct rt_feed_ahead ahead;
@@ -100,16 +122,25 @@ cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
     struct rte *e = chan_net_exported(g->c, n);
     if (!e)
       continue;
+    struct cls_seen *sn = seen ? &seen[(hash_ptr(e->attrs) ^ hash_ptr(e->src)) & (CLS_SEEN - 1)] : NULL;
+    bool known = sn && sn->attrs == e->attrs && sn->src == e->src && sn->flags == e->flags;
+    u32 now_takes = 0;
     for (uint i = lo; i < hi; i++) {
-      bool takes = !w->k[i] || cls_run(g, w->k[i], &n->n, e, e->attrs, NULL, NULL, tmp);
+      bool takes = known ? (sn->takes >> (i - lo)) & 1
+                         : !w->k[i] || cls_run(g, w->k[i], &n->n, e, e->attrs, NULL, NULL, tmp);
+      now_takes |= (u32) takes << (i - lo);
       tally[i - lo] += takes;
       if (w->gm)
         for (uint j = w->first[i]; j < w->first[i + 1]; j++)
           if (!takes || (const void *) e->src->proto == w->gm[j]->proto)
             chan_exp_map_drop(w->gm[j]->h_map, e->id);
     }
+    if (sn && !known)
+      *sn = (struct cls_seen) { .attrs = e->attrs, .src = e->src, .flags = e->flags, .takes = now_takes };
   }
   rcu_read_unlock();
+  if (seen)
+    mem_free_shared(MEM_PROTOCOLS, seen, CLS_SEEN * sizeof(*seen));
   for (uint i = lo; i < hi; i++)
     w->routes[i] = tally[i - lo];
 }
@@ -394,19 +425,55 @@ cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, 
   }
 }
 
+bool
+group_class_pure(const struct bgp_group *g)
+{
+  for (uint i = 0; i < g->ncls; i++)
+    if (g->cls[i]->members && !filter_pure(g->cls[i]->filter))
+      return false;
+  return true;
+}
+
+/* v takes what same took of an equal new route: its bits, its lists, and
+ * references of its own on the results. */
+static void
+cls_verdicts_share(const struct bgp_group *g, struct cls_verdicts *v, const struct cls_verdicts *same)
+{
+  memcpy(v->takes, same->takes, bgp_class_words(g->ncls) * sizeof(u32));
+  memcpy(v->now, same->now, g->ncls * sizeof(*v->now));
+  for (uint i = 0; i < same->res.n; i++) {
+    const struct cls_result *r = &same->res.r[i];
+    if (r->mod)
+      ea_ref_many(r->mod, 1 + r->extra);
+    if (r->a)
+      ea_ref(r->a);
+    v->res.r[i] = *r;
+  }
+  v->res.n = same->res.n;
+}
+
 void
 group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
-                     const struct ea_list *new_src, struct cls_verdicts *v, linpool *tmp)
+                     const struct ea_list *new_src, struct cls_verdicts *v, const struct cls_verdicts *same_new,
+                     const struct cls_verdicts *same_old, linpool *tmp)
 {
   cls_verdicts_clear(g, v);
   v->res.n = 0;
+  if (same_new)
+    cls_verdicts_share(g, v, same_new);
+  if (same_old)
+    memcpy(v->had, same_old->had, bgp_class_words(g->ncls) * sizeof(u32));
+  if (same_new && same_old)
+    return;
   for (uint i = 0; i < g->ncls; i++) {
     const struct group_class *k = g->cls[i];
     if (!k->members)
       continue;
     /* old went out before, to the classes that took it: the same verdict now */
-    bgp_class_put(v->had, i, old && cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
-    bgp_class_put(v->takes, i, new && cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
+    if (!same_old)
+      bgp_class_put(v->had, i, old && cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
+    if (!same_new)
+      bgp_class_put(v->takes, i, new && cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
   }
 }
 
@@ -448,7 +515,7 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
                    const struct ea_list *new_src)
 {
   struct cls_verdicts v = cls_scratch(g);
-  group_class_verdicts(g, n, new, old, new_src, &v, g->ftmp);
+  group_class_verdicts(g, n, new, old, new_src, &v, NULL, NULL, g->ftmp);
   group_class_apply(g, n, new, old, &v);
 }
 

@@ -288,10 +288,26 @@ void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte
                         const struct ea_list *new_src);
 /* The verdicts alone, into v, with scratch tmp. Runs on any thread while
  * the group's loop waits (bgp_group_step.c): reads the classes, writes
- * only v. */
+ * only v. same_new, same_old, if not NULL: the verdicts of a change
+ * whose new (old) route every class takes or rejects as this one's (the
+ * classes' filters pure, group_class_pure(), and the routes alike), whose
+ * results v then shares instead of running the filters again. */
 void group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new,
                           const struct rte *old, const struct ea_list *new_src, struct cls_verdicts *v,
-                          linpool *tmp);
+                          const struct cls_verdicts *same_new, const struct cls_verdicts *same_old, linpool *tmp);
+/* Do the classes' filters read the route's attributes only (filter_pure()),
+ * so that each one's verdict and result on a route depend on its
+ * attributes, source and flags alone? */
+bool group_class_pure(const struct bgp_group *g);
+/* Routes that pure class filters take or reject alike, with the same
+ * results: the prefixes of one UPDATE, next to each other in the journal
+ * and in the table's feed order. Both held (RCU or references), so equal
+ * pointers are the same lists. */
+static inline bool
+group_rte_alike(const struct rte *a, const struct rte *b)
+{
+  return a && b && a->attrs == b->attrs && a->src == b->src && a->flags == b->flags;
+}
 /* Their effect, in the order of the changes: counters, traces, what the
  * classes get (bgp_gout); v's results are dropped. */
 void group_class_apply(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,

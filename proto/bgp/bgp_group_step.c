@@ -63,6 +63,7 @@ struct group_step {
   uint n, size;                 /* changes kept, room */
   uint ncls;                    /* classes the rows have room for */
   uint per_chunk;               /* changes */
+  bool pure;                    /* group_class_pure() as the step runs */
   struct bgp_group *g;
 };
 
@@ -160,14 +161,21 @@ static void
 step_chunk(void *ctx, uint chunk, linpool *tmp)
 {
   struct group_step *s = ctx;
-  uint end = MIN(s->n, (chunk + 1) * s->per_chunk);
-  for (uint i = chunk * s->per_chunk; i < end; i++) {
+  uint start = chunk * s->per_chunk, end = MIN(s->n, (chunk + 1) * s->per_chunk);
+  for (uint i = start; i < end; i++) {
     const struct step_change *c = &s->ch[i];
     if (c->feed) {
       struct rte view = rte_view(c->new, c->mod);
       group_class_feed_verdicts(s->g, c->n, &view, c->new_src, &s->v[i], tmp);
-    } else
-      group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], tmp);
+    } else {
+      /* the row before is this chunk's: done; with pure filters, a new
+       * (old) route like the one before gets (had) what that one did */
+      const struct step_change *p = i > start && s->pure && !s->ch[i - 1].feed ? &s->ch[i - 1] : NULL;
+      bool same_new = p && group_rte_alike(p->new, c->new) && p->new_src == c->new_src;
+      bool same_old = p && group_rte_alike(p->old, c->old);
+      group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], same_new ? &s->v[i - 1] : NULL,
+                           same_old ? &s->v[i - 1] : NULL, tmp);
+    }
   }
 }
 
@@ -178,6 +186,7 @@ group_step_run(struct bgp_group *g)
   if (!s || !s->n)
     return;
   s->per_chunk = MAX(1U, STEP_CHUNK_RUNS / MAX(g->nlive, 1U));
+  s->pure = group_class_pure(g);
   par_run(g->par, (s->n + s->per_chunk - 1) / s->per_chunk, step_chunk, s, g->ftmp);
   for (uint i = 0; i < s->n; i++) {
     const struct step_change *c = &s->ch[i];
