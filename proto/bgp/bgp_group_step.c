@@ -62,7 +62,10 @@ struct group_step {
   u32 *bits;                    /* had and takes: words each per row */
   uint n, size;                 /* changes kept, room */
   uint ncls;                    /* classes the rows have room for */
-  uint per_chunk;               /* changes */
+  /* Chunk k is changes cut[k] .. cut[k + 1] - 1: STEP_CHUNK_RUNS class
+   * runs each, a route like the one before counting one (it takes that
+   * one's verdicts), so that a run of them stays in one chunk. */
+  uint *cut;
   bool pure;                    /* group_class_pure() as the step runs */
   struct bgp_group *g;
 };
@@ -77,6 +80,7 @@ step_arrays_free(struct group_step *s)
   mb_free(s->now);
   mb_free(s->res);
   mb_free(s->bits);
+  mb_free(s->cut);
   s->size = 0;
 }
 
@@ -95,6 +99,7 @@ step_size(struct bgp_group *g, struct group_step *s)
   s->now = mb_alloc(p, (size_t) size * ncls * sizeof(*s->now));
   s->res = mb_alloc(p, (size_t) size * ncls * sizeof(*s->res));
   s->bits = mb_alloc(p, (size_t) size * 2 * words * sizeof(u32));
+  s->cut = mb_alloc(p, (size + 1) * sizeof(*s->cut));
   for (uint i = 0; i < size; i++)
     s->v[i] = (struct cls_verdicts) {
       .now = s->now + (size_t) i * ncls,
@@ -157,22 +162,61 @@ group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, s
     ea_unref(mod);
 }
 
+/* With pure filters, is change i's new (old) route like the one of the
+ * change before, so that it gets (had) what that one did? */
+static inline bool
+step_same_new(const struct group_step *s, uint i)
+{
+  const struct step_change *p = &s->ch[i - 1], *c = &s->ch[i];
+  return s->pure && !p->feed && !c->feed && group_rte_alike(p->new, c->new) && p->new_src == c->new_src;
+}
+
+static inline bool
+step_same_old(const struct group_step *s, uint i)
+{
+  const struct step_change *p = &s->ch[i - 1], *c = &s->ch[i];
+  return s->pure && !p->feed && !c->feed && group_rte_alike(p->old, c->old);
+}
+
+/* The chunks: class runs (a feed's net one per class, a change one per
+ * class for its new route and one for its old) up to STEP_CHUNK_RUNS
+ * each, a route like the one before counting one (a copy). With a
+ * chunk of changes per STEP_CHUNK_RUNS runs, a few hundred classes would
+ * make every change a chunk of its own, and none could take the
+ * verdicts of the one before. */
+static uint
+step_cut(struct group_step *s, uint nlive)
+{
+  uint chunks = 0, runs = 0;
+  s->cut[0] = 0;
+  for (uint i = 0; i < s->n; i++) {
+    const struct step_change *c = &s->ch[i];
+    uint full = c->feed ? 1 : !!c->new + !!c->old;
+    uint shared = i && !c->feed ? (c->new && step_same_new(s, i)) + (c->old && step_same_old(s, i)) : 0;
+    uint cost = (full - shared) * nlive + shared;
+    if (runs && runs + cost > STEP_CHUNK_RUNS) {
+      s->cut[++chunks] = i;
+      runs = 0;
+    }
+    runs += cost;
+  }
+  s->cut[++chunks] = s->n;
+  return chunks;
+}
+
 static void
 step_chunk(void *ctx, uint chunk, linpool *tmp)
 {
   struct group_step *s = ctx;
-  uint start = chunk * s->per_chunk, end = MIN(s->n, (chunk + 1) * s->per_chunk);
+  uint start = s->cut[chunk], end = s->cut[chunk + 1];
   for (uint i = start; i < end; i++) {
     const struct step_change *c = &s->ch[i];
     if (c->feed) {
       struct rte view = rte_view(c->new, c->mod);
       group_class_feed_verdicts(s->g, c->n, &view, c->new_src, &s->v[i], tmp);
     } else {
-      /* the row before is this chunk's: done; with pure filters, a new
-       * (old) route like the one before gets (had) what that one did */
-      const struct step_change *p = i > start && s->pure && !s->ch[i - 1].feed ? &s->ch[i - 1] : NULL;
-      bool same_new = p && group_rte_alike(p->new, c->new) && p->new_src == c->new_src;
-      bool same_old = p && group_rte_alike(p->old, c->old);
+      /* the row before is this chunk's: done */
+      bool same_new = i > start && step_same_new(s, i), same_old = i > start && step_same_old(s, i);
       group_class_verdicts(s->g, c->n, c->new, c->old, c->new_src, &s->v[i], same_new ? &s->v[i - 1] : NULL,
                            same_old ? &s->v[i - 1] : NULL, tmp);
     }
@@ -185,9 +229,8 @@ group_step_run(struct bgp_group *g)
   struct group_step *s = g->step;
   if (!s || !s->n)
     return;
-  s->per_chunk = MAX(1U, STEP_CHUNK_RUNS / MAX(g->nlive, 1U));
   s->pure = group_class_pure(g);
-  par_run(g->par, (s->n + s->per_chunk - 1) / s->per_chunk, step_chunk, s, g->ftmp);
+  par_run(g->par, step_cut(s, MAX(g->nlive, 1U)), step_chunk, s, g->ftmp);
   for (uint i = 0; i < s->n; i++) {
     const struct step_change *c = &s->ch[i];
     if (c->feed) {
