@@ -398,6 +398,7 @@ def one_run(args, binary, version, threads):
             sys.stderr.write("%s: RSS at convergence %d KiB, peak while stopping %d KiB\n" % (version, rss, peak))
         if blast and args.stop_peak_daemon:
             blast.send_signal(signal.SIGTERM)
+        stopping = time.monotonic()
         for p in (blast, dut):
             if not p:
                 continue
@@ -405,6 +406,8 @@ def one_run(args, binary, version, threads):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+        if dut:
+            sys.stderr.write("%s: exited %.2f s after SIGTERM\n" % (version, time.monotonic() - stopping))
     if table_done is None or monitor_done is None:
         raise RuntimeError("no convergence within %ds (table %s, monitor %s), see %s"
                            % (args.timeout, table_done, monitor_done, d))

@@ -40,9 +40,7 @@ struct cf_context {
   void *this_item;            /* protocol-specific (e.g. a static route) */
   struct thread_group_config *this_tg;
   struct timeformat *tf;
-  int tbl_sorted, tbl_trie;
-  btime tbl_min_settle, tbl_max_settle;   /* 0: the default */
-  u32 tbl_debug;                          /* `debug` of the table being parsed */
+  struct rtable_config *this_table;
   int proto_is_template;
   const struct proto_class *proto_class;
   struct show_route_args *ra;

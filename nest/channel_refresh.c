@@ -75,13 +75,28 @@ chan_refresh_walk(struct channel *c)
   ev_schedule(&rf->ev);
 }
 
+/* The table counts its channels in a cycle: its exports settle by the
+ * route refresh times meanwhile (nest/rt_settle.c). */
+static void
+chan_refresh_active(struct channel *c, int on)
+{
+  struct chan_refresh *rf = &c->refresh;
+  if (rf->active == on)
+    return;
+  rf->active = on;
+  if (on)
+    uatomic_inc(&c->table->refreshing);
+  else
+    uatomic_dec(&c->table->refreshing);
+}
+
 void
 chan_refresh_begin(struct channel *c)
 {
   struct chan_refresh *rf = &c->refresh;
   /* A cycle that begins again (BoRR twice, a second restart) keeps the
    * routes stale that already were. */
-  rf->active = 1;
+  chan_refresh_active(c, 1);
   uatomic_set(&rf->gen, (u16) (rf->gen + 1));
 }
 
@@ -91,7 +106,7 @@ chan_refresh_end(struct channel *c)
   struct chan_refresh *rf = &c->refresh;
   if (!rf->active)
     return;
-  rf->active = 0;
+  chan_refresh_active(c, 0);
   rf->op.flush = 1;
   rf->op.flush_gen = rf->gen;
   rf->op.modify = NULL;   /* whatever it would modify is flushed */
@@ -113,7 +128,7 @@ void
 chan_refresh_stop(struct channel *c)
 {
   struct chan_refresh *rf = &c->refresh;
-  rf->active = 0;
+  chan_refresh_active(c, 0);
   rf->op.flush = 0;
   rf->op.modify = NULL;
   uatomic_set(&rf->walking, 0);

@@ -14,7 +14,7 @@
 %%decls
 %type <i> net_type proto_debug_mask proto_debug_list proto_debug_flag cfg_timeout limit_action
 %type <r> rtable
-%type <t> cfg_name
+%type <t> cfg_name thread_group
 %type <s> proto_pattern
 %type <ra> r_args
 %type <pa> proto_args
@@ -22,7 +22,7 @@
 %type <pt> proto_target proto_target0
 %type <s> absent_proto absent_iface
 
-%%keywords ipv4 ipv6 roa4 roa6 table sorted trie settle gc threshold period
+%%keywords ipv4 ipv6 roa4 roa6 table sorted trie settle gc threshold period cork digest
 %%keywords protocol template from disabled description import export none preference
 %%keywords protocols states routes filters interfaces events packets channels
 %%keywords show status memory symbols for in count stats primary filtered filter function
@@ -43,38 +43,59 @@ net_type:
  ;
 
 conf_item: table_def ;
-table_def: net_type TABLE symbol table_opts_block {
-    struct rtable_config *rc = rt_new_table_config(cx->conf, $3, $1);
-    if (!rc)
+/* The options write into the table's config as they come: made (or the
+ * implicit master4/master6 taken) before them. */
+table_def: net_type TABLE symbol {
+    cx->this_table = rt_new_table_config(cx->conf, $3, $1);
+    if (!cx->this_table)
       cf_error("Symbol %s already defined", $3->name);
-    rc->sorted = cx->tbl_sorted; rc->trie = cx->tbl_trie;
-    if (cx->tbl_min_settle) rc->min_settle = cx->tbl_min_settle;
-    if (cx->tbl_max_settle) rc->max_settle = cx->tbl_max_settle;
-    rc->debug = cx->tbl_debug;
-    cx->tbl_sorted = cx->tbl_trie = 0;
-    cx->tbl_min_settle = cx->tbl_max_settle = 0;
-    cx->tbl_debug = 0;
-  } ;
+  } table_opts_block { cx->this_table = NULL; } ;
 table_opts_block: ';' | '{' table_opts '}' | table_inline_opts ';' ;
 /* BIRD also takes the flags without braces: `ipv4 table master4 sorted;` */
 table_inline_opts: table_inline_opt | table_inline_opts table_inline_opt ;
-table_inline_opt: SORTED { cx->tbl_sorted = 1; } | TRIE { cx->tbl_trie = 1; } ;
+table_inline_opt: SORTED { cx->this_table->sorted = 1; } | TRIE { cx->this_table->trie = 1; } ;
 table_opts: /* empty */ | table_opts table_opt ';' ;
 table_opt:
-   SORTED bool { cx->tbl_sorted = $2; }
- | TRIE bool { cx->tbl_trie = $2; }
- | MIN SETTLE TIME expr_us { cx->tbl_min_settle = MAX($4, 1); }
- | MAX SETTLE TIME expr_us { cx->tbl_max_settle = MAX($4, 1); }
+   SORTED bool { cx->this_table->sorted = $2; }
+ | TRIE bool { cx->this_table->trie = $2; }
+ /* BIRD 2's wait before a ROA change reloads its readers; BIRD 3 calls
+  * it `digest settle time` */
+ | MIN SETTLE TIME expr_us { cx->this_table->min_settle = MAX($4, 1); }
+ | MAX SETTLE TIME expr_us { cx->this_table->max_settle = MAX($4, 1); }
+ | DIGEST SETTLE TIME expr_us expr_us {
+     cx->this_table->min_settle = MAX($4, 1);
+     cx->this_table->max_settle = MAX($5, 1);
+   }
+ /* BIRD 3's: nest/rt_settle.c */
+ | EXPORT SETTLE TIME expr_us expr_us { cx->this_table->export_settle = (struct rt_settle_times) { $4, $5 }; }
+ | ROUTE REFRESH EXPORT SETTLE TIME expr_us expr_us {
+     cx->this_table->rr_settle = (struct rt_settle_times) { $6, $7 };
+   }
+ /* BIRD 3's import backpressure marks (nest/rt_press.c): items a reader
+  * is behind when importers wait, and when they go on */
+ | CORK THRESHOLD expr expr {
+     if ($3 > $4) cf_error("Cork low threshold must be lower than the high threshold.");
+     if (!$4) cf_error("Cork high threshold must be positive");
+     cx->this_table->cork_low = $3;
+     cx->this_table->cork_high = $4;
+   }
+ | thread_group { cx->this_table->thread_group = $1; }
  /* BIRD 2's periodic prune has no counterpart here: what goes is freed
   * once its readers passed (README, table options) */
  | GC THRESHOLD expr { }
  | GC PERIOD expr_us { }
  /* BIRD 3's `debug all|off|{states,routes,events}` (BIRD 2 has no table
   * debug); flags tables do not trace are ignored */
- | DEBUG bool { cx->tbl_debug = $2 ? D_STATES | D_ROUTES | D_EVENTS : 0; }
- | DEBUG ALL { cx->tbl_debug = D_STATES | D_ROUTES | D_EVENTS; }
- | DEBUG '{' proto_debug_list '}' { cx->tbl_debug = $3 & (D_STATES | D_ROUTES | D_EVENTS); }
+ | DEBUG bool { cx->this_table->debug = $2 ? D_STATES | D_ROUTES | D_EVENTS : 0; }
+ | DEBUG ALL { cx->this_table->debug = D_STATES | D_ROUTES | D_EVENTS; }
+ | DEBUG '{' proto_debug_list '}' { cx->this_table->debug = $3 & (D_STATES | D_ROUTES | D_EVENTS); }
  ;
+
+/* A protocol's or table's loop runs on this group's threads. */
+thread_group: THREAD GROUP CF_SYM_KNOWN {
+    if ($3->class != SYM_THREAD_GROUP) cf_error("Thread group name expected");
+    $$ = $3->name;
+  } ;
 
 rtable: CF_SYM_KNOWN {
     if ($1->class != SYM_TABLE) cf_error("Table name expected");
@@ -115,10 +136,7 @@ proto_item:
  | DEBUG proto_debug_mask { cx->this_proto->debug = $2; }
  | DESCRIPTION text { cx->this_proto->dsc = $2; }
  | ROUTER ID idval { cx->this_proto->router_id = $3; }
- | THREAD GROUP CF_SYM_KNOWN {
-     if ($3->class != SYM_THREAD_GROUP) cf_error("Thread group name expected");
-     cx->this_proto->thread_group = $3->name;
-   }
+ | thread_group { cx->this_proto->thread_group = $1; }
  ;
 
 /* Channels: `ipv4 [{ table t; import all; ... }]` inside a protocol. */

@@ -55,6 +55,12 @@ struct rt_hostcache;
 /* `debug` flags of protocols, channels and tables (BIRD's bits). */
 enum debug_flag { D_STATES = 1, D_ROUTES = 2, D_FILTERS = 4, D_INTERFACES = 8, D_EVENTS = 16, D_PACKETS = 32 };
 
+/* BIRD 3's export settle: readers are woken once no change came for min,
+ * or max after the first one (nest/rt_settle.c). */
+struct rt_settle_times {
+  btime min, max;
+};
+
 struct rtable_config {
   struct lnode n;
   const char *name;
@@ -63,7 +69,10 @@ struct rtable_config {
   uint net_type;
   int sorted;
   int trie;
-  btime min_settle, max_settle;   /* after a change, before its readers' reload */
+  btime min_settle, max_settle;   /* after a ROA change, before its readers' reload */
+  struct rt_settle_times export_settle, rr_settle;  /* {0, 0}: readers woken at once */
+  u32 cork_low, cork_high;    /* 0: RT_PRESS_LOW, RT_PRESS_HIGH */
+  const char *thread_group;   /* its loop's; NULL: the default */
   struct rtable *table;       /* owner: main loop; the running table */
   int table_ref;              /* owner: main loop; holds a config_refs of table */
   int implicit;               /* master4/master6 made before parsing, not yet declared */
@@ -230,6 +239,16 @@ struct rt_senders {
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
+/* A table's export settle (nest/rt_settle.c). */
+struct rt_settle {
+  struct rt_settle_times exp, rr;   /* atomic; main loop's (rt_settle_set) */
+  u32 on;                     /* atomic: any of them set: writers kick, not wake */
+  struct event ev;            /* kick: sent by writers, run by the table loop */
+  struct timer tm;            /* the readers' wake-up; table loop */
+  btime first;                /* table loop: the first change tm waits for */
+  int gone;                   /* table loop: torn down */
+};
+
 struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
   const char *name;
@@ -284,6 +303,13 @@ struct rtable {
   u32 pressing;               /* atomic: readers at RT_PRESS_ALL (rt_import_pressed) */
   u32 crowding;               /* atomic: readers at RT_PRESS_COPIES or above */
   u32 reader_count;           /* atomic: readers attached; changed under the lock */
+  /* atomic, set by the main loop (rt_commit): a reader this many items
+   * behind presses the table until back within press_low (`cork
+   * threshold`, RT_PRESS_LOW and RT_PRESS_HIGH by default) */
+  u32 press_low, press_high;
+  u32 refreshing;             /* atomic: channels writing here in a refresh cycle */
+  struct rt_settle settle;
+  struct sched *sched;        /* its loop's, fixed */
   pthread_mutex_t press_lock; /* importers waiting for the pressing to end */
   struct rt_press_wait *press_waiters;  /* under press_lock */
   struct lnode readers;       /* struct rt_reader, under lock */
@@ -590,7 +616,8 @@ u64 rt_laggard_limit(struct rtable *t);
  * reader that stops for a reason of its own (its peer reads slowly, a
  * feed, a hold) presses no more (rt_reader_idle), nor does one that has
  * not moved for RT_PRESS_STUCK, until it reads again: a stalled peer must
- * not hold the others up; it is made a laggard as before. */
+ * not hold the others up; it is made a laggard as before. These are the
+ * defaults; a table's `cork threshold LOW HIGH` (BIRD 3) sets its own. */
 #define RT_PRESS_HIGH 65536
 #define RT_PRESS_LOW 16384
 #define RT_PRESS_STUCK (MS_ 200)
@@ -670,6 +697,15 @@ static inline void rt_reader_polls(struct rt_reader *r) { uatomic_set(&r->polls,
 void rt_reader_press(struct rt_reader *r, u32 level);
 void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
+
+/* nest/rt_settle.c: export settle. Made with the table's loop; the times
+ * from the config (main loop); a publish with settle.on set kicks the
+ * table loop instead of waking readers (writers, under the lock); torn
+ * down in the table loop. */
+void rt_settle_init(struct rtable *t);
+void rt_settle_set(struct rtable *t, struct rt_settle_times exp, struct rt_settle_times rr);
+void rt_settle_publish(struct rtable *t);
+void rt_settle_stop(struct rtable *t);
 
 /* Table internals (nest/rt_conf.c creates and deletes tables). */
 void rt_index_init(struct rtable *t);

@@ -64,7 +64,7 @@ rt_find_table(const char *name)
 }
 
 static struct rtable *
-rt_table_alloc(const char *name, uint net_type)
+rt_table_alloc(const char *name, uint net_type, struct sched *sched)
 {
   pool *p = rp_new(root_pool(), MEM_TABLES, name);
   struct rtable *t = mb_allocz(p, sizeof(struct rtable));
@@ -76,8 +76,12 @@ rt_table_alloc(const char *name, uint net_type)
   pthread_mutex_init(&t->press_lock, NULL);
   char lname[128];
   snprintf(lname, sizeof(lname), "Routing table service %s", t->name);
-  t->loop = loop_new(thread_group_sched(NULL), lname);
+  t->sched = sched;
+  t->loop = loop_new(sched, lname);
+  t->press_low = RT_PRESS_LOW;
+  t->press_high = RT_PRESS_HIGH;
   ev_init(&t->cleanup_ev, rt_cleanup, t);
+  rt_settle_init(t);
   rt_index_init(t);
   list_init(&t->n);
   return t;
@@ -86,7 +90,7 @@ rt_table_alloc(const char *name, uint net_type)
 static struct rtable *
 rt_table_new(struct rtable_config *rc)
 {
-  struct rtable *t = rt_table_alloc(rc->name, rc->net_type);
+  struct rtable *t = rt_table_alloc(rc->name, rc->net_type, thread_group_sched(rc->thread_group));
   t->config = rc;
   return t;
 }
@@ -94,7 +98,7 @@ rt_table_new(struct rtable_config *rc)
 struct rtable *
 rt_aux_table_new(const char *name, uint net_type)
 {
-  struct rtable *t = rt_table_alloc(name, net_type);
+  struct rtable *t = rt_table_alloc(name, net_type, thread_group_sched(NULL));
   t->aux = 1;
   return t;
 }
@@ -163,6 +167,19 @@ rt_unlock_table(struct rtable *t)
   rt_table_maybe_free(t);
 }
 
+/* What a running table takes of its config at every commit. */
+static void
+rt_table_options(struct rtable *t, const struct rtable_config *rc)
+{
+  uatomic_set(&t->debug, rc->debug);
+  uatomic_set(&t->press_low, rc->cork_high ? rc->cork_low : RT_PRESS_LOW);
+  uatomic_set(&t->press_high, rc->cork_high ? rc->cork_high : RT_PRESS_HIGH);
+  rt_settle_set(t, rc->export_settle, rc->rr_settle);
+  /* a loop stays on the threads it was made on */
+  if (thread_group_sched(rc->thread_group) != t->sched)
+    log_msg(L_WARN, "Table %s stays on thread group %s until it is made again", t->name, sched_name(t->sched));
+}
+
 void
 rt_commit(struct config *new, struct config *old)
 {
@@ -184,7 +201,7 @@ rt_commit(struct config *new, struct config *old)
         log_msg(L_TRACE, "%s: Started", t->name);
     }
     t->config = rc;
-    uatomic_set(&t->debug, rc->debug);
+    rt_table_options(t, rc);
     /* `configure undo` commits an older config again: its tables may be
      * new ones by now */
     if (rc->table_ref && rc->table != t)

@@ -106,8 +106,11 @@ rt_reader_press(struct rt_reader *r, u32 level)
 void
 rt_reader_press_ease(struct rt_reader *r, u64 lag)
 {
-  u32 old = uatomic_read(&r->press);
-  u32 level = lag < rt_press_copies_high() / 2 ? RT_PRESS_NONE : lag < RT_PRESS_LOW ? MIN(old, (u32) RT_PRESS_COPIES) : old;
+  u32 old = uatomic_read(&r->press), level = old;
+  if (level == RT_PRESS_ALL && lag < uatomic_read(&r->table->press_low))
+    level = RT_PRESS_COPIES;
+  if (level == RT_PRESS_COPIES && lag < rt_press_copies_high() / 2)
+    level = RT_PRESS_NONE;
   rt_press_move(r, old, level);
 }
 
@@ -124,7 +127,8 @@ void
 rt_press_check(struct rtable *t, struct rt_reader *r)
 {
   u64 lag = t->jend - uatomic_read(&r->seq);
-  u32 level = lag > RT_PRESS_HIGH ? RT_PRESS_ALL : lag > rt_press_copies_high() ? RT_PRESS_COPIES : RT_PRESS_NONE;
+  u32 level = lag > uatomic_read(&t->press_high) ? RT_PRESS_ALL
+              : lag > rt_press_copies_high() ? RT_PRESS_COPIES : RT_PRESS_NONE;
   u32 old = uatomic_read(&r->press);
   if (level <= old || uatomic_read(&r->idle) || uatomic_read(&r->laggard))
     return;

@@ -49,31 +49,28 @@ press_done(struct rtable *t, struct two_srcs *x)
 }
 
 /* Import backpressure: a reader that reads presses the table once it is
- * RT_PRESS_HIGH behind, until it is back within RT_PRESS_LOW; one that
+ * high behind, until it is back within low (the table's marks); one that
  * stopped of its own accord (rt_reader_idle) does not, until it reads
  * again; a reader's leaving takes its pressure along; a pin never
  * presses, a reader without notify that polls does. (The table lets a
  * reader go that has not moved for RT_PRESS_STUCK; the middle part,
  * between a read and a check, is faster than that even under TSan.) */
 static void
-test_import_press(void **state)
+press_marks(struct rtable *t, u32 low, u32 high, struct event *ev)
 {
-  (void) state;
-  struct rtable *t = test_table();
   struct two_srcs x = two_srcs_new();
-  static struct event ev;     /* may still be queued in the main loop after the test */
-  ev_init(&ev, press_notified, NULL);
+  ev_init(ev, press_notified, NULL);
   struct rt_reader r = { 0 };
-  rt_reader_attach(t, &r, main_loop(), &ev);
+  rt_reader_attach(t, &r, main_loop(), ev);
   uint done = 0;
-  press_churn(t, &x, done, RT_PRESS_HIGH, &r), done += RT_PRESS_HIGH;
+  press_churn(t, &x, done, high, &r), done += high;
   assert_false(rt_import_pressed(t));
   press_churn(t, &x, done, 1000, &r), done += 1000;
   assert_true(rt_import_pressed(t));
 
-  /* reading to within RT_PRESS_LOW lets go */
+  /* reading to within low lets go */
   rcu_read_lock();
-  while (rt_reader_lag(&r) > RT_PRESS_LOW + RT_JOURNAL_BLOCK)
+  while (rt_reader_lag(&r) > low + RT_JOURNAL_BLOCK)
     assert_non_null(rt_reader_next(&r));
   assert_true(rt_import_pressed(t));
   for (uint i = 0; i < 2 * RT_JOURNAL_BLOCK; i++)
@@ -85,7 +82,7 @@ test_import_press(void **state)
 
   /* idle: no pressure, however far behind, until it reads again */
   rt_reader_idle(&r);
-  press_churn(t, &x, done, RT_PRESS_HIGH + 1000, NULL), done += RT_PRESS_HIGH + 1000;
+  press_churn(t, &x, done, high + 1000, NULL), done += high + 1000;
   assert_false(rt_import_pressed(t));
   rcu_read_lock();
   assert_non_null(rt_reader_next(&r));
@@ -101,7 +98,7 @@ test_import_press(void **state)
   struct rt_reader pin = { 0 }, polled = { 0 };
   rt_reader_attach(t, &pin, main_loop(), NULL);
   rt_reader_attach(t, &polled, main_loop(), NULL);
-  press_churn(t, &x, done, RT_PRESS_HIGH + 1000, &polled), done += RT_PRESS_HIGH + 1000;
+  press_churn(t, &x, done, high + 1000, &polled), done += high + 1000;
   assert_false(rt_import_pressed(t));
   rt_reader_polls(&polled);
   press_churn(t, &x, done, 256, &polled), done += 256;
@@ -110,6 +107,34 @@ test_import_press(void **state)
   assert_false(rt_import_pressed(t));
   rt_reader_detach(&pin);
   press_done(t, &x);
+}
+
+static void
+test_import_press(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  assert_int_equal(t->press_low, RT_PRESS_LOW);
+  assert_int_equal(t->press_high, RT_PRESS_HIGH);
+  static struct event ev;     /* may still be queued in the main loop after the test */
+  press_marks(t, RT_PRESS_LOW, RT_PRESS_HIGH, &ev);
+}
+
+/* A table's own marks (`cork threshold 3000 12000`, set as rt_commit()
+ * does): the low one below the copiers' half mark, which must not let
+ * the pressing go before the reader is within it. */
+static void
+test_cork_threshold(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  ASSERT_DIE(3000 + RT_JOURNAL_BLOCK < rt_press_copies_high() / 2);
+  uatomic_set(&t->press_low, 3000);
+  uatomic_set(&t->press_high, 12000);
+  static struct event ev;
+  press_marks(t, 3000, 12000, &ev);
+  uatomic_set(&t->press_low, RT_PRESS_LOW);
+  uatomic_set(&t->press_high, RT_PRESS_HIGH);
 }
 
 /* The gentler level: a reader rt_press_copies_high() behind crowds the
@@ -233,6 +258,7 @@ test_import_crowd_shared(void **state)
  * the main loop, which the table sends its events through. */
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_import_press),
+  cmocka_unit_test(test_cork_threshold),
   cmocka_unit_test(test_import_crowd),
   cmocka_unit_test(test_import_crowd_shared),
 };

@@ -245,12 +245,17 @@ rt_journal_publish(struct rtable *t)
   if (list_empty(&t->readers) && !cleanup)
     return;
   rcu_full_fence();
+  /* with export settle, readers are woken by the table loop, but those
+   * far enough behind to press the table (nest/rt_settle.c) */
+  int settle = uatomic_read(&t->settle.on);
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
-    if (r->notify && !ev_active(r->notify))
-      ev_send(r->loop, r->notify);
     if (r->notify || uatomic_read(&r->polls))
       rt_press_check(t, r);
+    if (r->notify && !ev_active(r->notify) && (!settle || uatomic_read(&r->press)))
+      ev_send(r->loop, r->notify);
   }
+  if (settle)
+    rt_settle_publish(t);
   if (cleanup && !ev_active(&t->cleanup_ev))
     ev_send(t->loop, &t->cleanup_ev);
 }
@@ -1301,6 +1306,7 @@ void
 rt_table_destroy_data(struct rtable *t)
 {
   rt_hostcache_free(t);
+  rt_settle_stop(t);
   rcu_read_lock();
   wlock_take(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));

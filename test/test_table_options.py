@@ -1,0 +1,120 @@
+"""BIRD 3's table options: `export settle time`, `route refresh export
+settle time`, `cork threshold`, `digest settle time`, `thread group`.
+
+BIRD 2.0.12 rejects all of them, so these run against our daemon only.
+Export settle is seen through a pipe from master4 to t2: the pipe reads
+master4's exports, so a route reaches t2 once master4's readers are woken.
+"""
+
+import re
+import time
+
+from conftest import poll, strip_codes
+
+BASE = """router id 10.0.0.1;
+thread group g1 { threads 1; };
+ipv4 table master4 { %s };
+ipv4 table t2;
+protocol static s1 { ipv4; %s }
+protocol pipe p1 { table master4; peer table t2; export all; import none; }
+"""
+
+ALL_OPTIONS = """ipv4 table t3 {
+  sorted;
+  export settle time 1 ms 100 ms;
+  route refresh export settle time 100 ms 3 s;
+  cork threshold 333300 1011010;
+  digest settle time 1 s 20 s;
+  thread group g1;
+  gc threshold 1000;
+  debug { states };
+};
+"""
+
+
+def routes(n):
+    return " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(n))
+
+
+def conf(settle, n, extra=""):
+    return BASE % (settle, routes(n)) + extra
+
+
+def count(d, table):
+    m = re.search(r"(\d+) of \d+ routes for \d+ networks in table " + table,
+                  "\n".join(strip_codes(d.raw("show route table %s count" % table))))
+    return int(m.group(1)) if m else None
+
+
+def configure(d, text):
+    d.reconfigure_file(text)
+    assert d.raw("configure").startswith(b"0002-")
+
+
+def test_options_accepted(start_daemon, ours_only):
+    d = start_daemon(conf("", 1, ALL_OPTIONS))
+    assert poll(lambda: count(d, "t2") == 1, timeout=10)
+    assert count(d, "t3") == 0
+    # the table's `debug { states }` traces its start
+    assert "t3: Started" in d.log()
+
+
+def test_bad_cork_threshold_keeps_running_config(start_daemon, ours_only):
+    d = start_daemon(conf("", 1))
+    d.reconfigure_file(conf("cork threshold 2000 1000;", 2))
+    r = strip_codes(d.raw("configure"))
+    text = "\n".join(r)
+    assert re.search(r"bird\.conf:3:\d+ Cork low threshold must be lower than the high threshold", text), text
+    time.sleep(0.5)
+    assert count(d, "master4") == 1
+
+
+def test_export_settle(start_daemon, ours_only):
+    """A change reaches master4's readers once no other came for the
+    minimum, and no later than the maximum after the first one."""
+    d = start_daemon(conf("export settle time 3 s 30 s;", 1))
+    assert poll(lambda: count(d, "t2") == 1, timeout=10)
+    configure(d, conf("export settle time 3 s 30 s;", 2))
+    assert poll(lambda: count(d, "master4") == 2, timeout=5)
+    # master4 has it; its readers are not woken before 3 s have passed
+    assert count(d, "t2") == 1
+    time.sleep(1)
+    assert count(d, "t2") == 1
+    assert poll(lambda: count(d, "t2") == 2, timeout=10)
+
+    # changes every half second, each moving the wake-up 2 s on: the
+    # maximum (4 s after the first) wakes the readers while they go on
+    configure(d, conf("export settle time 2 s 4 s;", 2))
+    start = time.monotonic()
+    n = 2
+    seen = None
+    while time.monotonic() - start < 9:
+        n += 1
+        configure(d, conf("export settle time 2 s 4 s;", n))
+        time.sleep(0.5)
+        if seen is None and count(d, "t2") > 2:
+            seen = time.monotonic() - start
+    assert seen is not None and seen < 8.5, seen
+    assert poll(lambda: count(d, "t2") == n, timeout=10), (count(d, "t2"), n)
+
+
+def test_export_settle_off_by_configure(start_daemon, ours_only):
+    """Taking the option out wakes the readers at once again, a wake-up
+    pending under it too."""
+    d = start_daemon(conf("export settle time 20 s 60 s;", 1))
+    assert poll(lambda: count(d, "t2") == 1, timeout=10)
+    configure(d, conf("export settle time 20 s 60 s;", 2))
+    assert poll(lambda: count(d, "master4") == 2, timeout=5)
+    time.sleep(0.5)
+    assert count(d, "t2") == 1
+    configure(d, conf("", 2))
+    assert poll(lambda: count(d, "t2") == 2, timeout=3)
+    configure(d, conf("", 3))
+    assert poll(lambda: count(d, "t2") == 3, timeout=3)
+
+
+def test_thread_group_change_is_logged(start_daemon, ours_only):
+    d = start_daemon(conf("thread group g1;", 1))
+    assert poll(lambda: count(d, "t2") == 1, timeout=10)
+    configure(d, conf("", 1))
+    assert poll(lambda: "Table master4 stays on thread group g1 until it is made again" in d.log(), timeout=3)
