@@ -454,27 +454,30 @@ cls_verdicts_share(const struct bgp_group *g, struct cls_verdicts *v, const stru
 
 void
 group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
-                     const struct ea_list *new_src, struct cls_verdicts *v, const struct cls_verdicts *same_new,
-                     const struct cls_verdicts *same_old, linpool *tmp)
+                     const struct ea_list *new_src, struct cls_verdicts *v, linpool *tmp)
 {
   cls_verdicts_clear(g, v);
   v->res.n = 0;
-  if (same_new)
-    cls_verdicts_share(g, v, same_new);
-  if (same_old)
-    memcpy(v->had, same_old->had, bgp_class_words(g->ncls) * sizeof(u32));
-  if (same_new && same_old)
-    return;
   for (uint i = 0; i < g->ncls; i++) {
     const struct group_class *k = g->cls[i];
     if (!k->members)
       continue;
     /* old went out before, to the classes that took it: the same verdict now */
-    if (!same_old)
-      bgp_class_put(v->had, i, old && cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
-    if (!same_new)
-      bgp_class_put(v->takes, i, new && cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
+    if (old)
+      bgp_class_put(v->had, i, cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
+    if (new)
+      bgp_class_put(v->takes, i, cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
   }
+}
+
+void
+group_class_share(const struct bgp_group *g, struct cls_verdicts *v, const struct cls_verdicts *same_new,
+                  const struct cls_verdicts *same_old)
+{
+  if (same_new)
+    cls_verdicts_share(g, v, same_new);
+  if (same_old)
+    memcpy(v->had, same_old->had, bgp_class_words(g->ncls) * sizeof(u32));
 }
 
 void
@@ -515,7 +518,7 @@ group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new
                    const struct ea_list *new_src)
 {
   struct cls_verdicts v = cls_scratch(g);
-  group_class_verdicts(g, n, new, old, new_src, &v, NULL, NULL, g->ftmp);
+  group_class_verdicts(g, n, new, old, new_src, &v, g->ftmp);
   group_class_apply(g, n, new, old, &v);
 }
 

@@ -286,23 +286,29 @@ void group_class_look(struct bgp_group *g);
  * the verdicts, then their effect. */
 void group_class_change(struct bgp_group *g, const net_addr *n, const struct rte *new, const struct rte *old,
                         const struct ea_list *new_src);
-/* The verdicts alone, into v, with scratch tmp. Runs on any thread while
- * the group's loop waits (bgp_group_step.c): reads the classes, writes
- * only v. same_new, same_old, if not NULL: the verdicts of a change
- * whose new (old) route every class takes or rejects as this one's (the
- * classes' filters pure, group_class_pure(), and the routes alike), whose
- * results v then shares instead of running the filters again. */
+/* The verdicts alone, into v, with scratch tmp: of new (NULL: none
+ * taken, no results) and old (NULL: none had it). Runs on any thread
+ * while the group's loop waits (bgp_group_step.c): reads the classes,
+ * writes only v. */
 void group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct rte *new,
                           const struct rte *old, const struct ea_list *new_src, struct cls_verdicts *v,
-                          const struct cls_verdicts *same_new, const struct cls_verdicts *same_old, linpool *tmp);
+                          linpool *tmp);
+/* v, made without new (old) by group_class_verdicts(), takes the verdicts
+ * of same_new (same_old), if not NULL: a change whose new (old) route
+ * every class takes or rejects as this one's (the classes' filters pure,
+ * group_class_pure(), and the routes alike), and results with references
+ * of v's own. The group's loop. */
+void group_class_share(const struct bgp_group *g, struct cls_verdicts *v, const struct cls_verdicts *same_new,
+                       const struct cls_verdicts *same_old);
 /* Do the classes' filters read the route's attributes only (filter_pure()),
  * so that each one's verdict and result on a route depend on its
  * attributes, source and flags alone? */
 bool group_class_pure(const struct bgp_group *g);
 /* Routes that pure class filters take or reject alike, with the same
  * results: the prefixes of one UPDATE, next to each other in the journal
- * and in the table's feed order. Both held (RCU or references), so equal
- * pointers are the same lists. */
+ * and in the table's feed order, and the routes they replace, which most
+ * often came in a few UPDATEs before. Both held (RCU or references), so
+ * equal pointers are the same lists. */
 static inline bool
 group_rte_alike(const struct rte *a, const struct rte *b)
 {
