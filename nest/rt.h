@@ -296,6 +296,19 @@ struct rtable {
   struct rt_journal_block *jfirst, *jlast;
   u64 jend;                   /* atomic: seq of the next item to be published */
   u32 junpub;                 /* under lock: items written after jend, not yet published */
+  /* Under lock: a block was started after others since the last publish.
+   * Unless the cleanup's timer runs, that asks for a cleanup: with no
+   * reader, nothing else would free the blocks of fewer changes than
+   * RT_CLEANUP_THRESHOLD (a pipe's peer table nothing reads kept 8 blocks,
+   * 128 kB, and the routes they retired, for good). */
+  u32 jnewblock;
+  /* The table loop looks again RT_CLEANUP_QUIET after a cleanup, until a
+   * look finds no change since the one before: what the last changes left
+   * goes once they are over. cleanup_armed (atomic): the timer runs;
+   * cleanup_seen: jend when it was started. */
+  struct timer cleanup_tm;
+  u32 cleanup_armed;
+  u64 cleanup_seen;
   u32 writing;                /* atomic, written under lock: 1 from a writer's
                                  taking the lock until it published, so a
                                  chain may hold changes jend does not cover */
@@ -723,6 +736,7 @@ void rt_index_mark(struct rtable *t, const net_addr *n);
 /* The region masks of a table gone, after its grace period (NULL: none). */
 void rt_index_regions_free(u64 *regions);
 void rt_cleanup(void *table);
+void rt_cleanup_tick(struct timer *tm);     /* cleanup_tm's hook */
 void rt_table_destroy_data(struct rtable *t);
 /* Next journal item for this reader or NULL; the item stays valid until the
  * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */

@@ -81,6 +81,7 @@ rt_table_alloc(const char *name, uint net_type, struct sched *sched)
   t->press_low = RT_PRESS_LOW;
   t->press_high = RT_PRESS_HIGH;
   ev_init(&t->cleanup_ev, rt_cleanup, t);
+  tm_init(&t->cleanup_tm, t->loop, rt_cleanup_tick, t);
   rt_settle_init(t);
   rt_index_init(t);
   list_init(&t->n);

@@ -32,6 +32,8 @@
  * blocks keep at most 128 kB of journal (and the routes it retires)
  * beyond the slowest reader. */
 #define RT_CLEANUP_THRESHOLD (8 * RT_JOURNAL_BLOCK)
+/* How long after a cleanup the table loop looks again (rt_cleanup_tick). */
+#define RT_CLEANUP_QUIET (S_ 1)
 
 /* --- Sources --- */
 
@@ -216,9 +218,10 @@ rt_journal_push(struct rtable *t, int died)
     struct rt_journal_block *b = page_pool_alloc(journal_pool);
     mem_account(MEM_TABLES, RT_JOURNAL_BYTES, 0);
     b->first_seq = seq;
-    if (t->jlast)
+    if (t->jlast) {
       rcu_assign_pointer(t->jlast->next, b);
-    else
+      t->jnewblock = 1;
+    } else
       rcu_assign_pointer(t->jfirst, b);
     t->jlast = b;
   }
@@ -242,6 +245,11 @@ rt_journal_publish(struct rtable *t)
    * writes (that loop clears the flag with a full barrier before reading
    * the journal: see ev_active). */
   int cleanup = t->jend - uatomic_read(&t->jfirst_seq) >= RT_CLEANUP_THRESHOLD;
+  if (t->jnewblock) {
+    t->jnewblock = 0;
+    cmm_smp_mb();       /* jend before armed: see rt_cleanup_tick */
+    cleanup |= !uatomic_read(&t->cleanup_armed);
+  }
   if (list_empty(&t->readers) && !cleanup)
     return;
   rcu_full_fence();
@@ -1233,10 +1241,50 @@ rt_block_retire_refs(struct rt_journal_block *b, uint used)
   call_rcu(&b->rcu, rt_block_free_rcu);
 }
 
+static void rt_cleanup_run(struct rtable *t);
+
+/* After a cleanup: another look later, while the table changes. */
+static void
+rt_cleanup_arm(struct rtable *t)
+{
+  if (tm_active(&t->cleanup_tm))
+    return;
+  t->cleanup_seen = uatomic_read(&t->jend);
+  uatomic_set(&t->cleanup_armed, 1);
+  tm_start(&t->cleanup_tm, RT_CLEANUP_QUIET);
+}
+
 void
 rt_cleanup(void *data)
 {
   struct rtable *t = data;
+  rt_cleanup_run(t);
+  rt_cleanup_arm(t);
+}
+
+/* The look again: on while changes came since the last, else off, and
+ * the next new block asks again (rt_journal_publish). */
+void
+rt_cleanup_tick(struct timer *tm)
+{
+  struct rtable *t = tm->data;
+  u64 end = uatomic_read(&t->jend);
+  rt_cleanup_run(t);
+  if (end == t->cleanup_seen) {
+    uatomic_set(&t->cleanup_armed, 0);
+    cmm_smp_mb();       /* armed before jend: a writer that saw it on published before this */
+    end = uatomic_read(&t->jend);
+    if (end == t->cleanup_seen)
+      return;
+    uatomic_set(&t->cleanup_armed, 1);
+  }
+  t->cleanup_seen = end;
+  tm_start(&t->cleanup_tm, RT_CLEANUP_QUIET);
+}
+
+static void
+rt_cleanup_run(struct rtable *t)
+{
   u32 debug = uatomic_read(&t->debug);
   uint laggards = 0;
   u64 max_lag = 0;
@@ -1307,6 +1355,7 @@ rt_table_destroy_data(struct rtable *t)
 {
   rt_hostcache_free(t);
   rt_settle_stop(t);
+  tm_stop(&t->cleanup_tm);
   rcu_read_lock();
   wlock_take(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));

@@ -1440,6 +1440,34 @@ test_index_compacts_when_quiet(void **state)
   two_srcs_free(&x);
 }
 
+/* A table nothing reads keeps no more than its last journal block, even
+ * with fewer changes than RT_CLEANUP_THRESHOLD: a pipe's peer table that
+ * no channel reads kept 8 blocks (128 kB) and the routes they retired for
+ * good. Replacing routes, so that the blocks hold retired routes too. */
+static void
+test_journal_freed_without_readers(void **state)
+{
+  (void) state;
+  struct rtable *t = rt_aux_table_new("unread", NET_IP4);
+  struct two_srcs x = two_srcs_new();
+  net_addr n;
+  const uint changes = 3 * RT_JOURNAL_BLOCK;
+  for (uint k = 0; k < changes; k++) {
+    net4(&n, 400000 + k % 100);
+    rt_update(t, &n, x.s1, NULL, (k / 100) & 1 ? x.hi : x.lo, 0);
+  }
+  btime until = time_mono_now() + S_ 8;
+  while (uatomic_read(&t->jend) - uatomic_read(&t->jfirst_seq) > RT_JOURNAL_BLOCK && time_mono_now() < until)
+    usleep(20000);
+  assert_true(uatomic_read(&t->jend) - uatomic_read(&t->jfirst_seq) <= RT_JOURNAL_BLOCK);
+  for (uint k = 0; k < 100; k++) {
+    net4(&n, 400000 + k);
+    rt_update(t, &n, x.s1, NULL, NULL, 0);
+  }
+  rt_aux_table_free(t);
+  two_srcs_free(&x);
+}
+
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
  * the main loop, which the table code sends its cleanup events through. */
 static const struct CMUnitTest tests[] = {
@@ -1462,6 +1490,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_route_groups_merging),
   cmocka_unit_test(test_index_compacts_when_quiet),
+  cmocka_unit_test(test_journal_freed_without_readers),
 };
 
 int
