@@ -374,11 +374,15 @@ static const u32 *
 gout_same_result(struct bgp_gout *g, struct ea_list *const *now, uint k, u32 *got)
 {
   u32 *set = lp_allocz(g->lp, g->words * sizeof(u32));
-  for (uint j = k; j < g->classes; j++)
-    if (now[j] == now[k]) {
-      bgp_class_put(set, j, true);
-      bgp_class_put(got, j, true);
-    }
+  /* a word's bits in a register: this runs per change and distinct result
+   * over every class, on the group's loop */
+  for (uint w = k / 32; w < g->words; w++) {
+    u32 bits = 0;
+    for (uint j = MAX(32 * w, k); j < MIN(32 * w + 32, g->classes); j++)
+      bits |= (u32) (now[j] == now[k]) << (j % 32);
+    set[w] = bits;
+    got[w] |= bits;
+  }
   return gout_set_final(g, set);
 }
 
