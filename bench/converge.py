@@ -482,6 +482,11 @@ def main():
                     "with --stop-peak-peers: this long after the routes went (default 2)")
     ap.add_argument("--version", help="VERSION column (default: bird-mt-<v>[/tN] or bird-<v>)")
     args = ap.parse_args()
+    # --delivered stops the peers to read their summary: what follows would
+    # have no session to measure
+    if args.delivered and (args.reconfigure or args.reload_out or args.reload_in):
+        ap.error("--delivered stops the peers before --reconfigure, --reload-out or --reload-in could be "
+                 "measured: run those without it")
 
     if args.daemon == "bird2":
         binary = args.bird2
