@@ -601,6 +601,14 @@ void rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, str
 void rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify,
                          const struct rt_reader *at);
 void rt_reader_detach(struct rt_reader *r);
+/* Under the writer lock (the readers' list): r's loop is sent its notify
+ * event, unless it has none or that is pending. */
+static inline void
+rt_reader_wake(struct rt_reader *r)
+{
+  if (r->notify && !ev_active(r->notify))
+    ev_send(r->loop, r->notify);
+}
 
 /* Items between the reader and the journal's end. Reader's loop. */
 u64 rt_reader_lag(const struct rt_reader *r);

@@ -36,8 +36,7 @@ rt_settle_wake(struct timer *tm)
   struct rtable *t = tm->data;
   wlock_take(&t->lock);
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    if (r->notify && !ev_active(r->notify))
-      ev_send(r->loop, r->notify);
+    rt_reader_wake(r);
   wlock_give(&t->lock);
 }
 

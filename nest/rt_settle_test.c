@@ -10,10 +10,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/loop.h"
+#include "lib/timeutil.h"
 #include "nest/rt.h"
 #include "nest/test_loops.h"
 #include "nest/test_table.h"
@@ -22,20 +23,10 @@ static u32 woken;               /* atomic: the readers' notify hook ran */
 
 static void settle_notified(void *data) { (void) data; uatomic_inc(&woken); }
 
-static double
-now_s(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
+/* Seconds on the monotonic clock. */
+static double now_s(void) { return (double) time_mono_now() / S_ 1; }
 
-static void
-sleep_ms(uint ms)
-{
-  struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000 };
-  nanosleep(&ts, NULL);
-}
+static void sleep_ms(uint ms) { usleep(ms * 1000); }
 
 /* Seconds from now until the reader is woken, polling up to limit. */
 static double

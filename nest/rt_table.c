@@ -259,8 +259,8 @@ rt_journal_publish(struct rtable *t)
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
     if (r->notify || uatomic_read(&r->polls))
       rt_press_check(t, r);
-    if (r->notify && !ev_active(r->notify) && (!settle || uatomic_read(&r->press)))
-      ev_send(r->loop, r->notify);
+    if (!settle || uatomic_read(&r->press))
+      rt_reader_wake(r);
   }
   if (settle)
     rt_settle_publish(t);
