@@ -100,7 +100,9 @@ def export_of(name, asn, export, rs_export_filter):
 
 
 def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export="all", rs_export_filter=False,
-               import_limit=0):
+               import_limit=0, import_cond=None):
+    """import_cond: a condition every peer's import also asks for (in its
+    own filter with rs_filter, else `import where`)."""
     out = ["router id %s;" % DUT, "protocol device {}"]
     if threads:
         out.append("threads %d;" % threads)
@@ -110,9 +112,12 @@ def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export
     imex = "import table on; export table on; " if layout in ("imex", "mulimex") else ""
     for i in range(peers):
         name = "p%d" % (i + 1)
-        imp = "import all;"
+        imp = "import all;" if not import_cond else "import where %s;" % import_cond
         if rs_filter:
-            out.append(RS_FILTER % (name, 65000 + i + 1))
+            fdef = RS_FILTER % (name, 65000 + i + 1)
+            if import_cond:
+                fdef = fdef.replace("  accept;", "  if !(%s) then reject;\n  accept;" % import_cond)
+            out.append(fdef)
             imp = "import filter rs_in_%s;" % name
         if import_limit:
             imp += " import limit %d action block;" % import_limit
@@ -331,6 +336,27 @@ def one_run(args, binary, version, threads):
             after, busy_end = busy_until(dut.pid)
             sys.stderr.write("%s: configure with a new export filter for all: %.2f s of DUT CPU, busy %.2f s\n"
                              % (version, after - before, busy_end - t1))
+        if args.reconfigure_import:
+            # Every peer's import filter changes to one that accepts the
+            # same routes (an IXP's nightly run with new prefix lists):
+            # each peer is asked for its routes again (route refresh), or
+            # they come from the import tables (imex, mulimex)
+            before, _, _ = cpu_once_idle(dut.pid)
+            with open(conf, "w") as f:
+                f.write(gen_config(args.layout, args.peers, port, threads, args.rs_filter, args.monitors,
+                                   export="where bgp_path.len < 64" if args.reconfigure else "all",
+                                   rs_export_filter=args.rs_export_filter, import_limit=args.import_limit,
+                                   import_cond="bgp_path.len < 64"))
+            t1 = time.time()
+            reply = ctl(sock, "configure")
+            if "Reconfigured" not in reply:
+                raise RuntimeError("configure failed: %s" % reply)
+            after, busy_end = busy_until(dut.pid)
+            now = master4_count(sock)
+            if not now or now[0] != total:
+                raise RuntimeError("master4 holds %s routes after the import filters changed, not %d" % (now, total))
+            sys.stderr.write("%s: configure with a new import filter for all: %.2f s of DUT CPU, busy %.2f s\n"
+                             % (version, after - before, busy_end - t1))
         # reload out: every session asks for everything again at once (an
         # update group feeds its members in one walk, through every
         # class); reload in: every channel's routes through its import
@@ -459,6 +485,10 @@ def main():
                     help="after convergence, give every session a new export filter (accepting the same routes) "
                          "by `configure` and print the DUT's CPU time until it idles again to stderr; with "
                          "--rs-export-filter each session's own filter gets a new condition")
+    ap.add_argument("--reconfigure-import", action="store_true",
+                    help="after convergence (and --reconfigure), give every peer a new import filter "
+                         "(accepting the same routes) by `configure`, print the DUT's CPU time and how long it "
+                         "stayed busy to stderr, and check master4 still holds every route")
     ap.add_argument("--reload-out", action="store_true",
                     help="after convergence, `reload out all` and print the DUT's CPU time and how long it "
                          "stayed busy (to 50 ms) to stderr; the sessions must be up: not with --delivered, "
@@ -484,8 +514,8 @@ def main():
     args = ap.parse_args()
     # --delivered stops the peers to read their summary: what follows would
     # have no session to measure
-    if args.delivered and (args.reconfigure or args.reload_out or args.reload_in):
-        ap.error("--delivered stops the peers before --reconfigure, --reload-out or --reload-in could be "
+    if args.delivered and (args.reconfigure or args.reconfigure_import or args.reload_out or args.reload_in):
+        ap.error("--delivered stops the peers before --reconfigure(-import), --reload-out or --reload-in could be "
                  "measured: run those without it")
 
     if args.daemon == "bird2":
