@@ -429,10 +429,12 @@ const struct bgp_peer_info *bgp_src_peer(const struct rte *r);
  * channel holds the reference). Proto loop. */
 const struct bgp_xprof *bgp_export_profile_of(const struct bgp_proto *p, struct bgp_channel *bc);
 /* What a session of profile x sends for route r (NULL: nothing), through
- * the thread's memo; the result is borrowed for the loop run. */
-struct ea_list *bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh);
+ * the thread's memo; the result is borrowed for the loop run. src: r's
+ * attributes before the export filter (NULL: not known, taken as r's),
+ * which tell whether the filter set the MED (bgp_med_fresh). */
+struct ea_list *bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, const struct ea_list *src);
 /* The same with a reference for the caller (bgp_export_cache_take). */
-struct ea_list *bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, int med_fresh);
+struct ea_list *bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, const struct ea_list *src);
 
 /* bgp_gr.c: graceful restart helper, long-lived GR, enhanced route refresh */
 void bgp_gr_init(struct bgp_proto *p);

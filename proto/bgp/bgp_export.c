@@ -160,9 +160,13 @@ bgp_export_make(void *ctx)
 }
 
 static struct ea_list *
-bgp_export_attrs_lookup(const struct bgp_xprof *x, const struct rte *r, int med_fresh, bool take)
+bgp_export_attrs_lookup(const struct bgp_xprof *x, const struct rte *r, const struct ea_list *src, bool take)
 {
   const struct bgp_peer_info *sp = bgp_src_peer(r);
+  /* Whether the filter set the MED matters only where a learned MED is
+   * dropped (bgp_rules_export_attrs): the lookups of both lists' MEDs
+   * were a twentieth of a route server client's refeed. */
+  int med_fresh = sp && !x->prof.interior && !x->prof.rs_client && bgp_med_fresh(r->attrs, src);
   struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .prof_id = x->id,
                               .med_fresh = (u32) med_fresh };
   struct bgp_export_make m = { &x->prof, r, med_fresh };
@@ -170,13 +174,13 @@ bgp_export_attrs_lookup(const struct bgp_xprof *x, const struct rte *r, int med_
 }
 
 struct ea_list *
-bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, int med_fresh)
+bgp_export_attrs_get(const struct bgp_xprof *x, const struct rte *r, const struct ea_list *src)
 {
-  return bgp_export_attrs_lookup(x, r, med_fresh, false);
+  return bgp_export_attrs_lookup(x, r, src, false);
 }
 
 struct ea_list *
-bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, int med_fresh)
+bgp_export_attrs_take(const struct bgp_xprof *x, const struct rte *r, const struct ea_list *src)
 {
-  return bgp_export_attrs_lookup(x, r, med_fresh, true);
+  return bgp_export_attrs_lookup(x, r, src, true);
 }

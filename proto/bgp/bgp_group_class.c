@@ -351,7 +351,7 @@ cls_run(const struct bgp_group *g, const struct group_class *k, const net_addr *
   struct rte view = rte_view(r, mod);
   /* a reference from the memo's stock: the group's loop drops it, and a
    * helper's atomic add would take the line from it (bgp_group_step.c) */
-  struct ea_list *a = bgp_export_attrs_take(g->xprof, &view, bgp_med_fresh(view.attrs, src));
+  struct ea_list *a = bgp_export_attrs_take(g->xprof, &view, src);
   res->r[res->n++] = (struct cls_result) { .mod = mod, .a = a, .extra = 0 };
   *out = a;
   return true;

@@ -262,7 +262,7 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
   struct bgp_channel *bc = &p->ch[af];
   if (!bc->c || !p->caps.af[af])
     return;
-  struct ea_list *a = new ? bgp_export_attrs_get(bgp_export_profile_of(p, bc), new, bgp_med_fresh(new->attrs, new_src)) : NULL;
+  struct ea_list *a = new ? bgp_export_attrs_get(bgp_export_profile_of(p, bc), new, new_src) : NULL;
   if (!a && !old)
     return;
   /* ADD-PATH transmit: the channel hands us every route on its own, new
