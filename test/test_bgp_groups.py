@@ -392,15 +392,15 @@ def test_pure_class_filters_share_verdicts(start_daemon, ours_only):
 
 def test_filter_changes_hand_over_together(start_daemon, ours_only):
     """A `configure` gives four clients without enhanced route refresh a
-    new filter each: each leaves the group to refeed alone, and the
-    members handed over together get their maps from one walk (each
-    class's filter once per route); then each joins again at a marker, the
-    new classes counted together. Each must take over exactly what its
-    peer had: client k had all but block 10.k and its own routes; its new
-    filter rejects blocks 10.k and 10.(k+4), so its refeed withdraws block
-    10.(k+4) and nothing else (a map with another class's verdicts, or
-    with its own routes, withdraws more or less); its counters are exact
-    after."""
+    new filter each: the group hands them over together, their maps of
+    what their peers hold made by one walk (each class's filter once per
+    route), and each goes at once into its new class, fed with the others
+    in one cohort walk. Each must take over exactly what its peer had:
+    client k had all but block 10.k and its own routes; its new filter
+    rejects blocks 10.k and 10.(k+4), so its feed resends everything else
+    once and withdraws block 10.(k+4) and nothing else (a map with another
+    class's verdicts, or with its own routes, withdraws more or less); its
+    counters are exact after (its own routes counted out of its class's)."""
     port = free_ports(1)[0]
     clients = {name: k for k, name in enumerate("bcde", 1)}
 
@@ -448,7 +448,7 @@ def test_filter_changes_hand_over_together(start_daemon, ours_only):
         c.drain()
         events = c.events[n[name]:]
         assert sorted(e[1] for e in events if e[0] == "withdraw") == sorted(block(k + 4)), (name, events[:8])
-        # without enhanced route refresh the refeed sends all it is due,
+        # without enhanced route refresh the feed sends all it is due,
         # once, and nothing it is not
         assert sorted(e[1] for e in events if e[0] == "announce") == sorted(due(name, True)), (name, events[:8])
         assert poll(lambda: "Routes:         2 imported, %d exported" % len(due(name, True))
@@ -458,7 +458,7 @@ def test_filter_changes_hand_over_together(start_daemon, ours_only):
     assert all("%s: Exports alone, out of update group" % name in log for name in clients), log
     # asked within GROUP_SOLO_WAIT of each other: handed over together
     assert re.search(r"Update group \S+ \(ipv4\): [234] members export alone, maps in one walk", log), log
-    # after the marker, changes reach each through its new class
+    # changes reach each through its new class
     late = {"10.3.200.0/25", "10.7.200.0/25"}
     for p in late:
         announce(a, p, [65002])
@@ -604,10 +604,12 @@ def filter_c_changed(start_daemon, refresh=False):
 
 
 def test_filter_change_leaves_the_group(start_daemon, ours_only):
-    """Without enhanced route refresh a client whose filter changed exports
-    alone (its own refeed withdraws what the new filter rejects), then joins
-    the group of its new settings where its export is, resending nothing;
-    changed back, it rejoins the others' group the same way."""
+    """Without enhanced route refresh a client whose filter changed is
+    handed over by its group (the log up to a point, a map of what its
+    peer holds) and goes at once into the group of its new settings, here
+    another export class of the same group: its feed resends what the new
+    class gets and withdraws what the peer holds that the class does not
+    get; changed back, it returns to the others' class the same way."""
     d, port, a, b, c = filter_c_changed(start_daemon)
     c.wait(lambda x: x.rib == {"10.106.1.0/24": 65002})
     # the others keep both, and go on getting changes through the group
@@ -621,7 +623,8 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     # the same group (filters that read the route alone make export
     # classes in it), another class
     assert classes_of(d.log(), "c")[1][0] == first[0][0], d.log()
-    assert classes_of(d.log(), "c")[1] != first[0] and "joined where it was" in d.log(), d.log()
+    assert classes_of(d.log(), "c")[1] != first[0], d.log()
+    assert "c: Export changed, into an update group without route refresh" in d.log(), d.log()
     # changes reach it through its new class, nothing sent twice
     n = len(c.events)
     announce(a, "10.106.4.0/24", [65002])
@@ -633,7 +636,7 @@ def test_filter_change_leaves_the_group(start_daemon, ours_only):
     c.drain()
     assert sorted(c.events[n:]) == [("announce", "10.106.4.0/24", 65002), ("announce", "10.106.9.128/25", 65003),
                                     ("withdraw", "10.106.1.0/24")], c.events[n:]
-    # back to the others' filter: alone for its refeed, then their group
+    # back to the others' filter, the same way
     d.reconfigure_file(conf(port))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     want["10.106.9.0/24"] = 65002
@@ -1122,13 +1125,63 @@ def test_feeder_restart_with_new_identity_under_load(start_daemon):
     f.close()
 
 
-def test_rejoin_under_churn(start_daemon, ours_only):
+class NextHopClient(Client):
+    """A raw client that keeps the next hop of each route it got."""
+    value = staticmethod(lambda attrs: socket.inet_ntoa(attr_value(attrs, 3)))
+
+
+def test_next_hop_change_moves_quietly(start_daemon, ours_only):
+    """A `configure` gives client c (no enhanced route refresh) `next hop
+    self`: its export profile, and so its update group, changes. Handed
+    over by the old group, it joins the new one at once, made for it and
+    still feeding the table: c waits for that feed before its own walk, so
+    it sees every route once more with our next hop, and not one withdrawn
+    (a walk against the new group's map before its feed was over would
+    withdraw what that feed had yet to send, then announce it again). The
+    others keep the client's next hop, and later changes reach c through
+    its new group."""
+    d, port = start(start_daemon)
+    a, b = Client("a", port), Client("b", port)
+    c = NextHopClient("c", port)
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    nets = ["10.%d.%d.%d/32" % (107 + i // 65536, (i // 256) % 256, i % 256) for i in range(200000)]
+    # enough nets that the new group's feed of them takes several turns
+    for i in range(0, len(nets), 800):
+        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 800])))
+    c.wait(lambda x: x.rib == {p: CLIENTS_NH for p in nets}, timeout=60)
+    b.wait(lambda x: len(x.rib) == len(nets), timeout=30)
+    c.drain()
+    n = len(c.events)
+    d.reconfigure_file(conf(port, export_c="all; next hop self"))
+    assert d.raw("configure").endswith(b"0003 Reconfigured\n")
+    c.wait(lambda x: x.rib == {p: OURS for p in nets}, timeout=60)
+    assert poll(lambda: len(classes_of(d.log(), "c")) == 2, timeout=10), d.log()
+    c.drain()
+    events = c.events[n:]
+    assert not [e for e in events if e[0] == "withdraw"], events[:8]
+    assert sorted(e[1] for e in events if e[0] == "announce") == sorted(nets), len(events)
+    log = d.log()
+    assert "c: Export changed, into an update group without route refresh" in log, log
+    assert classes_of(log, "c")[1][0] != classes_of(log, "a")[0][0], log
+    announce(a, "10.107.200.0/24", [65002])
+    c.wait(lambda x: x.rib.get("10.107.200.0/24") == OURS)
+    b.wait(lambda x: "10.107.200.0/24" in x.rib)
+    want = rb"Routes: +0 imported, %d exported" % (len(nets) + 1)
+    assert poll(lambda: re.search(want, d.raw("show protocols all c")), timeout=5), d.raw("show protocols all c")
+
+
+@pytest.mark.parametrize("via", ["move", "marker"])
+def test_rejoin_under_churn(start_daemon, ours_only, via):
     """A client without enhanced route refresh changes groups by `configure`
-    (alone for its refeed, then joining at a marker: the group's journal
-    position, from which it reads the group's log) and back, while a feeder
-    replaces every route several times a second. A withdrawal lost on the
-    way would stay with it for good; it ends up with exactly the table,
-    like the client that stayed."""
+    and back, while a feeder replaces every route several times a second:
+    by a new filter, moving at once (its hand-over's map and journal pin
+    tell the new group's feed what to withdraw); or by an export limit,
+    which keeps it out of groups: alone for its refeed, then, the limit
+    gone, joining at a marker (the group's journal position, from which it
+    reads the group's log). A withdrawal lost on the way would stay with
+    it for good; it ends up with exactly the table, like the client that
+    stayed."""
     import threading
     port = free_ports(1)[0]
     feeder = (FEEDER, FEEDER_AS)
@@ -1168,16 +1221,21 @@ def test_rejoin_under_churn(start_daemon, ours_only):
     # It joins once the group has got where it holds its own export: a
     # group far behind (a loaded machine, TSan) may have it wait until the
     # churn is over.
+    def alone():
+        return d.log().count("c: Exports alone")
+
+    steps = {"move": ((lambda: joins() == 2, "where net !~ 12.0.0.0/8"), (lambda: joins() == 3, "all")),
+             "marker": ((lambda: alone() == 1, "all; export limit 1000000"), (lambda: joins() == 2, "all"))}[via]
     t = threading.Thread(target=feed)
     t.start()
-    for n, export_c in ((2, "where net !~ 12.0.0.0/8"), (3, "all")):
+    for reached, export_c in steps:
         drain_for(0.5, (a, c))
         d.reconfigure_file(conf_c(export_c))
         assert d.raw("configure").endswith(b"0003 Reconfigured\n")
         end = time.time() + 90
-        while joins() < n and time.time() < end:
+        while not reached() and time.time() < end:
             drain_for(0.1, (a, c))
-        assert joins() == n, d.log()
+        assert reached(), d.log()
     while not done.is_set():
         drain_for(0.1, (a, c))
     t.join()
@@ -1185,8 +1243,12 @@ def test_rejoin_under_churn(start_daemon, ours_only):
     a.wait(lambda x: set(x.rib) == want, timeout=30)
     c.wait(lambda x: set(x.rib) == want, timeout=30)
     log = d.log()
-    assert joins() == 3 and classes_of(log, "c")[2] == classes_of(log, "a")[0], log
-    assert log.count("c: Exports alone") == 2 and "joined where it was" in log, log
+    assert classes_of(log, "c")[-1] == classes_of(log, "a")[0], log
+    if via == "move":
+        assert log.count("c: Export changed, into an update group without route refresh") == 2, log
+        assert alone() == 2 and "joined where it was" not in log, log
+    else:
+        assert alone() == 1 and "c: Exports through update group bgp_group1 (ipv4), joined where it was" in log, log
     assert "Too slow" not in log, log
 
 

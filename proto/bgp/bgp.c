@@ -432,10 +432,20 @@ bgp_reconfigure(struct proto *pp, struct proto_config *new)
       continue;
     }
     /* Into the group of the new settings, with a refresh the peer purges
-     * by; else a member leaves its group */
+     * by; else a member leaves its group, and goes into the group of its
+     * new settings once handed back (bgp_group.c, gm_move_quietly) */
     if ((refeed[af] || policy[af]) && p->conn && p->caps.af[af] && !bgp_group_regroup(p, bc, new->global) &&
-        (refeed[af] || bgp_group_member(bc)))
+        (refeed[af] || bgp_group_member(bc))) {
+      bc->quiet_move = bgp_group_member(bc);
       bgp_resend(p, af);
+    }
+    /* Exporting alone (settings that kept it out of groups, an export
+     * limit say, or let go for lagging): its new ones may fit a group, which
+     * it joins at a marker once its refeed is out (bgp_group_rejoin) */
+    if ((refeed[af] || policy[af]) && p->conn && !bc->gm) {
+      bc->rejoin = 1;
+      ev_schedule(&p->tx_ev);
+    }
     if (reload[af])
       bgp_reload_routes(p->ch[af].c);
   }

@@ -252,6 +252,10 @@ struct bgp_channel {
                                    (bgp_group.h), NULL: alone */
   int takeover_quiet;           /* proto loop: `configure soft` asked the group
                                    to hand it back without a feed */
+  int quiet_move;               /* proto loop: its export changed, the peer takes
+                                   no enhanced route refresh: once handed back,
+                                   into the group of its new settings at once
+                                   (bgp_group.c, gm_move_quietly) */
   int soft_dirty;               /* proto loop: since `configure soft`, the peer
                                    may hold what its settings would not send, */
   u32 soft_seq;                 /* ... until a feed after c->feed_seq was this */

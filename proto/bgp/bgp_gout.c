@@ -33,13 +33,14 @@ struct gout_change {
   net_addr net;
 };
 
-/* A feed item (attrs set) or a raw message (msg set) for one member. */
+/* A feed item (a net, announced with attrs or withdrawn) or a raw message
+ * (msg set). */
 struct gout_item {
   struct lnode n;
   u32 aud, cohort, member;      /* the audience (bgp_txlog.h) */
   const u32 *set;               /* its classes, NULL: all */
-  struct ea_list *attrs;
-  u8 *msg;
+  struct ea_list *attrs;        /* of a net's item, NULL: withdrawn */
+  u8 *msg;                      /* a raw message, NULL: a net's item */
   uint len;
   net_addr net;
 };
@@ -330,7 +331,7 @@ gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 aud,
           const u32 *set)
 {
   struct gout_item *it = gout_item_new(g, aud, cohort, member);
-  it->attrs = ea_ref(attrs);
+  it->attrs = attrs ? ea_ref(attrs) : NULL;
   net_copy(&it->net, n);
   if (set) {
     u32 *copy = lp_alloc(g->lp, g->words * sizeof(u32));
@@ -352,6 +353,12 @@ void
 bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member)
 {
   gout_feed(g, n, attrs, BGP_TXLOG_ONLY, 0, member, NULL);
+}
+
+void
+bgp_gout_feed_withdraw(struct bgp_gout *g, const net_addr *n, u32 member)
+{
+  gout_feed(g, n, NULL, BGP_TXLOG_ONLY, 0, member, NULL);
 }
 
 void
@@ -560,7 +567,7 @@ gout_flush_items(struct bgp_gout *g, struct gout_outs *v)
   uint msgs = 0;
   LIST_WALK(x, &g->items) {
     struct gout_item *it = container_of(x, struct gout_item, n);
-    if (it->attrs) {
+    if (!it->msg) {             /* a net: announced, or withdrawn (no attributes) */
       gout_put(v, it->attrs, it->aud, it->member, it->cohort, it->set, &it->net);
       continue;
     }

@@ -75,6 +75,10 @@ bool bgp_gout_changed(const struct bgp_gout *g, const net_addr *n);
  * goes at most once to a member between flushes: the items of a flush are
  * packed by attributes, so a second one could overtake the first. */
 void bgp_gout_feed(struct bgp_gout *g, const net_addr *n, struct ea_list *attrs, u32 member);
+/* Withdraw n from member only, as a feed item: a member that moved into
+ * another class without enhanced route refresh may hold a route its new
+ * class does not get (bgp_group_feed.c). */
+void bgp_gout_feed_withdraw(struct bgp_gout *g, const net_addr *n, u32 member);
 /* The same to the members of a cohort (bgp_txlog.h) but member but (0:
  * none), which its bgp_gout_define() names first, of the classes in set
  * (a bitmap as in bgp_gout_classes(); NULL: all). */

@@ -509,6 +509,50 @@ test_feed_and_raw_order(void **state UNUSED)
   assert_int_equal(mem[3].msgs, 0);
 }
 
+/* A feed item without attributes withdraws its net from its member alone
+ * (a member moving into another class drops what it holds that the class
+ * does not get), before the changes of the same flush, which show a newer
+ * state; withdrawals go out ahead of the announcements beside them. */
+static void
+test_feed_withdraw(void **state UNUSED)
+{
+  net_addr n8 = net_n(8), n9 = net_n(9), n10 = net_n(10);
+  /* everyone holds 8 and 9 */
+  bgp_gout_change(gout, &n8, la, 0, false, 0);
+  bgp_gout_change(gout, &n9, la, 0, false, 0);
+  flush_and_drain();
+  for (u32 id = 1; id < MEMBERS; id++)
+    mem[id].nev = mem[id].msgs = 0;
+
+  bgp_gout_change(gout, &n9, lb, 0, true, 0);
+  bgp_gout_feed(gout, &n10, lb, 2);
+  bgp_gout_feed_withdraw(gout, &n9, 2);
+  bgp_gout_feed_withdraw(gout, &n8, 2);
+  assert_int_equal(bgp_gout_pending(gout), 4);
+  flush_and_drain();
+
+  /* member 2: both withdrawals, then N10 B, then the change: N9 B again */
+  struct member *m = &mem[2];
+  assert_int_equal(m->nev, 4);
+  assert_int_equal(m->ev[0].kind, EV_WD);
+  assert_int_equal(m->ev[1].kind, EV_WD);
+  assert_int_equal(m->ev[0].net + m->ev[1].net, 17);
+  assert_int_equal(m->ev[2].kind, EV_ANN);
+  assert_int_equal(m->ev[2].net, 10);
+  assert_int_equal(m->ev[3].kind, EV_ANN);
+  assert_int_equal(m->ev[3].net, 9);
+  assert_int_equal(m->ev[3].med, MED_B);
+  assert_int_equal(m->rib[8], 0);
+  assert_int_equal(m->rib[9], MED_B);
+  /* the others: the change alone; they keep 8 */
+  for (u32 id = 1; id < MEMBERS; id++)
+    if (id != 2) {
+      assert_int_equal(mem[id].nev, 1);
+      expect(id, 9, ANN_B);
+      assert_int_equal(mem[id].rib[8], MED_A);
+    }
+}
+
 static void
 test_cohort_feed(void **state UNUSED)
 {
@@ -892,6 +936,7 @@ main(void)
     cmocka_unit_test_setup_teardown(test_split_horizon, setup, teardown),
     cmocka_unit_test_setup_teardown(test_packing, setup, teardown),
     cmocka_unit_test_setup_teardown(test_feed_and_raw_order, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_feed_withdraw, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cohort_feed, setup, teardown),
     cmocka_unit_test_setup_teardown(test_classes, setup, teardown),
     cmocka_unit_test_setup_teardown(test_changed_and_pending, setup, teardown),

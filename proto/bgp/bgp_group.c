@@ -18,6 +18,11 @@ static const struct proto_class bgp_group_class;
 static void
 gm_free(struct bgp_gmember *gm)
 {
+  /* a quiet move whose feed never came */
+  if (gm->p_map) {
+    rt_reader_detach(&gm->p_pin);
+    chan_exp_discard(gm->p_map);
+  }
   bgp_export_profile_put(gm->xprof);
   proto_src_unref(gm->proto);
   free(gm);
@@ -289,6 +294,7 @@ group_feed_end(struct channel *c)
     group_eor_check(g, gm);
   group_flush(g);
   group_marker_check(g);
+  ev_schedule(&g->feed_ev);     /* members moving quietly waited for it */
 }
 
 /* --- The group's loop: members come and go --- */
@@ -407,6 +413,7 @@ group_member_join(struct bgp_group *g, struct bgp_gmember *gm)
   log_msg(L_TRACE, "%s: Exports through update group %s (%s), export class %u", gm->name, g->name, gm->cc->name,
           gm->cls->id);
   group_member_list(g, gm, id);
+  gm->own_due = gm->join_eor >= 2;
   /* Its End-of-RIB (or EoRR), at least, goes into the log: publishing
    * it wakes the member (never woken directly: it may be gone by now). */
   group_feed_request(g, gm, gm->join_eor);
@@ -730,9 +737,12 @@ gm_eligible(const struct bgp_proto *p, const struct bgp_channel *bc)
 
 /* bc joins the group of its key, made if need be; cfg holds its export
  * filter; eor: what closes its first feed (struct bgp_gmember.join_eor);
- * marker: it exports alone and joins where its channel is (no feed). */
+ * marker: it exports alone and joins where its channel is (no feed);
+ * from: a member handed back that moves quietly (its map and pin go to
+ * the new one). */
 static void
-gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor, int marker)
+gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor, int marker,
+        struct bgp_gmember *from)
 {
   struct bgp_gmember *gm = calloc(1, sizeof(*gm));
   if (!gm)
@@ -762,6 +772,11 @@ gm_join(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg, int eor
   bsnprintf(gm->name, sizeof(gm->name), "%s", p->p.name);
   gm->refs = 2;
   gm->state = GM_PENDING;
+  if (from) {
+    gm->p_map = from->h_map;
+    from->h_map = NULL;
+    rt_reader_attach_at(bc->c->table, &gm->p_pin, p->p.loop, NULL, &from->h_pin);
+  }
   ev_init(&gm->main_ev, group_join_main, gm);
   bc->gm = gm;
   gm->marker = marker;
@@ -785,6 +800,7 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
 {
   bgp_group_leave(p, bc);
   bc->soft_dirty = 0;           /* a new session: everything goes afresh */
+  bc->quiet_move = 0;
   if (!bc->c)
     return 0;
   if (!gm_eligible(p, bc)) {
@@ -793,7 +809,7 @@ bgp_group_join(struct bgp_proto *p, struct bgp_channel *bc)
     bc->rejoin = p->gr_deferred;
     return 0;
   }
-  gm_join(p, bc, p->p.pcf->global, 1, 0);
+  gm_join(p, bc, p->p.pcf->global, 1, 0, NULL);
   return 1;
 }
 
@@ -809,7 +825,7 @@ bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cf
   bgp_send_rr(p, bc->af, BGP_RR_BEGIN);
   log_msg(L_TRACE, "%s: Export changed, refreshing the peer through an update group (%s)", p->p.name,
           bc->c->cf->name);
-  gm_join(p, bc, cfg, 2, 0);
+  gm_join(p, bc, cfg, 2, 0, NULL);
   return 1;
 }
 
@@ -840,7 +856,7 @@ bgp_group_rejoin(struct bgp_proto *p, struct bgp_channel *bc)
     return;
   bc->soft_dirty = 0;
   bc->rejoin = 0;
-  gm_join(p, bc, p->p.pcf->global, 0, 1);
+  gm_join(p, bc, p->p.pcf->global, 0, 1, NULL);
 }
 
 /* Joining at a marker, not there yet: leave it (the channel exports
@@ -863,6 +879,7 @@ bgp_group_soft_change(struct bgp_proto *p, struct bgp_channel *bc)
     return;
   bc->soft_dirty = 1;
   bc->soft_seq = bc->c->feed_seq;
+  bc->quiet_move = 0;           /* nothing is sent again */
   if (gm_marker_pending(bc))
     gm_marker_abort(p, bc, "its export changed", GROUP_REJOIN_WAIT);
   else if (bgp_group_member(bc)) {
@@ -951,11 +968,43 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
   gm_unref(gm);
 }
 
+/* Handed back for a filter change (quiet_move), the peer without enhanced
+ * route refresh: rather than refeed it alone and join again at a marker,
+ * which encodes everything for this peer alone, join the group of the new
+ * settings at once, taking what the peer holds (the hand-over's map and
+ * journal pin): the group's feed sends what the new class gets and
+ * withdraws what the peer holds that it does not (bgp_group_feed.c). Only
+ * where the peer holds just what the map says: it had its End-of-RIB, it
+ * read the whole log up to the hand-over, and nothing else is owed to it
+ * (withdrawals of a catch-up, an EoRR). */
+static int
+gm_move_quietly(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
+{
+  if (uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr || gm->eorr_asked || gm->h_owed ||
+      bc->eorr_pending || !p->conn || !bc->eor_out || gm->key.table != bc->c->table || !gm_eligible(p, bc))
+    return 0;
+  uatomic_set(&bc->c->export_via, NULL);
+  uatomic_set(&gm->state, GM_LEAVING);
+  bgp_txlog_leave(gm->group->log, &gm->cur);
+  bc->gm = NULL;
+  log_msg(L_TRACE, "%s: Export changed, into an update group without route refresh (%s)", p->p.name,
+          bc->c->cf->name);
+  gm_join(p, bc, p->p.pcf->global, 3, 0, gm);
+  rt_reader_detach(&gm->h_pin);
+  gm_request(gm, GM_REQ_LEAVE);
+  gm_unref(gm);
+  return 1;
+}
+
 /* The log has given us everything up to the hand-over: our channel
  * exports from the state the group was in then. */
 static void
 gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
 {
+  int move = bc->quiet_move;
+  bc->quiet_move = 0;
+  if (move && gm_move_quietly(p, bc, gm))
+    return;
   bc->eor_sent = gm->h_eor_sent;
   bc->eorr_pending |= gm->h_eorr || gm->eorr_asked;
   uatomic_set(&bc->c->export_via, NULL);
@@ -1070,6 +1119,7 @@ bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
     /* Nothing came from the group yet: a plain start */
     bc->takeover_quiet = 0;
+    bc->quiet_move = 0;
     bc->gm = NULL;
     gm_unref(gm);
     bc->eor_sent = 0;

@@ -50,7 +50,11 @@ void bgp_group_leave(struct bgp_proto *p, struct bgp_channel *bc);
  * not sent again. 1 done, 0 not possible (bgp_group_solo, or a refeed
  * of its own). Member loop. */
 int bgp_group_regroup(struct bgp_proto *p, struct bgp_channel *bc, struct config *cfg);
-/* Leave the group, if in one, and export alone from a full feed. */
+/* Leave the group, if in one, and export alone from a full feed; with
+ * bc->quiet_move (a `configure` changed its export, the peer takes no
+ * enhanced route refresh), once handed over, join the group of the new
+ * settings at once instead, with what the peer holds: that group's feed
+ * withdraws what the new settings do not send. Member loop. */
 void bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc);
 /* `configure soft` changed bc's export settings: the peer keeps what it
  * has, the new settings apply to what changes from now on. A member

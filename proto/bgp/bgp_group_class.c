@@ -564,8 +564,16 @@ group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte 
       if (gm->walk == w->cohort && gm->id != but && (cls_member_debug(gm) & D_ROUTES) &&
           bgp_class_has(w->classes, gm->cls->id) && v->now[gm->cls->id])
         chan_trace_as(gm->name, gm->cc->name, '<', "added", n, exp->src, exp->attrs);
+  if (w->nmoved)
+    group_feed_moved(g, n, exp, but, v->now);
   bgp_gout_feed_classes(g->out, n, v->now, w->cohort, but);
   cls_results_drop(&v->res);
+}
+
+bool
+group_class_takes(struct bgp_group *g, const struct group_class *k, const net_addr *n, const struct rte *r)
+{
+  return cls_run(g, k, n, r, r->attrs, NULL, NULL, loop_tmp());
 }
 
 void

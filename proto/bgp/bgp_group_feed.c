@@ -22,6 +22,17 @@
  * walk ends at the newest net at its start: a net made later was never
  * sent before.
  *
+ * A member moving quietly (bgp_group_int.h: its filter changed, its peer
+ * takes no enhanced route refresh to purge by) holds what its old class
+ * had at its hand-over, p_map. The walk withdraws from it each net whose
+ * route there it holds and its new class does not get from the group
+ * now (its filter rejects the route, the group exports none, or the
+ * route is the member's own); the nets whose route changed since the
+ * hand-over come from its pin's journal at the walk's end. A withdrawal
+ * too many does no harm: whatever the class gets later comes through the
+ * log after it. So the walk visits every net while such a member is in
+ * its cohort, not only those the group had exported.
+ *
  * Owner: the group's loop.
  */
 #include "proto/bgp/bgp_group_int.h"
@@ -43,6 +54,10 @@ group_feed_request(struct bgp_group *g, struct bgp_gmember *gm, int eor)
 void
 group_feed_forget(struct bgp_group *g, struct bgp_gmember *gm)
 {
+  struct group_walk *w = &g->walk;
+  for (uint i = 0; i < w->nmoved; i++)
+    if (w->moved[i] == gm)
+      w->moved[i--] = w->moved[--w->nmoved];
   if (gm->walk && gm->walk == g->walk.cohort)
     g->walk.members--;
   gm->walk = 0;
@@ -55,8 +70,10 @@ group_eor_check(struct bgp_group *g, struct bgp_gmember *gm)
   if (!gm->eor_due || gm->walk || gm->feed_wanted || g->c->feeding)
     return;
   u8 buf[64];
-  uint len;
-  if (gm->eor_due == 2) {
+  uint len = 0;
+  if (gm->eor_due == 3)
+    ;                           /* a quiet move: the peer had its End-of-RIB */
+  else if (gm->eor_due == 2) {
     struct bgp_route_refresh rr = { .afi = bgp_af_afi(g->key.af), .subtype = BGP_RR_END, .safi = BGP_SAFI_UNICAST };
     len = bgp_route_refresh_encode(buf, sizeof(buf), &rr);
   } else
@@ -66,14 +83,53 @@ group_eor_check(struct bgp_group *g, struct bgp_gmember *gm)
   gm->eor_due = 0;
 }
 
+/* Members that came into a group with routes of their own in the table
+ * (a regroup, a quiet move: own_due) count those their class
+ * gets from what the group exports now (their channels count the class's
+ * routes but those); the changes count from here on. One walk for the
+ * cohort, at its start: just after a flush, the export map is now. */
+static void
+group_count_own(struct bgp_group *g, uint count)
+{
+  if (!count)
+    return;
+  rcu_read_lock();
+  for (struct net *n = rt_feed_first(g->c->table); n; n = rt_feed_next(n)) {
+    struct rte *exp = chan_net_exported(g->c, n);
+    struct bgp_gmember *gm;
+    if (exp && group_src_member(g, exp, &gm) && gm->walk == g->walk.cohort && gm->own_due &&
+        group_class_takes(g, gm->cls, &n->n, exp))
+      gm->own_count++;
+  }
+  rcu_read_unlock();
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
+    if (gm->walk == g->walk.cohort && gm->own_due) {
+      uatomic_set(&gm->own_routes, gm->own_count);
+      gm->own_due = 0;
+    }
+}
+
+/* Does gm go into the next cohort? Members moving quietly wait for the
+ * group's own feed (a new group's, later): its map lacks what it has yet
+ * to send, which they would see withdrawn, then announced again
+ * (group_feed_end starts their walk). */
+static inline bool
+walk_now(const struct bgp_gmember *gm, bool later)
+{
+  return gm->feed_wanted && !(later && gm->p_map);
+}
+
 /* A cohort of every member waiting; 0 when none waits. */
 static int
 group_walk_start(struct bgp_group *g)
 {
   struct group_walk *w = &g->walk;
-  uint count = 0;
-  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
-    count += gm->feed_wanted;
+  bool later = g->c->feeding;
+  uint count = 0, waiting = 0;
+  LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n) {
+    count += walk_now(gm, later);
+    waiting += gm->feed_wanted && !walk_now(gm, later);
+  }
   if (!count)
     return 0;
   /* what an earlier walk sent leaves first: a net once per flush */
@@ -81,27 +137,102 @@ group_walk_start(struct bgp_group *g)
   u32 *ids = lp_alloc(loop_tmp(), count * sizeof(u32));
   w->cohort = ++w->seq;
   w->members = 0;
+  w->moved = mb_alloc(g->p.run_pool, count * sizeof(*w->moved));
+  w->nmoved = 0;
+  uint own = 0;
   LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
-    if (gm->feed_wanted) {
+    if (walk_now(gm, later)) {
       gm->feed_wanted = 0;
       gm->walk = w->cohort;
       ids[w->members++] = gm->id;
+      if (gm->p_map)
+        w->moved[w->nmoved++] = gm;
+      gm->own_count = 0;
+      own += gm->own_due;
     }
+  group_count_own(g, own);
+  /* their new classes are counted now, not half a second later: a
+   * `configure` is over once their walks are */
+  if (w->nmoved)
+    group_class_count(g);
   bgp_gout_define(g->out, w->cohort, ids, count);
   w->classes = group_class_cohort(g, w->cohort, &w->nclasses);
   w->map = w->next;
-  w->next = NULL;
+  /* those left for later lack no more than the export map has now */
+  w->next = waiting ? chan_exp_copy(g->c) : NULL;
   rt_reader_attach(g->c->table, &w->pin, g->p.loop, NULL);
-  /* nothing had gone out: nothing to walk for */
-  w->last = chan_exp_count(w->map) ? rt_feed_last(g->c->table) : NULL;
+  /* nothing had gone out: nothing to walk for, but what moving members hold */
+  w->last = chan_exp_count(w->map) || w->nmoved ? rt_feed_last(g->c->table) : NULL;
   w->started = 0;
   return 1;
+}
+
+/* What the pin of a member moving quietly met since its hand-over: the
+ * nets whose route its peer holds from its old class changed since, and
+ * the walk may have found another route there, or none. Then its map and
+ * pin go. */
+static void
+group_moved_journal(struct bgp_group *g, struct bgp_gmember *gm)
+{
+  rcu_read_lock();
+  for (const struct rt_journal_item *it; (it = rt_reader_next(&gm->p_pin));) {
+    const struct rte *was = it->old_best, *gone = it->retired;
+    if (!(was && chan_exp_map_bit(gm->p_map, was->id)) && !(gone && chan_exp_map_bit(gm->p_map, gone->id)))
+      continue;
+    /* the net may have emptied since, and its prefix be another's */
+    struct net *n = rcu_dereference(it->net->routes) ? it->net : rt_find_net(g->c->table, &it->net->n);
+    struct rte *exp = n ? chan_net_exported(g->c, n) : NULL;
+    if (!exp || exp->src->proto == gm->proto || !group_class_takes(g, gm->cls, &it->net->n, exp))
+      bgp_gout_feed_withdraw(g->out, &it->net->n, gm->id);
+  }
+  rcu_read_unlock();
+  rt_reader_detach(&gm->p_pin);
+  chan_exp_discard(gm->p_map);
+  gm->p_map = NULL;
+}
+
+/* A net the walk does not feed: a member moving quietly that holds its
+ * route (the one best now, unchanged since its hand-over, or the one the
+ * group exports) gets a withdrawal unless its class gets exp, the route
+ * the group exports now, from the log (it came after the member's cursor,
+ * or a change of it waits for the flush). */
+static void
+group_moved_direct(struct bgp_group *g, struct net *n, struct rte *exp)
+{
+  struct group_walk *w = &g->walk;
+  const struct rte *best = net_best(n);
+  for (uint i = 0; i < w->nmoved; i++) {
+    struct bgp_gmember *gm = w->moved[i];
+    if (!(best && chan_exp_map_bit(gm->p_map, best->id)) && !(exp && chan_exp_map_bit(gm->p_map, exp->id)))
+      continue;
+    if (!exp || exp->src->proto == gm->proto || !group_class_takes(g, gm->cls, &n->n, exp))
+      bgp_gout_feed_withdraw(g->out, &n->n, gm->id);
+  }
+}
+
+void
+group_feed_moved(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
+                 struct ea_list *const *now)
+{
+  struct group_walk *w = &g->walk;
+  for (uint i = 0; i < w->nmoved; i++) {
+    struct bgp_gmember *gm = w->moved[i];
+    /* the feed sends it its class's route; one of its own it never had */
+    if ((now[gm->cls->id] && gm->id != but) || !chan_exp_map_bit(gm->p_map, exp->id))
+      continue;
+    bgp_gout_feed_withdraw(g->out, n, gm->id);
+  }
 }
 
 static void
 group_walk_end(struct bgp_group *g)
 {
   struct group_walk *w = &g->walk;
+  for (uint i = 0; i < w->nmoved; i++)
+    group_moved_journal(g, w->moved[i]);
+  mb_free(w->moved);
+  w->moved = NULL;
+  w->nmoved = 0;
   rt_reader_detach(&w->pin);
   chan_exp_discard(w->map);
   w->map = NULL;
@@ -131,6 +262,10 @@ group_feed_stop(struct bgp_group *g)
     chan_exp_discard(w->next);
   w->map = w->next = NULL;
   w->cohort = 0;
+  /* the moving members' maps and pins are gm_free()'s */
+  mb_free(w->moved);
+  w->moved = NULL;
+  w->nmoved = 0;
 }
 
 static void
@@ -139,16 +274,21 @@ group_walk_net(struct bgp_group *g, struct net *n)
   struct group_walk *w = &g->walk;
   struct rte *exp = chan_net_exported(g->c, n);
   if (!exp || !chan_exp_map_bit(w->map, exp->id) || bgp_gout_changed(g->out, &n->n))
-    return;
+    goto moved;
   struct bgp_gmember *src = NULL;
   u32 but = group_src_member(g, exp, &src) && src->walk == w->cohort ? src->id : 0;
   if (but && w->members == 1)
-    return;
+    goto moved;
   struct ea_list *mod = NULL;
-  if (chan_export_policy(g->c, &n->n, exp, &mod))
-    group_step_feed(g, &n->n, exp, mod, but);
-  else if (mod)
+  if (chan_export_policy(g->c, &n->n, exp, &mod)) {
+    group_step_feed(g, &n->n, exp, mod, but);   /* group_feed_moved() from there */
+    return;
+  }
+  if (mod)
     ea_unref(mod);
+moved:
+  if (w->nmoved)
+    group_moved_direct(g, n, exp);
 }
 
 /* Walk steps within the loop's budget, pausing while the members are

@@ -116,7 +116,18 @@ struct bgp_gmember {
   struct event *wake;           /* its tx event */
   char name[48];                /* for logs */
   int join_eor;                 /* after the first feed: End-of-RIB (1), or
-                                   EoRR (2) closing the BoRR of a regroup */
+                                   EoRR (2) closing the BoRR of a regroup, or
+                                   nothing (3: a quiet move, below) */
+  /* A quiet move (gm_move_quietly): a member handed over for a filter
+   * change, whose peer takes no enhanced route refresh, joins the group
+   * of its new settings at once with what its peer holds: p_map, the
+   * routes its old class had at the hand-over (its h_map), and p_pin,
+   * the journal from there. The feed that follows withdraws from it
+   * what the peer holds and its new class does not get. Set before the
+   * join goes out; the group's loop drops both at the feed's end,
+   * gm_free() if the feed never came. */
+  struct chan_export_map *p_map;
+  struct rt_reader p_pin;
   /* Joining at a marker (bgp_group_rejoin): m_want is the member's
    * journal position when it asked, where its own export holds; the group
    * waits until its own reader is there or further, packs, and hands the
@@ -172,7 +183,10 @@ struct bgp_gmember {
   u32 id;
   int feed_wanted;              /* waits for the next walk */
   u32 walk;                     /* the cohort of the walk it is fed in, 0: none */
-  int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR */
+  int eor_due;                  /* after the feed: 1 End-of-RIB, 2 EoRR, 3 none */
+  int own_due;                  /* joined with routes of its own in the table
+                                   (join_eor 2, 3): group_count_own() */
+  u32 own_count;                /* group_count_own()'s tally */
 };
 
 /* The walk that feeds members who joined late, all at once (a cohort,
@@ -191,6 +205,8 @@ struct group_walk {
                                    made later was never sent before */
   u32 *classes;                 /* the cohort's classes (a bitmap of nclasses ids) */
   uint nclasses;
+  struct bgp_gmember **moved;   /* its members moving quietly (p_map), listed */
+  uint nmoved;
 };
 
 struct bgp_group {
@@ -333,6 +349,8 @@ void group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct
  * routes its class's filter rejects and those learned from it. One walk
  * for all of them. */
 void group_class_peer_maps(struct bgp_group *g, struct bgp_gmember **gm, uint n);
+/* Does class k's filter take r, the group's exported route of n? */
+bool group_class_takes(struct bgp_group *g, const struct group_class *k, const net_addr *n, const struct rte *r);
 /* Count the routes of the classes made since the last count: one walk
  * over the group's exports for all of them. */
 void group_class_count(struct bgp_group *g);
@@ -365,5 +383,11 @@ void group_feed_stop(struct bgp_group *g);
 void group_feed_hook(void *data);
 /* End-of-RIB or EoRR for gm once its feed and the group's are over. */
 void group_eor_check(struct bgp_group *g, struct bgp_gmember *gm);
+/* Fed net n, whose exported route exp (learned from member but, or 0)
+ * class k gets as now[k] (NULL: nothing): withdraw n from the members
+ * moving quietly whose class gets nothing of it and whose peers hold
+ * exp from their old class. */
+void group_feed_moved(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
+                      struct ea_list *const *now);
 
 #endif
