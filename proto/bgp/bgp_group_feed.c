@@ -150,13 +150,14 @@ group_walk_start(struct bgp_group *g)
       gm->own_count = 0;
       own += gm->own_due;
     }
+  bgp_gout_define(g->out, w->cohort, ids, count);
+  w->classes = group_class_cohort(g, w->cohort, &w->nclasses);
+  /* after ids are used: the filters run on the loop's temporary pool */
   group_count_own(g, own);
   /* their new classes are counted now, not half a second later: a
    * `configure` is over once their walks are */
   if (w->nmoved)
     group_class_count(g);
-  bgp_gout_define(g->out, w->cohort, ids, count);
-  w->classes = group_class_cohort(g, w->cohort, &w->nclasses);
   w->map = w->next;
   /* those left for later lack no more than the export map has now */
   w->next = waiting ? chan_exp_copy(g->c) : NULL;
