@@ -168,6 +168,24 @@ group_walk_start(struct bgp_group *g)
   return 1;
 }
 
+/* Did gm's peer hold r from its old class at the hand-over? */
+static inline bool
+moved_held(const struct bgp_gmember *gm, const struct rte *r)
+{
+  return r && chan_exp_map_bit(gm->p_map, r->id);
+}
+
+/* gm's peer may hold a route of n from its old class: withdraw it, unless
+ * its new class gets exp, the route the group exports for n now (the feed
+ * or the log brings it). */
+static void
+moved_withdraw(struct bgp_group *g, struct bgp_gmember *gm, const net_addr *n, const struct rte *exp)
+{
+  if (exp && exp->src->proto != gm->proto && group_class_takes(g, gm->cls, n, exp))
+    return;
+  bgp_gout_feed_withdraw(g->out, n, gm->id);
+}
+
 /* What the pin of a member moving quietly met since its hand-over: the
  * nets whose route its peer holds from its old class changed since, and
  * the walk may have found another route there, or none. Then its map and
@@ -177,14 +195,11 @@ group_moved_journal(struct bgp_group *g, struct bgp_gmember *gm)
 {
   rcu_read_lock();
   for (const struct rt_journal_item *it; (it = rt_reader_next(&gm->p_pin));) {
-    const struct rte *was = it->old_best, *gone = it->retired;
-    if (!(was && chan_exp_map_bit(gm->p_map, was->id)) && !(gone && chan_exp_map_bit(gm->p_map, gone->id)))
+    if (!moved_held(gm, it->old_best) && !moved_held(gm, it->retired))
       continue;
     /* the net may have emptied since, and its prefix be another's */
     struct net *n = rcu_dereference(it->net->routes) ? it->net : rt_find_net(g->c->table, &it->net->n);
-    struct rte *exp = n ? chan_net_exported(g->c, n) : NULL;
-    if (!exp || exp->src->proto == gm->proto || !group_class_takes(g, gm->cls, &it->net->n, exp))
-      bgp_gout_feed_withdraw(g->out, &it->net->n, gm->id);
+    moved_withdraw(g, gm, &it->net->n, n ? chan_net_exported(g->c, n) : NULL);
   }
   rcu_read_unlock();
   rt_reader_detach(&gm->p_pin);
@@ -202,13 +217,9 @@ group_moved_direct(struct bgp_group *g, struct net *n, struct rte *exp)
 {
   struct group_walk *w = &g->walk;
   const struct rte *best = net_best(n);
-  for (uint i = 0; i < w->nmoved; i++) {
-    struct bgp_gmember *gm = w->moved[i];
-    if (!(best && chan_exp_map_bit(gm->p_map, best->id)) && !(exp && chan_exp_map_bit(gm->p_map, exp->id)))
-      continue;
-    if (!exp || exp->src->proto == gm->proto || !group_class_takes(g, gm->cls, &n->n, exp))
-      bgp_gout_feed_withdraw(g->out, &n->n, gm->id);
-  }
+  for (uint i = 0; i < w->nmoved; i++)
+    if (moved_held(w->moved[i], best) || moved_held(w->moved[i], exp))
+      moved_withdraw(g, w->moved[i], &n->n, exp);
 }
 
 void
@@ -219,7 +230,7 @@ group_feed_moved(struct bgp_group *g, const net_addr *n, const struct rte *exp, 
   for (uint i = 0; i < w->nmoved; i++) {
     struct bgp_gmember *gm = w->moved[i];
     /* the feed sends it its class's route; one of its own it never had */
-    if ((now[gm->cls->id] && gm->id != but) || !chan_exp_map_bit(gm->p_map, exp->id))
+    if ((now[gm->cls->id] && gm->id != but) || !moved_held(gm, exp))
       continue;
     bgp_gout_feed_withdraw(g->out, n, gm->id);
   }
