@@ -8,7 +8,9 @@
  * the arena keeps the pages: the peak stays resident. A page pool maps
  * chunks itself, keeps a small reserve of free blocks resident for the
  * next burst, and hands the pages of every other free block back to the
- * kernel (MADV_DONTNEED), so resident memory follows what is in use.
+ * kernel (MADV_DONTNEED), so resident memory follows what is in use. The
+ * reserve grows with the use (a quarter of the blocks in use), so a large
+ * load's swings do not go to the kernel and back.
  *
  * Blocks whose size is a power of two are aligned to it (slab pages find
  * their header by masking an object's address).
@@ -28,7 +30,8 @@
 struct page_pool;
 
 /* Blocks of size bytes (rounded up to whole pages); free blocks up to
- * reserve bytes stay resident. */
+ * reserve bytes, or a quarter as many as are in use where that is more, stay
+ * resident. */
 struct page_pool *page_pool_new(size_t size, size_t reserve);
 void *page_pool_alloc(struct page_pool *p);        /* zeroed */
 /* Contents undefined (a recycled block keeps what was written in it):

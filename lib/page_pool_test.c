@@ -141,6 +141,36 @@ test_released_pages_not_resident(void **state UNUSED)
 #endif
 }
 
+/* Beyond the floor, a quarter as many blocks as are in use wait resident, and
+ * they go back as the use drops. */
+static void
+test_reserve_follows_use(void **state UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  skip();
+#else
+  enum { N = 40, FIRST = 8 };
+  size_t size = page_pool_block_size(tp);
+  void *blk[N];
+  struct mem_usage u;
+  for (int i = 0; i < N; i++)
+    blk[i] = page_pool_alloc(tp);
+  mem_class_usage(MEM_STANDBY, &u);
+  assert_int_equal(u.overhead, 0);              /* the reserve was taken first */
+  for (int i = 0; i < FIRST; i++)
+    page_pool_free(tp, blk[i]);
+  mem_class_usage(MEM_STANDBY, &u);
+  assert_int_equal(u.overhead, FIRST * size);   /* 32 in use: 8 may wait */
+  unsigned char vec[16];
+  assert_int_equal(mincore(blk[FIRST - 1], size, vec), 0);
+  assert_int_equal(vec[0] & 1, 1);
+  for (int i = FIRST; i < N; i++)
+    page_pool_free(tp, blk[i]);
+  mem_class_usage(MEM_STANDBY, &u);
+  assert_int_equal(u.overhead, RESERVE * size);
+#endif
+}
+
 /* Each thread fills its blocks with its own pattern and checks it before
  * freeing: a block handed to two threads at once would show the other's. */
 static void *
@@ -200,6 +230,7 @@ main(void)
     cmocka_unit_test(test_zeroed_and_distinct),
     cmocka_unit_test(test_accounting),
     cmocka_unit_test(test_released_pages_not_resident),
+    cmocka_unit_test(test_reserve_follows_use),
     cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
