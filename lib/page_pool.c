@@ -12,10 +12,11 @@
  * a converging route server free and take blocks by the thousand; with
  * a fixed 64 every such swing went back to the kernel and faulted in
  * again, and each release on a threaded process interrupts every other
- * core to flush its TLB (12,800 releases in 2 s at 100 peers, `multi`
- * layout; 9,800 with a quarter). A pool's resident blocks still never
- * exceed the most it ever had in use (they grow only when none is free),
- * but the blocks kept while other memory grows add to the process's peak:
+ * core to flush its TLB (about 15,000 releases in 2 s at 100 peers,
+ * `multi` layout; 10,000-15,000 with a quarter). A pool's resident
+ * blocks still never exceed the most it ever had in use (they grow only
+ * when none is free), but the blocks kept while other memory grows add
+ * to the process's peak:
  * at half the blocks in use one table's 1M routes from 10 peers peaked
  * some 3 MB higher, at a quarter no difference showed. As the use drops
  * the reserve drops with it, and the blocks above it go back.

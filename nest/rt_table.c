@@ -115,8 +115,10 @@ rt_slabs_init(void)
   rte_slab = shslab_new(MEM_TABLES, sizeof(struct rte));
   for (uint t = 1; t < NET_MAX; t++)
     net_slab[t] = shslab_new(MEM_TABLES, offsetof(struct net, n) + net_addr_length[t]);
-  /* A megabyte of free blocks stays for the next burst of changes. */
-  journal_pool = page_pool_new(RT_JOURNAL_BYTES, 64 * RT_JOURNAL_BYTES);
+  /* Free blocks stay for the next burst of changes: a quarter of those
+   * in use (lib/page_pool.c), at least 256 KB. A larger floor was standby
+   * memory at the peak of small loads, which churn through few blocks. */
+  journal_pool = page_pool_new(RT_JOURNAL_BYTES, 16 * RT_JOURNAL_BYTES);
 }
 
 static struct net *
