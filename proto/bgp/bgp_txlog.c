@@ -5,7 +5,7 @@
  * offset: a chunk covers [base, base + size), the next one starts where it
  * ends. Entries are 8-byte aligned and never cross a chunk; when one does
  * not fit, the writer marks the rest of the chunk skipped (a length of
- * TXLOG_SKIP) and starts a new chunk of max(64 KiB, the entry).
+ * TXLOG_SKIP) and starts a new chunk of max(BGP_TXLOG_CHUNK, the entry).
  *
  * Publication is one word: log->end, the offset up to which everything is
  * written. The writer fills entries, seals chunks and links new ones with
@@ -34,7 +34,6 @@
 #include "lib/loop.h"
 #include "lib/resource.h"
 
-#define TXLOG_CHUNK (64 * 1024)         /* bytes allocated for a chunk, at least */
 #define TXLOG_SKIP 0xffffffffU          /* entry length: the rest of the chunk is unused */
 
 _Static_assert(sizeof(struct bgp_txlog_entry) == 16, "entry header is 16 bytes");
@@ -67,7 +66,7 @@ txlog_entry_size(uint words, uint len)
 static struct bgp_txlog_chunk *
 txlog_chunk_new(struct bgp_txlog *log, u64 base, uint need)
 {
-  size_t bytes = MAX(TXLOG_CHUNK, sizeof(struct bgp_txlog_chunk) + need);
+  size_t bytes = MAX(BGP_TXLOG_CHUNK, sizeof(struct bgp_txlog_chunk) + need);
   struct bgp_txlog_chunk *c = mem_alloc_shared(MEM_PROTOCOLS, bytes);
   c->next = NULL;
   c->base = base;

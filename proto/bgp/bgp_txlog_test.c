@@ -21,7 +21,8 @@
 #include "proto/bgp/bgp_txlog.h"
 #include "nest/test_loops.h"
 
-#define CHUNK (64 * 1024)               /* what bgp_txlog.c allocates per chunk */
+#define CHUNK BGP_TXLOG_CHUNK           /* what bgp_txlog.c allocates per chunk */
+#define CHUNK_DATA (CHUNK - 24)         /* less its header */
 
 /* Byte i of message seq: the first four are seq itself when there is
  * room, the rest a pattern of both. */
@@ -252,8 +253,9 @@ test_chunk_boundaries(void **state UNUSED)
 static void
 test_trim_and_lag(void **state UNUSED)
 {
-  /* 1000-byte messages: 1016-byte entries, 64 in a chunk's 65512 bytes */
-  enum { LEN = 1000, ENTRY = 1016, PER = 64, DATA = 65512 };
+  /* 1000-byte messages: 1016-byte entries, PER in a chunk; 200 of them
+   * fill FULL chunks and part of one more */
+  enum { LEN = 1000, ENTRY = 1016, DATA = CHUNK_DATA, PER = DATA / ENTRY, FULL = 199 / PER };
   struct bgp_txlog *log = bgp_txlog_new();
   struct bgp_txlog_cursor fast, slow, none;
   u32 seqs[256];
@@ -263,8 +265,9 @@ test_trim_and_lag(void **state UNUSED)
   for (u32 seq = 0; seq < 200; seq++)
     append_seq(log, BGP_TXLOG_ALL_BUT, 3, seq, LEN);
   bgp_txlog_publish(log);
-  u64 end = 3 * DATA + (200 - 3 * PER) * ENTRY;
-  assert_int_equal(bgp_txlog_held(log), 4 * CHUNK);
+  _Static_assert(200 - FULL * PER <= PER && 200 - FULL * PER > 0, "the last chunk is part full");
+  u64 end = (u64) FULL * DATA + (200 - FULL * PER) * ENTRY;
+  assert_int_equal(bgp_txlog_held(log), (FULL + 1) * CHUNK);
   assert_int_equal(bgp_txlog_lag(log, &slow), end);
 
   assert_int_equal(drain(log, &fast, seqs, 256), 200);
@@ -272,7 +275,7 @@ test_trim_and_lag(void **state UNUSED)
   assert_int_equal(bgp_txlog_lag(log, &fast), 0);
   assert_int_equal(bgp_txlog_lag(log, &none), 0);
   bgp_txlog_trim(log);
-  assert_int_equal(bgp_txlog_held(log), 4 * CHUNK);
+  assert_int_equal(bgp_txlog_held(log), (FULL + 1) * CHUNK);
 
   /* slow reads all of the first chunk: still in it */
   for (uint i = 0; i < PER; i++) {
@@ -281,7 +284,7 @@ test_trim_and_lag(void **state UNUSED)
   }
   assert_int_equal(bgp_txlog_lag(log, &slow), end - PER * ENTRY);
   bgp_txlog_trim(log);
-  assert_int_equal(bgp_txlog_held(log), 4 * CHUNK);
+  assert_int_equal(bgp_txlog_held(log), (FULL + 1) * CHUNK);
 
   /* the next entry is in the second chunk */
   assert_non_null(bgp_txlog_peek(log, &slow));
@@ -289,7 +292,7 @@ test_trim_and_lag(void **state UNUSED)
   bgp_txlog_consume(log, &slow);
   assert_int_equal(bgp_txlog_lag(log, &slow), end - DATA - ENTRY);
   bgp_txlog_trim(log);
-  assert_int_equal(bgp_txlog_held(log), 3 * CHUNK);
+  assert_int_equal(bgp_txlog_held(log), FULL * CHUNK);
 
   /* caught up: the chunk being written stays */
   assert_int_equal(drain(log, &slow, seqs, 256), 200 - PER - 1);
