@@ -16,10 +16,10 @@
  * `multi` layout; 10,000-15,000 with a quarter). A pool's resident
  * blocks still never exceed the most it ever had in use (they grow only
  * when none is free), but the blocks kept while other memory grows add
- * to the process's peak:
- * at half the blocks in use one table's 1M routes from 10 peers peaked
- * some 3 MB higher, at a quarter no difference showed. As the use drops
- * the reserve drops with it, and the blocks above it go back.
+ * to the process's peak: at half the blocks in use one table's 1M routes
+ * from 10 peers peaked some 3 MB higher, at a quarter no difference
+ * showed. As the use drops the reserve drops with it, and the blocks
+ * above it go back.
  *
  * Accounting: a resident free block is overhead of MEM_STANDBY; blocks in
  * use are their owners' to count; released and never-touched pages are

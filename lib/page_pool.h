@@ -30,8 +30,8 @@
 struct page_pool;
 
 /* Blocks of size bytes (rounded up to whole pages); free blocks up to
- * reserve bytes, or a quarter as many as are in use where that is more, stay
- * resident. */
+ * reserve bytes, or a quarter as many as are in use where that is more,
+ * stay resident. */
 struct page_pool *page_pool_new(size_t size, size_t reserve);
 void *page_pool_alloc(struct page_pool *p);        /* zeroed */
 /* Contents undefined (a recycled block keeps what was written in it):

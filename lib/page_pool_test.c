@@ -141,8 +141,8 @@ test_released_pages_not_resident(void **state UNUSED)
 #endif
 }
 
-/* Beyond the floor, a quarter as many blocks as are in use wait resident, and
- * they go back as the use drops. */
+/* Beyond the floor, a quarter as many blocks as are in use wait
+ * resident, and they go back as the use drops. */
 static void
 test_reserve_follows_use(void **state UNUSED)
 {
