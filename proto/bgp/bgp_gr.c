@@ -153,17 +153,13 @@ bgp_gr_recovery_cleanup(struct bgp_proto *p)
 
 /* --- The neighbor's routes --- */
 
+/* From the well-known communities cached in the list (bgp_rules.c):
+ * every comparison of two routes asks this of both, and an IXP's routes
+ * carry hundreds of communities to scan. */
 int
 bgp_llgr_stale(const struct ea_list *a)
 {
-  const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
-  if (!e)
-    return 0;
-  const u32 *v = ea_data(a, e);
-  for (uint i = 0; i < e->len / 4; i++)
-    if (v[i] == BGP_COMM_LLGR_STALE)
-      return 1;
-  return 0;
+  return !!(bgp_wk_communities(a) & BGP_WK_LLGR_STALE);
 }
 
 /* RFC 9494 4.2: the stale route with LLGR_STALE added; NO_LLGR ones go. */
