@@ -462,6 +462,19 @@ bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
   return c->fd < 0 ? -1 : 0;
 }
 
+/* A connection's socket failed: it goes, and the failure is the session's
+ * last error unless the session is up on the other connection (the loser
+ * of a collision sees its peer close it after our Cease), as for our
+ * NOTIFICATIONs (bgp_conn_error). */
+static void
+bgp_conn_socket_failed(struct bgp_conn *c, const char *what)
+{
+  struct bgp_proto *p = c->p;
+  if (!p->conn || c == p->conn)
+    bsnprintf(p->last_error, sizeof(p->last_error), "Socket: %s", what);
+  bgp_conn_close(c);
+}
+
 /* Import backpressure (nest/rt.h, RT_PRESS_HIGH): while a table we
  * import into has a reader far behind, read nothing more from the peer
  * until the table lets go (rx_wait_ev), for RT_PRESS_HOLD_MAX at most
@@ -498,8 +511,7 @@ bgp_conn_rx(struct loop_fd *f)
     }
     ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen, MSG_DONTWAIT);
     if (n == 0) {
-      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: Connection closed");
-      bgp_conn_close(c);
+      bgp_conn_socket_failed(c, "Connection closed");
       return;
     }
     if (n < 0) {
@@ -507,8 +519,7 @@ bgp_conn_rx(struct loop_fd *f)
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK)
         break;
-      bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %m");
-      bgp_conn_close(c);
+      bgp_conn_socket_failed(c, strerror(errno));
       return;
     }
     c->rlen += n;
@@ -548,8 +559,7 @@ bgp_conn_connected(struct bgp_conn *c)
   socklen_t el = sizeof(e);
   getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
   if (e) {
-    bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e));
-    bgp_conn_close(c);
+    bgp_conn_socket_failed(c, strerror(e));
     return -1;
   }
   tm_stop(&c->p->connect_timer);
@@ -583,8 +593,7 @@ bgp_conn_err(struct loop_fd *f)
   int e = 0;
   socklen_t el = sizeof(e);
   getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-  bsnprintf(c->p->last_error, sizeof(c->p->last_error), "Socket: %s", strerror(e ? e : ECONNRESET));
-  bgp_conn_close(c);
+  bgp_conn_socket_failed(c, strerror(e ? e : ECONNRESET));
 }
 
 static void
