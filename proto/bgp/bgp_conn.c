@@ -280,15 +280,24 @@ bgp_conn_close(struct bgp_conn *c)
   bgp_update_show(p);
 }
 
+/* Whether what happens on a connection happens to the session: a second
+ * connection beside an established one (the loser of a collision, which
+ * its peer closes after the Cease) touches neither the session nor its
+ * last error. */
+static inline int
+bgp_conn_speaks(const struct bgp_conn *c)
+{
+  return !c->p->conn || c == c->p->conn;
+}
+
 /* Our NOTIFICATION. As BIRD 2 the last error is "BGP Error: " and the
  * RFC's name of the code; one other than Cease ends the run and delays
- * the next. A second connection beside an established session does not
- * touch the session (nor its last error). */
+ * the next. */
 void
 bgp_conn_error(struct bgp_conn *c, const struct bgp_error *e, const char *why)
 {
   struct bgp_proto *p = c->p;
-  int primary = !p->conn || c == p->conn;
+  int primary = bgp_conn_speaks(c);
   if (c == p->conn)
     p->down_notified = 1;     /* RFC 4724 4: a NOTIFICATION ends GR too */
   if (primary)
@@ -405,12 +414,16 @@ bgp_rx_notification(struct bgp_conn *c, const u8 *body, uint len)
   bgp_notification_decode(body, len, &e);
   char msg[160] = "";
   bgp_notification_shutdown_msg(&e, msg, sizeof(msg));
-  bsnprintf(p->last_error, sizeof(p->last_error), "Received: %s%s%s", bgp_err_text(e.code, e.subcode), *msg ? ": " : "", msg);
-  log_rl(&p->rl, L_REMOTE, "%s: %s", p->p.name, p->last_error);
+  char text[sizeof(p->last_error)];
+  bsnprintf(text, sizeof(text), "Received: %s%s%s", bgp_err_text(e.code, e.subcode), *msg ? ": " : "", msg);
+  log_rl(&p->rl, L_REMOTE, "%s: %s", p->p.name, text);
+  int primary = bgp_conn_speaks(c);
+  if (primary)
+    strcpy(p->last_error, text);
   if (c == p->conn)
     p->down_notified = 1;
   /* BIRD 2: the neighbor's error other than Cease ends the run as ours do */
-  int fatal = e.code != BGP_ERR_CEASE && (!p->conn || c == p->conn);
+  int fatal = primary && e.code != BGP_ERR_CEASE;
   if (fatal)
     bgp_error_delay(p);
   bgp_conn_close(c);
@@ -463,14 +476,12 @@ bgp_rx_message(struct bgp_conn *c, const u8 *msg, uint len, u8 type)
 }
 
 /* A connection's socket failed: it goes, and the failure is the session's
- * last error unless the session is up on the other connection (the loser
- * of a collision sees its peer close it after our Cease), as for our
- * NOTIFICATIONs (bgp_conn_error). */
+ * last error if the connection speaks for it. */
 static void
 bgp_conn_socket_failed(struct bgp_conn *c, const char *what)
 {
   struct bgp_proto *p = c->p;
-  if (!p->conn || c == p->conn)
+  if (bgp_conn_speaks(c))
     bsnprintf(p->last_error, sizeof(p->last_error), "Socket: %s", what);
   bgp_conn_close(c);
 }
