@@ -66,13 +66,16 @@ def std_attrs(asn, nh="192.0.2.9", origin=0):
 
 
 class RawPeer:
-    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None, caps=b""):
+    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None, caps=b"", sock=None):
+        """Connects from local to remote:port, or speaks on sock, a
+        connection the daemon opened to us."""
         self.asn = asn
+        self.s = sock
         # The daemon answers its control socket before its BGP listener is
         # up (the protocol starts in its own loop): retry a refused connect,
         # for long enough that a loaded machine (CI, sanitizers) starts it.
         deadline = time.time() + 30
-        while True:
+        while not sock:
             self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             if rcvbuf:      # before connect: a small window makes a slow reader
                 self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)

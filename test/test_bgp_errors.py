@@ -128,3 +128,44 @@ def test_session_reset_classes(dut, name, data, code):
     assert poll(lambda: not has_route(d, "10.62.0.0/16"), timeout=5)
     assert has_route(d, "10.99.0.0/16")
     assert re.search(r"raw\s+BGP", text(d, "show protocols"))
+
+
+
+def test_collision_loser_does_not_speak_for_the_session(start_daemon):
+    """The session is up on the connection we opened; the peer's own
+    connection (a collision's loser) gets our OPEN and answers with a
+    NOTIFICATION. That closes it alone: the session stays, and its last
+    error is not the loser's."""
+    ports = free_ports(2)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.78.0.2", ports[1]))
+    listener.listen(1)
+    listener.settimeout(30)
+    d = start_daemon("""router id 10.78.0.1;
+protocol bgp raw {
+  local %s port %d as 65001;
+  neighbor 127.78.0.2 port %d as 65002;
+  multihop; hold time 90;
+  ipv4 { import all; export none; };
+}
+""" % (OURS, ports[0], ports[1]))
+    conn, _ = listener.accept()
+    listener.close()
+    p = RawPeer("127.78.0.2", OURS, ports[0], 65002, 65001, sock=conn)
+    announce_ok(p, "10.63.0.0/16")
+    assert poll(lambda: has_route(d, "10.63.0.0/16"), timeout=5)
+
+    s = socket.create_connection((OURS, ports[0]), timeout=10, source_address=("127.78.0.2", 0))
+    assert s.recv(19)[18] == 1          # our OPEN's header
+    s.sendall(b"\xff" * 16 + struct.pack("!HBBB", 21, 3, 6, 7))   # Cease, collision resolution
+    try:
+        while s.recv(4096):             # until the daemon has read it and closed
+            pass
+    except (ConnectionResetError, socket.timeout):
+        pass
+    s.close()
+    out = text(d, "show protocols all raw")
+    assert "Established" in out and "Connection collision" not in out, out
+    assert has_route(d, "10.63.0.0/16")
+    p.close()
