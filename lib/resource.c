@@ -1017,9 +1017,18 @@ sl_free(slab *s, void *obj)
   if (!pg->used)
   {
     list_del(&pg->n);
-    if (!s->empty)
+    /* One free page stays for the next object while others live; a slab
+     * left empty keeps none: a route server's hundred idle update groups
+     * held 800 kB so. The page pool keeps its own reserve for the next
+     * burst, shared by all slabs. */
+    if (!s->empty && s->live)
       s->empty = pg;
     else
       sl_page_free(s, pg);
+    if (!s->live && s->empty)
+    {
+      sl_page_free(s, s->empty);
+      s->empty = NULL;
+    }
   }
 }
