@@ -817,6 +817,27 @@ chan_export_drained(struct channel *c)
          !uatomic_read(&c->reader.laggard) && !uatomic_read(&c->stats.exp_routes);
 }
 
+/* An item of a route that came in through this channel, read while it
+ * exports every route: chan_export_one() would reject the route (never
+ * back to the protocol that announced it) without more than counting.
+ * The route it retires is of the same source, so of the same protocol,
+ * and was never exported here either. Neither route is loaded: in a
+ * pipe's peer table nearly every item is the pipe's own copy. 0: not
+ * such an item, or not done here. */
+static int
+chan_export_own_item(struct channel *c, const struct rt_journal_item *it)
+{
+  /* a feed's bookkeeping and the filters' trace want the routes */
+  if (!c->reader.own || c->reader.sender != c->reader.own || c->feed_rejected || chan_debug(c, D_FILTERS))
+    return 0;
+  if (it->new_rte) {
+    chan_stat_add(&c->stats.exp_updates_received, 1);
+    chan_stat_add(&c->stats.exp_updates_rejected, 1);
+  } else
+    chan_stat_add(&c->stats.exp_withdraws_received, 1);
+  return 1;
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -826,6 +847,9 @@ chan_export_run(void *data)
   rcu_read_lock();
   const struct rt_journal_item *it = NULL;
   int any = chan_exports_every_route(c);
+  /* Exporting every route, each item is its route's: the channel's own
+   * are rejected unread (chan_export_own_item) */
+  c->reader.own = any && !c->cf->secondary ? c->sender_id : 0;
   int (*busy)(struct proto *, struct channel *) = c->proto->class->export_busy;
   void (*ahead)(struct proto *, const net_addr *) = c->proto->class->rt_notify_ahead;
   /* A feed, a catch-up or a hold stops the reader: it presses the
@@ -858,8 +882,10 @@ chan_export_run(void *data)
       if (a && (any || a->new_best != a->old_best))
         ahead(c->proto, &a->net->n);
     }
-    if (any)
-      chan_export_one(c, it->net, it->new_rte, it->retired);
+    if (any) {
+      if (!chan_export_own_item(c, it))
+        chan_export_one(c, it->net, it->new_rte, it->retired);
+    }
     else if (c->cf->secondary)
       chan_export_first_accepted(c, it->net, it->retired, 0);
     else if (it->new_best != it->old_best)

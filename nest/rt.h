@@ -167,7 +167,7 @@ struct rt_journal_item {
  * server holds millions of items, and their memory must leave as soon as
  * the slowest reader has passed them. */
 #define RT_JOURNAL_BYTES 16384
-#define RT_JOURNAL_BLOCK 407
+#define RT_JOURNAL_BLOCK 387
 struct rt_journal_block {
   struct rt_journal_block *next;  /* RCU published */
   struct rcu_head rcu;
@@ -175,6 +175,11 @@ struct rt_journal_block {
   uint used;                  /* items to release when freed */
   u64 net_died[(RT_JOURNAL_BLOCK + 63) / 64];  /* item i emptied its net: freed with the item */
   struct rt_journal_item items[RT_JOURNAL_BLOCK];
+  /* The sender of item i's change (rte.sender; 0: none): a reader skips
+   * its own channel's items without loading their routes (a pipe reads
+   * back every copy it made: 99 of 100 items of a route server's peer
+   * table). */
+  u16 sender[RT_JOURNAL_BLOCK];
 };
 
 /* An export subscriber: consumes the journal in its own loop. */
@@ -218,6 +223,10 @@ struct rt_reader {
    * with notify does. Readers without notify and without this are pins
    * (a feed's start, the CLI's listing): they never press. */
   u32 polls;
+  /* Owner: reader's loop. Items of sender `own` (0: none) are not
+   * prefetched: the reader's channel does not export its own routes.
+   * `sender` is that of the item rt_reader_next() gave last. */
+  u16 own, sender;
 };
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */

@@ -213,7 +213,7 @@ _Static_assert(sizeof(struct rt_journal_block) <= RT_JOURNAL_BYTES, "journal blo
 
 /* The next item; died: the change empties its net. */
 static struct rt_journal_item *
-rt_journal_push(struct rtable *t, int died)
+rt_journal_push(struct rtable *t, int died, u16 sender)
 {
   u64 seq = t->jend + t->junpub++;
   if (!t->jlast || seq - t->jlast->first_seq == RT_JOURNAL_BLOCK) {
@@ -230,6 +230,7 @@ rt_journal_push(struct rtable *t, int died)
   uint i = (uint) (seq - t->jlast->first_seq);
   if (died)
     t->jlast->net_died[i / 64] |= 1ULL << (i % 64);
+  t->jlast->sender[i] = sender;
   return &t->jlast->items[i];
 }
 
@@ -429,7 +430,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new, c
       rt_pref_count(t, old, -1);
   }
 
-  struct rt_journal_item *item = rt_journal_push(t, died);
+  struct rt_journal_item *item = rt_journal_push(t, died, new ? new->sender : old ? old->sender : 0);
   *item = (struct rt_journal_item){
     .net = net, .new_best = new_best, .old_best = old_best,
     .new_rte = rte_usable(new), .retired = old,
@@ -1018,6 +1019,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   r->notify = notify;
   r->block = NULL;
   r->end = 0;
+  r->own = r->sender = 0;
   uatomic_set(&r->laggard, 0);
   r->seen_seq = 0;
   r->seen_at = 0;
@@ -1134,6 +1136,7 @@ rt_reader_next(struct rt_reader *r)
     r->block = b;
   }
   const struct rt_journal_item *item = &r->block->items[seq - r->block->first_seq];
+  r->sender = r->block->sender[seq - r->block->first_seq];
   uatomic_set(&r->seq, seq + 1);
   /* Never keep a pointer to a block we are done with: cleanup may free it
    * as soon as our done passes its end. NULL is found again from jfirst. */
@@ -1153,11 +1156,14 @@ rt_reader_next(struct rt_reader *r)
 #define RT_PREFETCH_FAR 8
 #define RT_PREFETCH_NEAR 4
 
+/* Items of the reader's own sender are not worth loading. */
 static inline const struct rt_journal_item *
 rt_reader_peek(const struct rt_reader *r, u64 seq, u64 end)
 {
   const struct rt_journal_block *b = r->block;
   if (!b || seq >= end || seq - b->first_seq >= RT_JOURNAL_BLOCK)
+    return NULL;
+  if (r->own && b->sender[seq - b->first_seq] == r->own)
     return NULL;
   return &b->items[seq - b->first_seq];
 }

@@ -64,11 +64,11 @@ def test_table_debug_routes_and_states(start_daemon, ours_only):
 def test_table_debug_events(start_daemon, ours_only):
     # 4,000 routes: the journal's old blocks go once every reader has read
     # them (this table has none; cleanup is asked for every 8 blocks of
-    # 407 changes) and the cleanup says so
+    # 387 changes) and the cleanup says so
     routes = " ".join("route 10.%d.%d.0/24 blackhole;" % (i // 256, i % 256) for i in range(4000))
     d = start_daemon(CONF % ("{ events }", routes))
     found = wait_trace(d, "t1", r"^t1: Journal cleanup: \d+ changes freed, \d+ kept for the slowest reader$")
-    assert int(found[0].split()[3]) % 407 == 0
+    assert int(found[0].split()[3]) % 387 == 0
     assert not [l for l in traces(d, "t1") if " > added" in l or "Started" in l]
 
 
