@@ -135,14 +135,20 @@ rh_order(const struct rcu_hash_array *a)
   return (uint) __builtin_ctzll((u64) a->mask + 1);
 }
 
-/* The order that fits one node per bucket. */
+/* The order that fits one node per bucket for n nodes. */
+static uint
+rh_fit_n(const struct rcu_hash *h, u64 n)
+{
+  uint fit = h->min_order;
+  while (fit < 31 && ((u64) 1 << fit) < n)
+    fit++;
+  return fit;
+}
+
 static uint
 rh_fit(const struct rcu_hash *h)
 {
-  uint fit = h->min_order;
-  while (fit < 31 && ((u64) 1 << fit) < h->count)
-    fit++;
-  return fit;
+  return rh_fit_n(h, h->count);
 }
 
 /* A grow makes four times the buckets, not twice: each grow rewrites
@@ -152,13 +158,17 @@ rh_fit(const struct rcu_hash *h)
  * to 32 bytes per node instead of 8 to 16; past RH_GROW4_MAX_ORDER (8 MB
  * of buckets) it doubles again, where 16 bytes per node more would be
  * tens of megabytes. A grow that had to wait for a grace period goes to
- * one node per bucket at least. */
+ * one node per bucket at least. With nodes expected (rcu_hash_expect), a
+ * grow goes to fit them at once: no steps on the way, and no step past
+ * them. */
 #define RH_GROW4_MAX_ORDER 20
 static uint
 rh_grow_order(const struct rcu_hash *h)
 {
   uint order = rh_order(h->cur);
   uint to = order + 2 <= RH_GROW4_MAX_ORDER ? order + 2 : order + 1;
+  if (h->expect > h->count && rh_fit_n(h, h->expect) > order)
+    to = rh_fit_n(h, h->expect);
   return MIN(MAX(to, rh_fit(h)), 31);
 }
 

@@ -98,6 +98,7 @@ struct rcu_hash {
   u32 count;                  /* nodes */
   u32 inserts;                /* nodes ever inserted (wraps): has any come? */
   u32 min_order;
+  u32 expect;                 /* nodes the writer expects (rcu_hash_expect) */
   int key_offset;             /* of the key from the node (prefetches) */
   rcu_hash_fn hash;
 };
@@ -186,6 +187,13 @@ u64 rcu_hash_pos(const struct rcu_hash_iter *it);
 
 /* n must not be in the index yet (the caller looked). May resize. */
 void rcu_hash_insert(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);
+/* Would one more node grow the index? */
+static inline int rcu_hash_full(const struct rcu_hash *h) { return (u64) h->count >= (u64) h->cur->mask + 1; }
+/* About n nodes are to come (0: not known): the next grow goes straight
+ * to one node per bucket for them, not four times the nodes there are.
+ * The shrinks stand (a sixteenth of the buckets used): expect at most
+ * eight times the nodes there are. */
+static inline void rcu_hash_expect(struct rcu_hash *h, u32 n) { h->expect = n; }
 /* n must be in the index. Readers standing on it go on from its links,
  * which stay as they are: free it only after a grace period. */
 void rcu_hash_remove(struct rcu_hash *h, u32 hash, struct rcu_hash_node *n);

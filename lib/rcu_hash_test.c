@@ -194,6 +194,48 @@ test_grow_then_compact(void **state UNUSED)
   rcu_thread_unregister();
 }
 
+/* With nodes expected, the first grow goes to one node per bucket for
+ * them (not four times the nodes there are), and the index is full again
+ * only once they are all in. */
+static void
+test_grow_to_expected(void **state UNUSED)
+{
+  rcu_thread_register();
+  struct rcu_hash h;
+  rcu_hash_init(&h, 4, item_hash, 0);
+  enum { E = 100, M = E + 40 };
+  static struct item *items[M];
+  size_t before = 0;
+  for (u32 k = 0; k < M; k++) {
+    grace_and_maintain(&h);     /* no grow waits for a grace period */
+    if (k == 16) {
+      assert_true(rcu_hash_full(&h));
+      rcu_hash_expect(&h, E);
+      before = rcu_hash_bytes(&h);
+    }
+    items[k] = item_new(k);
+    rcu_hash_insert(&h, key_hash(k), &items[k]->node);
+    /* 128 buckets fit 100, where a grow by four would give 64 */
+    if (k == 16) {
+      assert_true(rcu_hash_bytes(&h) - before >= (128 - 16) * sizeof(void *));
+      assert_true(rcu_hash_bytes(&h) - before < (256 - 16) * sizeof(void *));
+    }
+    if (k > 16 && k < 127)
+      assert_false(rcu_hash_full(&h));
+  }
+  assert_true(rcu_hash_bytes(&h) - before >= (512 - 16) * sizeof(void *));  /* then by four */
+  struct rcu_hash_iter it;
+  rcu_read_lock();
+  for (u32 k = 0; k < M; k++)
+    assert_ptr_equal(find(&h, k, &it), items[k]);
+  rcu_read_unlock();
+  grace_and_maintain(&h);
+  rcu_hash_free(&h);
+  for (u32 k = 0; k < M; k++)
+    free(items[k]);
+  rcu_thread_unregister();
+}
+
 /* --- Walks that resume across resizes --- */
 
 #define WSTABLE 2000
@@ -455,6 +497,7 @@ main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_against_array),
     cmocka_unit_test(test_grow_then_compact),
+    cmocka_unit_test(test_grow_to_expected),
     cmocka_unit_test(test_walk_resumes_across_resizes),
     cmocka_unit_test(test_readers_and_resizes),
     cmocka_unit_test(test_bucket_summary),

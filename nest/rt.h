@@ -747,6 +747,9 @@ void rt_index_init(struct rtable *t);
 u32 rt_net_hash(const net_addr *n);
 struct net *rt_index_find(struct rtable *t, u32 hash, const net_addr *n, struct rcu_hash_iter *it);
 void rt_index_account(struct rtable *t);
+/* Under the lock, before a net comes into a full index by a copy of
+ * sender id's (a pipe's): how big the index should grow. */
+void rt_index_expect_copies(struct rtable *t, u16 copy);
 void rt_index_settle(struct rtable *t);
 /* A net about to enter the index, under the lock: its region's mask. */
 void rt_index_mark(struct rtable *t, const net_addr *n);

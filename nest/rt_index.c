@@ -282,6 +282,22 @@ rt_index_account(struct rtable *t)
   }
 }
 
+/* A table filled with copies of another's routes (a pipe's peer table
+ * in a route server's `multi` layout) tends to that table's size: its
+ * index grows there at once instead of in steps of four, each rewriting
+ * every net's link, and the last of which (to 2^20 buckets at 262,144
+ * nets) doubled the buckets of a table of 400,000 nets. Only once it
+ * holds an eighth of the other's nets: a pipe whose filter passes fewer
+ * grows as any table, and one that passes more gets at most twice the
+ * buckets a grow would have made. */
+void
+rt_index_expect_copies(struct rtable *t, u16 copy)
+{
+  const struct rtable *from = rt_sender_origin(t, copy);
+  u32 there = from ? uatomic_read(&from->net_count) : 0;
+  rcu_hash_expect(&t->nets, (u64) t->nets.count * 8 >= there ? there : 0);
+}
+
 /* A grow leaves the index four times as big as its nets; kept so, a
  * loaded table would hold up to 16 bytes a net more. */
 void

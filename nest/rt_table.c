@@ -683,6 +683,8 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     net->feed_prev = t->feed_tail;
     rt_index_mark(t, &net->n);
     rcu_tsan_publish(net);
+    if (copy && rcu_hash_full(&t->nets))
+      rt_index_expect_copies(t, copy);
     rcu_hash_insert(&t->nets, u->hash, &net->node);
     rt_index_account(t);
     if (t->feed_tail)
