@@ -46,6 +46,17 @@ find(const struct rcu_hash *h, u32 key, struct rcu_hash_iter *it)
   return NULL;
 }
 
+/* Keys 0 to n - 1 are all there, each its own item. */
+static void
+assert_all_found(const struct rcu_hash *h, struct item **items, u32 n)
+{
+  struct rcu_hash_iter it;
+  rcu_read_lock();
+  for (u32 k = 0; k < n; k++)
+    assert_ptr_equal(find(h, k, &it), items[k]);
+  rcu_read_unlock();
+}
+
 static struct item *
 item_new(u32 key)
 {
@@ -175,11 +186,7 @@ test_grow_then_compact(void **state UNUSED)
   rcu_hash_compact(&h);
   assert_false(rcu_hash_sparse(&h));
   assert_true(rcu_hash_retiring(&h));   /* the grown array, until its grace period */
-  struct rcu_hash_iter it;
-  rcu_read_lock();
-  for (u32 k = 0; k < M; k++)
-    assert_ptr_equal(find(&h, k, &it), items[k]);
-  rcu_read_unlock();
+  assert_all_found(&h, items, M);
   grace_and_maintain(&h);
   assert_false(rcu_hash_retiring(&h));
   size_t compact = rcu_hash_bytes(&h);
@@ -224,11 +231,7 @@ test_grow_to_expected(void **state UNUSED)
       assert_false(rcu_hash_full(&h));
   }
   assert_true(rcu_hash_bytes(&h) - before >= (512 - 16) * sizeof(void *));  /* then by four */
-  struct rcu_hash_iter it;
-  rcu_read_lock();
-  for (u32 k = 0; k < M; k++)
-    assert_ptr_equal(find(&h, k, &it), items[k]);
-  rcu_read_unlock();
+  assert_all_found(&h, items, M);
   grace_and_maintain(&h);
   rcu_hash_free(&h);
   for (u32 k = 0; k < M; k++)
