@@ -217,8 +217,12 @@ rt_journal_push(struct rtable *t, int died, u16 sender)
 {
   u64 seq = t->jend + t->junpub++;
   if (!t->jlast || seq - t->jlast->first_seq == RT_JOURNAL_BLOCK) {
-    struct rt_journal_block *b = page_pool_alloc(journal_pool);
+    /* Items and senders are written whole as they come: only the header
+     * needs clearing, not the 16 kB a recycled block would be zeroed. */
+    struct rt_journal_block *b = page_pool_alloc_dirty(journal_pool);
     mem_account(MEM_TABLES, RT_JOURNAL_BYTES, 0);
+    b->next = NULL;
+    memset(b->net_died, 0, sizeof(b->net_died));
     b->first_seq = seq;
     if (t->jlast) {
       rcu_assign_pointer(t->jlast->next, b);
