@@ -188,6 +188,17 @@ def proc_hwm(pid):
         return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
 
 
+def proc_hwm_reset(pid):
+    """Start the high-water mark afresh (Linux 4.0+: clear_refs 5); False
+    where that is refused."""
+    try:
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def proc_cpu(pid):
     """User and system CPU seconds the process has used (all threads)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -394,6 +405,7 @@ def one_run(args, binary, version, threads):
         if args.stop_peak and args.stop_peak_peers:
             # the peers alone go: their routes are flushed while the
             # daemon runs on
+            marked = proc_hwm_reset(dut.pid)
             blast.send_signal(signal.SIGTERM)
             peak, t1 = 0, time.time()
             while time.time() - t1 < args.timeout:
@@ -412,6 +424,8 @@ def one_run(args, binary, version, threads):
                     break
                 time.sleep(0.02)
             gone = time.time() - t1
+            if marked:
+                peak = max(peak, proc_hwm(dut.pid))
             time.sleep(args.settle or 2.0)
             sys.stderr.write("%s: RSS at convergence %d KiB, peak while the peers' routes went %d KiB (%.1f s), "
                              "%d KiB %g s after\n"
@@ -419,6 +433,8 @@ def one_run(args, binary, version, threads):
             if args.show_memory:
                 sys.stderr.write(ctl(sock, "show memory"))
     finally:
+        stop_marked = (args.stop_peak and not args.stop_peak_peers and dut and table_done is not None
+                       and dut.poll() is None and proc_hwm_reset(dut.pid))
         for p in ((dut,) if args.stop_peak_daemon else (blast, dut)):
             if p:
                 p.send_signal(signal.SIGTERM)
@@ -429,7 +445,7 @@ def one_run(args, binary, version, threads):
             peak = 0
             while dut.poll() is None:
                 try:
-                    peak = max(peak, proc_mem(dut.pid)[0])
+                    peak = max(peak, proc_mem(dut.pid)[0], proc_hwm(dut.pid) if stop_marked else 0)
                 except (OSError, ValueError, AttributeError):
                     break           # gone, or a zombie without VmRSS
                 time.sleep(0.01)
@@ -511,9 +527,11 @@ def main():
     ap.add_argument("--enhanced-refresh", action="store_true",
                     help="the injector's sessions offer enhanced route refresh (RFC 7313)")
     ap.add_argument("--stop-peak", action="store_true",
-                    help="report the daemon's highest RSS from the stop of peers and daemon to its exit")
+                    help="report the daemon's highest RSS from the stop of peers and daemon to its exit "
+                    "(the kernel's high-water mark, started afresh when the stop begins, beside samples every 10 ms)")
     ap.add_argument("--stop-peak-peers", action="store_true",
-                    help="with --stop-peak: stop the peers first and watch until their routes are gone from every table, "
+                    help="with --stop-peak: stop the peers first and watch until their routes are gone from every table "
+                    "(the peak: the high-water mark started afresh when they stop), "
                     "then RSS again --settle seconds later (default 2)")
     ap.add_argument("--stop-trace", action="store_true",
                     help="with --stop-peak-peers: print RSS and `show memory`'s classes at every poll while the routes go")
