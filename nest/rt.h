@@ -168,6 +168,14 @@ struct rt_journal_item {
  * the slowest reader has passed them. */
 #define RT_JOURNAL_BYTES 16384
 #define RT_JOURNAL_BLOCK 387
+/* Changes published before the table loop is asked to free what every
+ * reader has passed, and grown since without it before a writer frees
+ * them itself. Each request is an eventfd write, a wake-up of the table
+ * loop and a turn of its writer lock against the importers: asked per
+ * journal block, that was a sixth of a batched insert's time. Eight
+ * blocks keep at most 128 kB of journal (and the routes it retires)
+ * beyond the slowest reader. */
+#define RT_CLEANUP_THRESHOLD (8 * RT_JOURNAL_BLOCK)
 struct rt_journal_block {
   struct rt_journal_block *next;  /* RCU published */
   struct rcu_head rcu;
@@ -321,7 +329,10 @@ struct rtable {
   u32 writing;                /* atomic, written under lock: 1 from a writer's
                                  taking the lock until it published, so a
                                  chain may hold changes jend does not cover */
-  u64 jfirst_seq;             /* atomic: written by the table loop (cleanup), read by readers */
+  u64 jfirst_seq;             /* atomic, written under lock: by the cleanup
+                                 (table loop) or a writer's trim; read by readers */
+  u64 jtrim_at;               /* atomic, written under lock: jend at the last
+                                 cleanup or trim (rt_journal_trim_due) */
   u32 pressing;               /* atomic: readers at RT_PRESS_ALL (rt_import_pressed) */
   u32 crowding;               /* atomic: readers at RT_PRESS_COPIES or above */
   u32 reader_count;           /* atomic: readers attached; changed under the lock */
