@@ -117,8 +117,15 @@ class RawPeer:
                 return None, b""
             self.buf += chunk
 
-    def send(self, data):
-        self.s.sendall(data)
+    def send(self, data, timeout=10):
+        """timeout: for the whole of data (a flood of megabytes waits for
+        the daemon to take in what is ahead of it in the socket)."""
+        before = self.s.gettimeout()
+        self.s.settimeout(timeout)
+        try:
+            self.s.sendall(data)
+        finally:
+            self.s.settimeout(before)
 
     def wait_notification(self, timeout=5):
         """The (code, subcode) of a NOTIFICATION, or None if the session stays up."""

@@ -311,7 +311,10 @@ class Run:
                           for i in range(0, BIG, 900)), "floods %d with %s" % (BIG, path)
             for p in pfx:
                 self.routes[f][p] = path
-        self.peers[f].send(b"".join(data))
+        # a lag's floods come one after the other: each waits for the
+        # daemon to take in those ahead of it (under TSan in the mulimex
+        # layout, a few seconds each, through ten tables)
+        self.peers[f].send(b"".join(data), timeout=120)
         return "%s %s" % (f, what)
 
     def stall(self, xs):
