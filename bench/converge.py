@@ -253,8 +253,21 @@ def blast_summary(path):
     return start, summary
 
 
+def listen_port():
+    """A port for the daemon's BGP listener below the kernel's ephemeral
+    range: one inside it may be held by an outgoing connection (the
+    injector's, a previous run's in TIME_WAIT), and BIRD 2 then runs with
+    "No listening socket" until the timeout."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return random.randrange(10000, max(low, 10001))
+
+
 def one_run(args, binary, version, threads):
-    port = random.randrange(30000, 60000)
+    port = listen_port()
     d = tempfile.mkdtemp(prefix="conv.", dir="/tmp")
     conf, sock = os.path.join(d, "bird.conf"), os.path.join(d, "bird.ctl")
     with open(conf, "w") as f:

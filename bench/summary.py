@@ -4,6 +4,11 @@ total routes, the median convergence time and RSS of each version, and the
 ratio of the reference version to ours.
 
   bench/summary.py doc/threads/stats.csv [--ours bird-mt-0.1.0] [--ref bird-2.0.12]
+                   [--since 2026-12-01@03:50]
+
+--since keeps the rows of one matrix run (their DATETIME at or after it):
+rows of different runs differ in method (RSS sampled or the high-water
+mark) and in what the code was.
 """
 import argparse
 import collections
@@ -16,11 +21,12 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--ours", default="bird-mt-0.1.0")
     ap.add_argument("--ref", default="bird-2.0.12")
+    ap.add_argument("--since", default="", help="DATETIME as in the rows, e.g. 2026-12-01@03:50")
     a = ap.parse_args()
     g = collections.defaultdict(list)
     with open(a.csv) as f:
         for r in list(csv.reader(f, delimiter=";"))[1:]:
-            if len(r) < 13:
+            if len(r) < 13 or r[12] < a.since:
                 continue
             ver, typ, peers, _, _, total, _, rss = r[:8]
             g[(typ, int(peers), int(total), ver)].append((float(r[11]), int(rss)))
