@@ -132,7 +132,7 @@ test_hostcache_cases(void **state)
   (void) state;
   static struct hc_case c;
   memset(&c, 0, sizeof(c));
-  c.t = rt_aux_table_new("igp4", NET_IP4);
+  c.t = test_aux_table_new("igp4", NET_IP4);
   c.src = rt_get_source(&test_proto, 1);
   char a[32];
   /* one next hop per neighbor of a route server: 10.i.0.1 */
@@ -189,7 +189,7 @@ test_hostcache_random(void **state)
   static struct hc_case c;
   memset(&c, 0, sizeof(c));
   srandom(7);
-  c.t = rt_aux_table_new("igp4r", NET_IP4);
+  c.t = test_aux_table_new("igp4r", NET_IP4);
   c.src = rt_get_source(&test_proto, 2);
   char a[32];
   for (uint i = 0; i < 300; i++) {

@@ -76,7 +76,7 @@ static void
 lpm_random_round(int v6, uint seed)
 {
   srandom(seed);
-  struct rtable *t = rt_aux_table_new(v6 ? "l6" : "l4", v6 ? NET_IP6 : NET_IP4);
+  struct rtable *t = test_aux_table_new(v6 ? "l6" : "l4", v6 ? NET_IP6 : NET_IP4);
   struct two_srcs x = two_srcs_new();
   struct rte_src *src[2] = { x.s1, x.s2 };
 
@@ -144,7 +144,7 @@ static void
 test_lpm_default(void **state)
 {
   (void) state;
-  struct rtable *t = rt_aux_table_new("d4", NET_IP4);
+  struct rtable *t = test_aux_table_new("d4", NET_IP4);
   struct two_srcs x = two_srcs_new();
   net_addr dflt, n24, q;
   net_fill_ip4(&dflt, IP4_NONE, 0);

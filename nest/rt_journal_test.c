@@ -130,7 +130,7 @@ static void
 test_journal_freed_without_readers(void **state)
 {
   (void) state;
-  struct rtable *t = rt_aux_table_new("unread", NET_IP4);
+  struct rtable *t = test_aux_table_new("unread", NET_IP4);
   struct two_srcs x = two_srcs_new();
   net_addr n;
   const uint changes = 3 * RT_JOURNAL_BLOCK;
@@ -146,7 +146,7 @@ test_journal_freed_without_readers(void **state)
     net4(&n, 400000 + k);
     rt_update(t, &n, x.s1, NULL, NULL, 0);
   }
-  rt_aux_table_free(t);
+  test_aux_table_free(t);
   two_srcs_free(&x);
 }
 
@@ -180,14 +180,6 @@ stall_set(int state)
   pthread_mutex_unlock(&stall_lock);
 }
 
-/* The table's resources are the main loop's (a previous test's table
- * may be going there right now). */
-static void
-trimmed_table_new(void *data)
-{
-  *(struct rtable **) data = rt_aux_table_new("trimmed", NET_IP4);
-}
-
 /* Writers free what every reader passed when the table loop's cleanup
  * cannot come (its loop waits for a thread behind the importers'): the
  * journal stays within about RT_CLEANUP_THRESHOLD of the slowest reader,
@@ -199,8 +191,7 @@ test_writers_trim_the_journal(void **state)
   enum { BATCH = 256, BATCHES = 99, BASE = 23000 };
   /* a table of its own: a reader other tests leave on master4 would hold
    * its journal */
-  struct rtable *t = NULL;
-  loop_call_sync(main_loop(), trimmed_table_new, &t);
+  struct rtable *t = test_aux_table_new("trimmed", NET_IP4);
   struct two_srcs x = two_srcs_new();
   struct rt_reader r = { 0 };
   rt_reader_attach(t, &r, main_loop(), NULL);
@@ -233,7 +224,7 @@ test_writers_trim_the_journal(void **state)
     rt_update_batch(t, NULL, im, BATCH);
   }
   rt_reader_detach(&r);
-  rt_aux_table_free(t);
+  test_aux_table_free(t);
   two_srcs_free(&x);
   assert_true(most <= 2 * RT_CLEANUP_THRESHOLD);
 }

@@ -178,7 +178,7 @@ static void
 test_aspa_table(void **state)
 {
   (void) state;
-  struct rtable *t = rt_aux_table_new("aspa", NET_ASPA);
+  struct rtable *t = test_aux_table_new("aspa", NET_ASPA);
   struct rte_src *sa = rt_get_source(&test_proto, 1), *sb = rt_get_source(&test_proto, 2);
   for (uint i = 0; i < ARRAY_SIZE(recs); i++)
     aspa_add(t, sa, recs[i].customer, recs[i].providers, recs[i].count, 0);
@@ -247,7 +247,7 @@ test_aspa_table(void **state)
   assert_int_equal(tcheck(t, big, bl, 1), ASPA_INVALID);
   assert_int_equal(tcheck(t, big, l2, 1), ASPA_VALID);
   /* not an aspa table */
-  struct rtable *t4 = rt_aux_table_new("ip4", NET_IP4);
+  struct rtable *t4 = test_aux_table_new("ip4", NET_IP4);
   assert_int_equal(tcheck(t4, p, l2, 1), ASPA_UNKNOWN);
 
   rt_flush_channel(t, NULL);
@@ -298,7 +298,7 @@ static void
 roa_random_round(int v6, uint seed)
 {
   srandom(seed);
-  struct rtable *t = rt_aux_table_new(v6 ? "r6" : "r4", v6 ? NET_ROA6 : NET_ROA4);
+  struct rtable *t = test_aux_table_new(v6 ? "r6" : "r4", v6 ? NET_ROA6 : NET_ROA4);
   struct rte_src *src[2] = { rt_get_source(&test_proto, 10), rt_get_source(&test_proto, 11) };
   struct ea_builder b;
   ea_builder_init(&b);

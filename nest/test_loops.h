@@ -12,6 +12,7 @@
 #include "lib/loop.h"
 #include "lib/rcu.h"
 #include "lib/resource.h"
+#include "nest/rt.h"
 #include "nest/rt_attr.h"
 
 struct test_loops_run {
@@ -49,6 +50,34 @@ test_run_with_loops_(struct test_loops_run *r)
   pthread_join(th, NULL);
   return r->result;
 }
+
+/* Aux tables are the main loop's, as their resources are (rt.h): a test
+ * makes and frees them there, not in its own thread, where they would
+ * meet whatever that loop does meanwhile (a previous test's table going,
+ * say). */
+struct test_aux_table {
+  const char *name;
+  uint net_type;
+  struct rtable *t;
+};
+
+static inline void
+test_aux_table_new_(void *data)
+{
+  struct test_aux_table *a = data;
+  a->t = rt_aux_table_new(a->name, a->net_type);
+}
+
+static inline struct rtable *
+test_aux_table_new(const char *name, uint net_type)
+{
+  struct test_aux_table a = { name, net_type, NULL };
+  loop_call_sync(main_loop(), test_aux_table_new_, &a);
+  return a.t;
+}
+
+static inline void test_aux_table_free_(void *t) { rt_aux_table_free(t); }
+static inline void test_aux_table_free(struct rtable *t) { loop_call_sync(main_loop(), test_aux_table_free_, t); }
 
 /* The exit status of main(): run the array `tests` in a loop-aware process. */
 #define test_run_with_loops(name, tests, setup) \
