@@ -228,9 +228,12 @@ struct rt_reader {
   /* Atomic, set by the owner once attached (rt_reader_polls): at times
    * without notify, the reader reads on by a timer of its loop (the host
    * cache while the table is busy), so its lag presses as that of one
-   * with notify does. Readers without notify and without this are pins
-   * (a feed's start, the CLI's listing): they never press. */
-  u32 polls;
+   * with notify does; this event, which reads too, is sent to its loop
+   * when a writer raises its level, so that whom it holds back waits
+   * for its reading, not for its timer. Readers without notify and
+   * without this are pins (a feed's start, the CLI's listing): they
+   * never press. */
+  struct event *polls;
   /* Owner: reader's loop. Items of sender `own` (0: none) are not
    * prefetched: the reader's channel does not export its own routes.
    * `sender` is that of the item rt_reader_next() gave last. */
@@ -731,7 +734,7 @@ void rt_hold_stop(struct rt_hold *h);
 
 /* Reader's loop. */
 void rt_reader_idle(struct rt_reader *r);
-static inline void rt_reader_polls(struct rt_reader *r) { uatomic_set(&r->polls, 1); }
+static inline void rt_reader_polls(struct rt_reader *r, struct event *ev) { uatomic_set(&r->polls, ev); }
 /* Internal (nest/rt_press.c): the reader's level set (lowered by the
  * reader's loop or the table's, to the one its lag calls for); a
  * writer's look at a reader after it published. */

@@ -163,7 +163,7 @@ rt_hc_get(struct rtable *t)
     ev_init(&hc->ev, rt_hc_run, hc);
     tm_init(&hc->poll, t->loop, rt_hc_tick, hc);
     rt_reader_attach(t, &hc->reader, t->loop, &hc->ev);
-    rt_reader_polls(&hc->reader);     /* rt_hc_set_notify: a busy table's reader polls */
+    rt_reader_polls(&hc->reader, &hc->ev);    /* rt_hc_set_notify: a busy table's reader polls */
     rcu_assign_pointer(t->hostcache, hc);
   }
   pthread_mutex_unlock(&rt_hc_create_lock);

@@ -137,6 +137,13 @@ rt_press_check(struct rtable *t, struct rt_reader *r)
    * this order) */
   if (__atomic_load_n(&r->idle, __ATOMIC_SEQ_CST))
     rt_reader_press(r, RT_PRESS_NONE);
+  /* A poller reads now: until its timer (the host cache's 20 ms), the
+   * copiers it crowds and the importers it presses would wait with it
+   * (with a quarter of the crowding mark, both threads idled a quarter
+   * of `multi` 32 x 312, doc/perf.md session 53). */
+  struct event *poll = r->notify ? NULL : uatomic_read(&r->polls);
+  if (poll && !ev_active(poll))
+    ev_send(r->loop, poll);
 }
 
 int

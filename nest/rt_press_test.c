@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <unistd.h>
 
 #include "lib/loop.h"
 #include "nest/rt.h"
@@ -15,6 +16,8 @@
 #include "nest/test_table.h"
 
 static void press_notified(void *data) { (void) data; }
+/* A poller's event: counts the times a writer had it read. */
+static void press_poked(void *data) { uatomic_inc((u32 *) data); }
 
 /* Changes that a route source makes to PRESS_NETS nets: n of them. A
  * reader r, if given, moves on by one every 256 of them: it reads, but
@@ -94,15 +97,23 @@ press_marks(struct rtable *t, u32 low, u32 high, struct event *ev)
   assert_false(rt_import_pressed(t));
 
   /* without notify: a pin never presses, a reader that polls (the host
-   * cache while the table is busy) does */
+   * cache while the table is busy) does, and is sent its event to read
+   * at once rather than at its next tick */
   struct rt_reader pin = { 0 }, polled = { 0 };
   rt_reader_attach(t, &pin, main_loop(), NULL);
   rt_reader_attach(t, &polled, main_loop(), NULL);
   press_churn(t, &x, done, high + 1000, &polled), done += high + 1000;
   assert_false(rt_import_pressed(t));
-  rt_reader_polls(&polled);
+  static u32 poked;
+  static struct event poke;
+  ev_init(&poke, press_poked, &poked);
+  rt_reader_polls(&polled, &poke);
   press_churn(t, &x, done, 256, &polled), done += 256;
   assert_true(rt_import_pressed(t));
+  btime until = time_mono_now() + S_ 5;
+  while (!uatomic_read(&poked) && time_mono_now() < until)
+    usleep(1000);
+  assert_true(uatomic_read(&poked) > 0);
   rt_reader_detach(&polled);
   assert_false(rt_import_pressed(t));
   rt_reader_detach(&pin);

@@ -1027,7 +1027,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   r->seen_at = 0;
   uatomic_set(&r->press, 0);
   uatomic_set(&r->idle, 0);
-  uatomic_set(&r->polls, 0);
+  uatomic_set(&r->polls, NULL);
   wlock_take(&t->lock);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
