@@ -682,12 +682,20 @@ u64 rt_laggard_limit(struct rtable *t);
  * 0.5 s after start against 0.3 s at 8192; with 100 pipes other loops
  * have work meanwhile, and a mark of 1310 costs a little time while the
  * peak of 100 peers' 100 routes each is 80 MB against 93 at 8192 (and
- * BIRD 2's 81; doc/perf.md, session 35). */
+ * BIRD 2's 81; doc/perf.md, session 35). Nor does a table's share pass
+ * an eighth of its nets (RT_PRESS_COPIES_SHARE): what waits in its
+ * journal stays small beside what it holds. A small table's mark is
+ * lower (10 peers' 1,000 routes each: 1,024 where the pipes' share is
+ * 8,192), which took 1.3-3 MB off the peaks of small loads for 5-10%
+ * more time; a large one reaches the pipes' share (doc/perf.md,
+ * session 54). */
 #define RT_PRESS_COPIES_ALL (16 * 8192)
 #define RT_PRESS_COPIES_MAX 8192
 #define RT_PRESS_COPIES_MIN 1024
-/* The crowding mark (items behind) for the pipes alive now. */
-u64 rt_press_copies_high(void);
+#define RT_PRESS_COPIES_SHARE 8
+/* The crowding mark (items behind t's end) for the pipes alive now and
+ * t's size. */
+u64 rt_press_copies_high(struct rtable *t);
 enum rt_press_level { RT_PRESS_NONE, RT_PRESS_COPIES, RT_PRESS_ALL };
 static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
 static inline int rt_import_crowded(struct rtable *t) { return uatomic_read(&t->crowding) != 0; }

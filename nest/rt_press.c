@@ -31,10 +31,10 @@
 static u32 rt_press_copy_holds;
 
 u64
-rt_press_copies_high(void)
+rt_press_copies_high(struct rtable *t)
 {
   u32 pipes = MAX((uatomic_read(&rt_press_copy_holds) + 1) / 2, 1U);
-  u64 mark = RT_PRESS_COPIES_ALL / pipes;
+  u64 mark = MIN(RT_PRESS_COPIES_ALL / pipes, uatomic_read(&t->net_count) / RT_PRESS_COPIES_SHARE);
   return mark < RT_PRESS_COPIES_MIN ? RT_PRESS_COPIES_MIN : mark > RT_PRESS_COPIES_MAX ? RT_PRESS_COPIES_MAX : mark;
 }
 
@@ -109,7 +109,7 @@ rt_reader_press_ease(struct rt_reader *r, u64 lag)
   u32 old = uatomic_read(&r->press), level = old;
   if (level == RT_PRESS_ALL && lag < uatomic_read(&r->table->press_low))
     level = RT_PRESS_COPIES;
-  if (level == RT_PRESS_COPIES && lag < rt_press_copies_high() / 2)
+  if (level == RT_PRESS_COPIES && lag < rt_press_copies_high(r->table) / 2)
     level = RT_PRESS_NONE;
   rt_press_move(r, old, level);
 }
@@ -128,7 +128,7 @@ rt_press_check(struct rtable *t, struct rt_reader *r)
 {
   u64 lag = t->jend - uatomic_read(&r->seq);
   u32 level = lag > uatomic_read(&t->press_high) ? RT_PRESS_ALL
-              : lag > rt_press_copies_high() ? RT_PRESS_COPIES : RT_PRESS_NONE;
+              : lag > rt_press_copies_high(t) ? RT_PRESS_COPIES : RT_PRESS_NONE;
   u32 old = uatomic_read(&r->press);
   if (level <= old || uatomic_read(&r->idle) || uatomic_read(&r->laggard))
     return;

@@ -51,6 +51,20 @@ press_done(struct rtable *t, struct two_srcs *x)
   two_srcs_free(x);
 }
 
+/* The crowding mark follows a table's size up to the pipes' share: n
+ * more nets of x's second source (11.0.0.0/24 on, away from the
+ * churn's), added or withdrawn. */
+#define PRESS_FULL (RT_PRESS_COPIES_SHARE * RT_PRESS_COPIES_MAX)
+static void
+press_fill(struct rtable *t, struct two_srcs *x, uint n, int add)
+{
+  for (uint i = 0; i < n; i++) {
+    net_addr a;
+    net_fill_ip4(&a, ip4_from_u32(0x0b000000 | (i << 8)), 24);
+    rt_update(t, &a, x->s2, NULL, add ? x->lo : NULL, 0);
+  }
+}
+
 /* Import backpressure: a reader that reads presses the table once it is
  * high behind, until it is back within low (the table's marks); one that
  * stopped of its own accord (rt_reader_idle) does not, until it reads
@@ -139,16 +153,20 @@ test_cork_threshold(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  ASSERT_DIE(3000 + RT_JOURNAL_BLOCK < rt_press_copies_high() / 2);
+  struct two_srcs x = two_srcs_new();
+  press_fill(t, &x, PRESS_FULL, 1);
+  ASSERT_DIE(3000 + RT_JOURNAL_BLOCK < rt_press_copies_high(t) / 2);
   uatomic_set(&t->press_low, 3000);
   uatomic_set(&t->press_high, 12000);
   static struct event ev;
   press_marks(t, 3000, 12000, &ev);
   uatomic_set(&t->press_low, RT_PRESS_LOW);
   uatomic_set(&t->press_high, RT_PRESS_HIGH);
+  press_fill(t, &x, PRESS_FULL, 0);
+  two_srcs_free(&x);
 }
 
-/* The gentler level: a reader rt_press_copies_high() behind crowds the
+/* The gentler level: a reader rt_press_copies_high(t) behind crowds the
  * table, which holds copiers (waits whose `copies` is set) and not
  * importers, until it is back within half of it; pressed, it is
  * crowded too, and reading to within RT_PRESS_LOW leaves it crowded. A
@@ -168,10 +186,11 @@ test_import_crowd(void **state)
   struct rt_press_wait importer = { .loop = main_loop(), .ev = &importer_ev };
   struct rt_reader r = { 0 };
   u32 readers = rt_reader_count(t);
+  press_fill(t, &x, PRESS_FULL, 1);
   rt_reader_attach(t, &r, main_loop(), &ev);
   assert_int_equal(rt_reader_count(t), readers + 1);
 
-  uint done = 0, high = rt_press_copies_high();
+  uint done = 0, high = rt_press_copies_high(t);
   assert_int_equal(high, RT_PRESS_COPIES_MAX);   /* no pipe shares it */
   press_churn(t, &x, done, high, &r), done += high;
   assert_false(rt_import_crowded(t));
@@ -221,7 +240,41 @@ test_import_crowd(void **state)
   rt_reader_detach(&r);
   assert_false(rt_import_crowded(t));
   assert_int_equal(rt_reader_count(t), readers);
+  press_fill(t, &x, PRESS_FULL, 0);
   press_done(t, &x);
+}
+
+/* A small table's mark is an eighth of its nets, RT_PRESS_COPIES_MIN at
+ * least (an empty one's), and a reader crowds it there. */
+static void
+test_import_crowd_small(void **state)
+{
+  (void) state;
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MIN);
+  enum { HIGH = 2 * RT_PRESS_COPIES_MIN };
+  press_fill(t, &x, RT_PRESS_COPIES_SHARE * HIGH - PRESS_NETS, 1);
+  assert_int_equal(rt_press_copies_high(t), HIGH - PRESS_NETS / RT_PRESS_COPIES_SHARE);
+  static struct event ev;
+  ev_init(&ev, press_notified, NULL);
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), &ev);
+  press_churn(t, &x, 0, PRESS_NETS, &r);        /* the churn's nets make it HIGH */
+  assert_int_equal(rt_press_copies_high(t), HIGH);
+  rcu_read_lock();
+  while (rt_reader_next(&r))
+    ;
+  rcu_read_unlock();
+  press_churn(t, &x, PRESS_NETS, HIGH, &r);
+  assert_false(rt_import_crowded(t));
+  press_churn(t, &x, PRESS_NETS + HIGH, 512, &r);
+  assert_true(rt_import_crowded(t));
+  rt_reader_detach(&r);
+  assert_false(rt_import_crowded(t));
+  press_fill(t, &x, RT_PRESS_COPIES_SHARE * HIGH - PRESS_NETS, 0);
+  press_done(t, &x);
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MIN);
 }
 
 /* The pipes share the crowding mark: RT_PRESS_COPIES_ALL over the pipes
@@ -236,33 +289,35 @@ test_import_crowd_shared(void **state)
   static struct rt_hold holds[2 * PIPES], bgp;
   static struct event ev;
   ev_init(&ev, press_notified, NULL);
-  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
+  struct rtable *t = test_table();
+  struct two_srcs x = two_srcs_new();
+  press_fill(t, &x, PRESS_FULL, 1);
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MAX);
   rt_hold_init(&bgp, main_loop(), &ev, 0);
-  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MAX);
   for (uint i = 0; i < 2 * PIPES; i++) {
     rt_hold_init(&holds[i], main_loop(), &ev, 1);
     uint pipes = (i + 2) / 2;
     u64 want = RT_PRESS_COPIES_ALL / pipes;
     want = want > RT_PRESS_COPIES_MAX ? RT_PRESS_COPIES_MAX : want < RT_PRESS_COPIES_MIN ? RT_PRESS_COPIES_MIN : want;
-    assert_int_equal(rt_press_copies_high(), want);
+    assert_int_equal(rt_press_copies_high(t), want);
   }
-  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MIN);
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MIN);
 
-  struct rtable *t = test_table();
-  struct two_srcs x = two_srcs_new();
   struct rt_reader r = { 0 };
   rt_reader_attach(t, &r, main_loop(), &ev);
   press_churn(t, &x, 0, RT_PRESS_COPIES_MIN + 512, &r);
   assert_true(rt_import_crowded(t));
   rt_reader_detach(&r);
   assert_false(rt_import_crowded(t));
-  press_done(t, &x);
 
   for (uint i = 0; i < 2 * PIPES; i++)
     rt_hold_stop(&holds[i]);
   rt_hold_stop(&holds[0]);
   rt_hold_stop(&bgp);
-  assert_int_equal(rt_press_copies_high(), RT_PRESS_COPIES_MAX);
+  assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MAX);
+  press_fill(t, &x, PRESS_FULL, 0);
+  press_done(t, &x);
 }
 
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
@@ -271,6 +326,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_import_press),
   cmocka_unit_test(test_cork_threshold),
   cmocka_unit_test(test_import_crowd),
+  cmocka_unit_test(test_import_crowd_small),
   cmocka_unit_test(test_import_crowd_shared),
 };
 

@@ -65,12 +65,9 @@ struct bgp_gout {
 };
 
 /* The outputs of one key: one audience, one set of attributes (NULL:
- * withdraw). */
+ * withdraw); the key is that of its first output. */
 struct gout_run {
-  const struct ea_list *attrs;
-  u32 aud, member, cohort;
-  const u32 *set;
-  u32 count, start;
+  u32 first, count, start;
 };
 
 /*
@@ -92,8 +89,12 @@ struct gout_scratch {
   uint outs_size;
   struct gout_run *runs;
   u32 *run_of, *order, *slots;
-  net_addr *nets;               /* a run's nets in a row, for the encoder */
-  uint size, slots_size;        /* runs, run_of, order and nets hold size */
+  uint size, slots_size;        /* runs, run_of and order hold size */
+  /* A run's nets in a row, for the encoder: as many as the longest run
+   * (a key's nets, hundreds where a peer sends hundreds of prefixes an
+   * UPDATE), not as the flush (28 bytes an output, a fifth of it). */
+  net_addr *nets;
+  uint nets_size;
 };
 static __thread struct gout_scratch gout_mine;
 #define GOUT_SCRATCH_KEEP (5 * BGP_GOUT_PENDING_MAX / 2)      /* entries */
@@ -130,12 +131,14 @@ gout_sort_free(struct gout_scratch *x)
 {
   if (!x->size)
     return;
-  gout_free(x->nets, x->size, sizeof(*x->nets));
   gout_free(x->runs, x->size, sizeof(*x->runs));
   gout_free(x->run_of, x->size, sizeof(*x->run_of));
   gout_free(x->order, x->size, sizeof(*x->order));
   gout_free(x->slots, x->slots_size, sizeof(*x->slots));
   x->size = 0;
+  if (x->nets_size)
+    gout_free(x->nets, x->nets_size, sizeof(*x->nets));
+  x->nets_size = 0;
 }
 
 static void
@@ -447,7 +450,6 @@ gout_sort_scratch(uint n)
   uint size = MAX(n, 2 * x->size);
   gout_sort_free(x);
   x->size = size;
-  x->nets = gout_alloc(size, sizeof(*x->nets));
   x->runs = gout_alloc(size, sizeof(*x->runs));
   x->run_of = gout_alloc(size, sizeof(*x->run_of));
   x->order = gout_alloc(size, sizeof(*x->order));
@@ -464,21 +466,31 @@ static uint
 gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_out *o, const u32 *idx)
 {
   static __thread u8 buf[BGP_TXLOG_MAX_MSG];
-  net_addr *nets = gout_mine.nets;
+  struct gout_scratch *x = &gout_mine;
   uint n = r->count, msgs = 0;
+  if (x->nets_size < n) {
+    uint size = MAX(n, 2 * x->nets_size);
+    if (x->nets_size)
+      gout_free(x->nets, x->nets_size, sizeof(*x->nets));
+    x->nets = gout_alloc(size, sizeof(*x->nets));
+    x->nets_size = size;
+  }
+  net_addr *nets = x->nets;
+  const struct ea_list *attrs = o[r->first].attrs;
   for (uint i = 0; i < n; i++)
     net_copy(&nets[i], o[idx[i]].net);
   for (uint sent = 0; sent < n;) {
     uint done = 0;
-    uint len = r->attrs
-      ? bgp_update_encode_reach(&g->tx, r->attrs, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
+    uint len = attrs
+      ? bgp_update_encode_reach(&g->tx, attrs, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
       : bgp_update_encode_withdraw(&g->tx, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done);
     if (!len || !done) {
       /* Unencodable (a next hop of the wrong family): drop, loudly. */
       log_rl(&g->rl, L_ERR, "Update group: cannot encode UPDATE for %N", &nets[sent]);
       done = 1;
     } else {
-      bgp_txlog_append_set(g->log, r->aud, r->cohort, r->member, r->set, r->set ? g->words : 0, buf, len);
+      const struct gout_out *k = &o[r->first];
+      bgp_txlog_append_set(g->log, k->aud, k->cohort, k->member, k->set, k->set ? g->words : 0, buf, len);
       msgs++;
     }
     sent += done;
@@ -503,13 +515,13 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
                                               gout_set_hash(g, o[i].set)) & mask;
     for (;; h = (h + 1) & mask) {
       if (!slots[h]) {
-        runs[nruns] = (struct gout_run) { o[i].attrs, o[i].aud, o[i].member, o[i].cohort, o[i].set, 0, 0 };
+        runs[nruns] = (struct gout_run) { i, 0, 0 };
         slots[h] = ++nruns;
         break;
       }
-      const struct gout_run *r = &runs[slots[h] - 1];
-      if (r->attrs == o[i].attrs && r->aud == o[i].aud && r->member == o[i].member && r->cohort == o[i].cohort &&
-          gout_set_eq(g, r->set, o[i].set))
+      const struct gout_out *k = &o[runs[slots[h] - 1].first];
+      if (k->attrs == o[i].attrs && k->aud == o[i].aud && k->member == o[i].member && k->cohort == o[i].cohort &&
+          gout_set_eq(g, k->set, o[i].set))
         break;
     }
     x->run_of[i] = slots[h] - 1;
@@ -518,7 +530,7 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
   uint pos = 0;
   for (int withdrawals = 1; withdrawals >= 0; withdrawals--)
     for (uint r = 0; r < nruns; r++)
-      if ((runs[r].attrs == NULL) == withdrawals) {
+      if ((o[runs[r].first].attrs == NULL) == withdrawals) {
         runs[r].start = pos;
         pos += runs[r].count;
         runs[r].count = 0;
@@ -530,7 +542,7 @@ gout_encode(struct bgp_gout *g, const struct gout_out *o, uint n)
   uint msgs = 0;
   for (int withdrawals = 1; withdrawals >= 0; withdrawals--)
     for (uint r = 0; r < nruns; r++)
-      if ((runs[r].attrs == NULL) == withdrawals)
+      if ((o[runs[r].first].attrs == NULL) == withdrawals)
         msgs += gout_encode_run(g, &runs[r], o, x->order + runs[r].start);
   return msgs;
 }
@@ -635,7 +647,7 @@ bgp_gout_flush(struct bgp_gout *g)
   lp_flush(g->lp);
   if (x->outs_size > GOUT_SCRATCH_KEEP)
     gout_outs_free(x);
-  if (x->size > GOUT_SCRATCH_KEEP)
+  if (x->size > GOUT_SCRATCH_KEEP || x->nets_size > GOUT_SCRATCH_KEEP)
     gout_sort_free(x);
   return msgs;
 }
