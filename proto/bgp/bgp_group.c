@@ -1117,13 +1117,30 @@ bgp_group_solo(struct bgp_proto *p, struct bgp_channel *bc)
     return;
   }
   if (uatomic_cmpxchg(&gm->state, GM_PENDING, GM_LEAVING) == GM_PENDING) {
-    /* Nothing came from the group yet: a plain start */
+    /* Nothing came from the group yet */
     bc->takeover_quiet = 0;
     bc->quiet_move = 0;
     bc->gm = NULL;
+    uatomic_set(&bc->c->export_via, NULL);
+    if (gm->p_map) {
+      /* A quiet move (gm_move_quietly): the peer holds what the map
+       * says, and a plain start would never withdraw it (a `configure
+       * soft` right behind a `configure` left a client 200 routes that
+       * both its filters since rejected). The channel takes the map and
+       * the pin, and refeeds: no feed has met the filter the move was
+       * for. The peer had its End-of-RIB. */
+      struct chan_export_map *map = gm->p_map;
+      gm->p_map = NULL;
+      chan_export_takeover(bc->c, &gm->p_pin, map, NULL, 1);   /* detaches the pin */
+      bc->rejoin = 1;
+    } else {
+      /* A plain start, closed by End-of-RIB, and by EoRR where a regroup
+       * sent its BoRR (bgp_group_regroup) */
+      bc->eor_sent = 0;
+      bc->eorr_pending |= gm->join_eor == 2;
+      chan_export_own(bc->c, 1);
+    }
     gm_unref(gm);
-    bc->eor_sent = 0;
-    chan_export_own(bc->c, 1);
     return;
   }
   /* Joined: the group hands over where it is (bgp_group_tx finishes).
