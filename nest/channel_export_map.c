@@ -151,6 +151,21 @@ chan_exp_map_drop(struct chan_export_map *m, u32 id)
 }
 
 u32
+chan_exp_merge(struct channel *c, const struct chan_export_map *m)
+{
+  u32 added = 0;
+  for (u32 w = 0; w < m->size / 32; w++)
+    for (u32 bits = m->bits[w]; bits; bits &= bits - 1) {
+      u32 id = w * 32 + (u32) __builtin_ctz(bits);
+      if (!chan_exp_bit(c, id)) {
+        map_set(&c->export_map, id, 1);
+        added++;
+      }
+    }
+  return added;
+}
+
+u32
 chan_exp_adopt(struct channel *c, struct chan_export_map *m)
 {
   chan_exp_free(c);

@@ -626,6 +626,9 @@ struct rte *chan_net_exported_but(const struct channel *c, struct net *n, const 
  * discard frees a copy nobody adopted. */
 struct chan_export_map *chan_exp_copy(const struct channel *c);
 u32 chan_exp_adopt(struct channel *c, struct chan_export_map *m);
+/* Set in c's map every bit a copy no channel holds has set (c's loop);
+ * returns how many were not set before. */
+u32 chan_exp_merge(struct channel *c, const struct chan_export_map *m);
 void chan_exp_discard(struct chan_export_map *m);
 /* A copy's bits: one of them, how many are set. */
 int chan_exp_map_bit(const struct chan_export_map *m, u32 id);

@@ -408,6 +408,8 @@ void bgp_refeed(struct bgp_proto *p, enum bgp_af af);
  * RFC 2918; a next hop setting changed by `configure`); a member of a
  * group or a channel not reading refeeds. */
 void bgp_resend(struct bgp_proto *p, enum bgp_af af);
+/* A withdrawal of n, queued as the channel's own export queues one. */
+void bgp_tx_withdraw(struct bgp_proto *p, struct bgp_channel *bc, const net_addr *n);
 /* Room for an UPDATE of up to len bytes, sent before anything else of bc
  * (withdrawals a member let go by its group passed over in the log);
  * bgp_tx_early_commit() the bytes written. */

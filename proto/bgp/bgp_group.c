@@ -980,7 +980,7 @@ bgp_group_leave(struct bgp_proto *p UNUSED, struct bgp_channel *bc)
 static int
 gm_move_quietly(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
 {
-  if (uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr || gm->eorr_asked || gm->h_owed ||
+  if (gm->p_map || uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr || gm->eorr_asked || gm->h_owed ||
       bc->eorr_pending || !p->conn || !bc->eor_out || gm->key.table != bc->c->table || !gm_eligible(p, bc))
     return 0;
   uatomic_set(&bc->c->export_via, NULL);
@@ -994,6 +994,41 @@ gm_move_quietly(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember 
   gm_request(gm, GM_REQ_LEAVE);
   gm_unref(gm);
   return 1;
+}
+
+/* A quiet move handed over before its walk was over (a `configure soft`
+ * right behind the `configure`, while the new group still fed the table):
+ * its peer may hold, beside what the log gave it, what its old class had
+ * at the move, which that walk would have withdrawn where the new class
+ * gets nothing. A client kept 134,000 of 200,000 routes its new filter
+ * rejected, `reload out` or not (test_configure_soft_while_moving). The
+ * channel, which has taken over the hand-over's map, takes those as
+ * exported too: the move's map, and the route now at each net whose held
+ * route changed since the move's pin; a net emptied since is withdrawn.
+ * The refeed that follows withdraws what the filter rejects; a withdrawal
+ * too many is harmless. Member's loop: the group forgot the move at the
+ * hand-over. */
+static void
+gm_move_unfinished(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
+{
+  struct channel *c = bc->c;
+  if (uatomic_read(&c->state) == CS_UP && c->reader.table) {
+    u32 added = chan_exp_merge(c, gm->p_map);
+    rcu_read_lock();
+    struct net *n;
+    for (const net_addr *a; (a = gm_moved_next(gm, c->table, &n));) {
+      struct rte *best = n ? net_best(n) : NULL;
+      if (!best)
+        bgp_tx_withdraw(p, bc, a);
+      else if (!chan_exp_bit(c, best->id)) {
+        chan_exp_set(c, best->id, 1);
+        added++;
+      }
+    }
+    rcu_read_unlock();
+    uatomic_add(&c->stats.exp_routes, added);
+  }
+  gm_moved_drop(gm);
 }
 
 /* The log has given us everything up to the hand-over: our channel
@@ -1010,10 +1045,15 @@ gm_takeover(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_gmember *gm)
   uatomic_set(&bc->c->export_via, NULL);
   /* Without a feed only where the peer has all the map says: not when
    * it passed over part of the log, nor before its feed's End-of-RIB, nor
-   * with an EoRR due (which purges what a feed did not send again). */
-  int refeed = !bc->takeover_quiet || uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr || gm->eorr_asked;
+   * with an EoRR due (which purges what a feed did not send again), nor
+   * in the middle of a quiet move (no feed has met the filter it was for). */
+  int moving = !!gm->p_map;
+  int refeed = moving || !bc->takeover_quiet || uatomic_read(&gm->h_skip) || !gm->h_eor_sent || gm->h_eorr ||
+               gm->eorr_asked;
   bc->takeover_quiet = 0;
   chan_export_takeover(bc->c, &gm->h_pin, gm->h_map, gm->h_owed, refeed);   /* detaches the pin */
+  if (moving)
+    gm_move_unfinished(p, bc, gm);
   uatomic_set(&gm->state, GM_LEAVING);
   bgp_txlog_leave(gm->group->log, &gm->cur);
   bc->gm = NULL;

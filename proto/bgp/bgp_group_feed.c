@@ -186,6 +186,27 @@ moved_withdraw(struct bgp_group *g, struct bgp_gmember *gm, const net_addr *n, c
   bgp_gout_feed_withdraw(g->out, n, gm->id);
 }
 
+const net_addr *
+gm_moved_next(struct bgp_gmember *gm, struct rtable *t, struct net **now)
+{
+  for (const struct rt_journal_item *it; (it = rt_reader_next(&gm->p_pin));) {
+    if (!moved_held(gm, it->old_best) && !moved_held(gm, it->retired))
+      continue;
+    /* the net may have emptied since, and its prefix be another's */
+    *now = rcu_dereference(it->net->routes) ? it->net : rt_find_net(t, &it->net->n);
+    return &it->net->n;
+  }
+  return NULL;
+}
+
+void
+gm_moved_drop(struct bgp_gmember *gm)
+{
+  rt_reader_detach(&gm->p_pin);
+  chan_exp_discard(gm->p_map);
+  gm->p_map = NULL;
+}
+
 /* What the pin of a member moving quietly met since its hand-over: the
  * nets whose route its peer holds from its old class changed since, and
  * the walk may have found another route there, or none. Then its map and
@@ -194,17 +215,11 @@ static void
 group_moved_journal(struct bgp_group *g, struct bgp_gmember *gm)
 {
   rcu_read_lock();
-  for (const struct rt_journal_item *it; (it = rt_reader_next(&gm->p_pin));) {
-    if (!moved_held(gm, it->old_best) && !moved_held(gm, it->retired))
-      continue;
-    /* the net may have emptied since, and its prefix be another's */
-    struct net *n = rcu_dereference(it->net->routes) ? it->net : rt_find_net(g->c->table, &it->net->n);
-    moved_withdraw(g, gm, &it->net->n, n ? chan_net_exported(g->c, n) : NULL);
-  }
+  struct net *n;
+  for (const net_addr *a; (a = gm_moved_next(gm, g->c->table, &n));)
+    moved_withdraw(g, gm, a, n ? chan_net_exported(g->c, n) : NULL);
   rcu_read_unlock();
-  rt_reader_detach(&gm->p_pin);
-  chan_exp_discard(gm->p_map);
-  gm->p_map = NULL;
+  gm_moved_drop(gm);
 }
 
 /* A net the walk does not feed: a member moving quietly that holds its

@@ -389,5 +389,13 @@ void group_eor_check(struct bgp_group *g, struct bgp_gmember *gm);
  * exp from their old class. */
 void group_feed_moved(struct bgp_group *g, const net_addr *n, const struct rte *exp, u32 but,
                       struct ea_list *const *now);
+/* A member moving quietly, in the loop that holds its move (the group's
+ * until the move's walk is over or it leaves; then the member's): the
+ * next net of table t whose route its peer held from its old class
+ * changed since the move's pin, and in *now that net as it is now (NULL:
+ * emptied since); NULL at the end. Inside rcu_read_lock(). drop: the
+ * move's map and pin go. */
+const net_addr *gm_moved_next(struct bgp_gmember *gm, struct rtable *t, struct net **now);
+void gm_moved_drop(struct bgp_gmember *gm);
 
 #endif

@@ -202,6 +202,13 @@ bgp_schedule_prefix(struct bgp_proto *p, struct bgp_channel *bc, const net_addr 
   }
 }
 
+void
+bgp_tx_withdraw(struct bgp_proto *p, struct bgp_channel *bc, const net_addr *n)
+{
+  bgp_schedule_prefix(p, bc, n, 0, NULL);
+  ev_schedule(&p->tx_ev);
+}
+
 u8 *
 bgp_tx_early_reserve(struct bgp_channel *bc, uint len)
 {
