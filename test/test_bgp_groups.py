@@ -1130,6 +1130,23 @@ class NextHopClient(Client):
     value = staticmethod(lambda attrs: socket.inet_ntoa(attr_value(attrs, 3)))
 
 
+def many_nets(start_daemon):
+    """Clients a, b and c (which tells next hops apart), and 200,000 nets
+    from a that all of them hold: enough that a new group's feed of them
+    takes several turns."""
+    d, port = start(start_daemon)
+    a, b = Client("a", port), Client("b", port)
+    c = NextHopClient("c", port)
+    for x in (a, b, c):
+        x.wait(lambda x: x.eor == 1)
+    nets = ["10.%d.%d.%d/32" % (107 + i // 65536, (i // 256) % 256, i % 256) for i in range(200000)]
+    for i in range(0, len(nets), 800):
+        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 800])))
+    c.wait(lambda x: x.rib == {p: CLIENTS_NH for p in nets}, timeout=60)
+    b.wait(lambda x: len(x.rib) == len(nets), timeout=30)
+    return d, port, a, b, c, nets
+
+
 def test_next_hop_change_moves_quietly(start_daemon, ours_only):
     """A `configure` gives client c (no enhanced route refresh) `next hop
     self`: its export profile, and so its update group, changes. Handed
@@ -1140,17 +1157,7 @@ def test_next_hop_change_moves_quietly(start_daemon, ours_only):
     withdraw what that feed had yet to send, then announce it again). The
     others keep the client's next hop, and later changes reach c through
     its new group."""
-    d, port = start(start_daemon)
-    a, b = Client("a", port), Client("b", port)
-    c = NextHopClient("c", port)
-    for x in (a, b, c):
-        x.wait(lambda x: x.eor == 1)
-    nets = ["10.%d.%d.%d/32" % (107 + i // 65536, (i // 256) % 256, i % 256) for i in range(200000)]
-    # enough nets that the new group's feed of them takes several turns
-    for i in range(0, len(nets), 800):
-        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 800])))
-    c.wait(lambda x: x.rib == {p: CLIENTS_NH for p in nets}, timeout=60)
-    b.wait(lambda x: len(x.rib) == len(nets), timeout=30)
+    d, port, a, b, c, nets = many_nets(start_daemon)
     c.drain()
     n = len(c.events)
     d.reconfigure_file(conf(port, export_c="all; next hop self"))
@@ -1330,16 +1337,7 @@ def test_configure_soft_while_moving(start_daemon, ours_only):
     replaced. Its channel takes those as exported, so the `reload out`
     that follows withdraws what the new filter rejects. It kept them for
     good before (134,000 of 200,000 routes, in 4 of 5 runs)."""
-    d, port = start(start_daemon)
-    a, b = Client("a", port), Client("b", port)
-    c = NextHopClient("c", port)
-    for x in (a, b, c):
-        x.wait(lambda x: x.eor == 1)
-    nets = ["10.%d.%d.%d/32" % (107 + i // 65536, (i // 256) % 256, i % 256) for i in range(200000)]
-    for i in range(0, len(nets), 800):
-        a.send(update(attrs=attrs_of([65002], CLIENTS_NH), nlris=b"".join(nlri(p) for p in nets[i:i + 800])))
-    c.wait(lambda x: x.rib == {p: CLIENTS_NH for p in nets}, timeout=60)
-    b.wait(lambda x: len(x.rib) == len(nets), timeout=30)
+    d, port, a, b, c, nets = many_nets(start_daemon)
     d.reconfigure_file(conf(port, export_c="all; next hop self"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
     assert poll(lambda: "c: Export changed, into an update group without route refresh" in d.log(), timeout=10)
