@@ -933,7 +933,10 @@ def test_stalled_client_let_go(start_daemon, ours_only, handed_back):
     while rnd < 90 or (evicted and rnd < evicted + 60) or (not evicted and rnd < 60):
         rnd += 1
         send_round(rnd)
+        # keepalives from both: the rounds outlast a hold time (90 s) on a
+        # busy machine, and `a` sends nothing else (CI: a's session expired)
         s.send(msg(4))
+        a.send(msg(4))
         want = set(prefixes(rnd))
         a.wait(lambda x: set(x.rib) == want, timeout=30)
         if handed_back and rnd == 30:
