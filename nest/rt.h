@@ -686,9 +686,9 @@ u64 rt_laggard_limit(struct rtable *t);
  * an eighth of its nets (RT_PRESS_COPIES_SHARE): what waits in its
  * journal stays small beside what it holds. A small table's mark is
  * lower (10 peers' 1,000 routes each: 1,024 where the pipes' share is
- * 8,192), which took 1.3-3 MB off the peaks of small loads for 5-10%
- * more time; a large one reaches the pipes' share (doc/perf.md,
- * session 54). */
+ * 8,192), which took 2-3 MB off the peaks of small loads for 5-12%
+ * more time (a few milliseconds); a large one reaches the pipes' share
+ * (doc/perf.md, session 54). */
 #define RT_PRESS_COPIES_ALL (16 * 8192)
 #define RT_PRESS_COPIES_MAX 8192
 #define RT_PRESS_COPIES_MIN 1024

@@ -118,6 +118,20 @@ struct gout_outs {
 static void *gout_alloc(size_t n, size_t each) { return mem_alloc_shared(MEM_PROTOCOLS, n * each); }
 static void gout_free(void *m, size_t n, size_t each) { mem_free_shared(MEM_PROTOCOLS, m, n * each); }
 
+/* m, an array of *size entries of each bytes, made to hold need: if it
+ * does not, a fresh one (contents not kept) of need or twice *size. */
+static void *
+gout_reserve(void *m, uint *size, uint need, size_t each)
+{
+  if (*size >= need)
+    return m;
+  uint grown = MAX(need, 2 * *size);
+  if (*size)
+    gout_free(m, *size, each);
+  *size = grown;
+  return gout_alloc(grown, each);
+}
+
 static void
 gout_outs_free(struct gout_scratch *x)
 {
@@ -468,14 +482,7 @@ gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_
   static __thread u8 buf[BGP_TXLOG_MAX_MSG];
   struct gout_scratch *x = &gout_mine;
   uint n = r->count, msgs = 0;
-  if (x->nets_size < n) {
-    uint size = MAX(n, 2 * x->nets_size);
-    if (x->nets_size)
-      gout_free(x->nets, x->nets_size, sizeof(*x->nets));
-    x->nets = gout_alloc(size, sizeof(*x->nets));
-    x->nets_size = size;
-  }
-  net_addr *nets = x->nets;
+  net_addr *nets = x->nets = gout_reserve(x->nets, &x->nets_size, n, sizeof(*x->nets));
   const struct ea_list *attrs = o[r->first].attrs;
   for (uint i = 0; i < n; i++)
     net_copy(&nets[i], o[idx[i]].net);
@@ -624,12 +631,7 @@ bgp_gout_flush(struct bgp_gout *g)
   pthread_once(&gout_once, gout_hook_init);
   struct gout_scratch *x = &gout_mine;
   uint need = 2 * g->n_changes + g->n_items + 1;
-  if (x->outs_size < need) {
-    uint size = MAX(need, 2 * x->outs_size);
-    gout_outs_free(x);
-    x->outs_size = size;
-    x->outs = gout_alloc(size, sizeof(*x->outs));
-  }
+  x->outs = gout_reserve(x->outs, &x->outs_size, need, sizeof(*x->outs));
   struct gout_outs v = { .o = x->outs, .size = x->outs_size };
   uint msgs = gout_flush_items(g, &v);
   LIST_WALK(x, &g->changes)
