@@ -15,6 +15,7 @@ the process dies and our side sees only silence, as after a crash.
 import ctypes
 import os
 import socket
+import struct
 import time
 
 import pytest
@@ -23,6 +24,7 @@ from conftest import poll
 import test_bgp
 from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
 from test_bgp_gr import details, has, restart, since
+from bgp_raw import msg
 
 OURS, PEER = "127.90.1.1", "127.90.1.2"
 SYS_PIDFD_GETFD = 438
@@ -82,9 +84,12 @@ def silent_crash(peer):
     return held
 
 
-def test_gr_peer_reconnects_over_live_session(start_daemon, peers, ports):
-    p = peers("b2", peer_conf(ports[1], ports[0], TWO, GR))
-    d = start_daemon(ours_conf(ports[0], ports[1]))
+@pytest.mark.parametrize("opened_by", ["us", "peer"])
+def test_gr_peer_reconnects_over_live_session(start_daemon, peers, ports, opened_by):
+    """The old session on the connection we opened (the new one proceeds beside it and
+    ends it at its KEEPALIVE) or on the one the peer opened (ended when the new comes)."""
+    p = peers("b2", peer_conf(ports[1], ports[0], TWO, GR + (" passive;" if opened_by == "us" else "")))
+    d = start_daemon(ours_conf(ports[0], ports[1], "passive;" if opened_by == "peer" else ""))
     assert poll(established(d, "b2"), timeout=15), details(d, "b2")
     assert poll(lambda: has(d, "10.90.1.0/24") and has(d, "10.90.2.0/24"), timeout=10)
     t1 = since(d, "10.90.1.0/24")
@@ -129,3 +134,39 @@ def test_peer_without_gr_loses_collision(start_daemon, peers, ports):
     finally:
         for s in held:
             s.close()
+
+
+@pytest.mark.parametrize("closed_at", ["connect", "open"])
+def test_gr_collision_is_not_a_restart(start_daemon, peers, ports, closed_at):
+    """A simultaneous open that ends late: the neighbor's own connection reaches us after the
+    session on ours is up, and the neighbor closes it (with a Cease, Connection collision
+    resolution, once our OPEN came).  That is no restart: the session and its routes stand."""
+    p = peers("b2", peer_conf(ports[1], ports[0], TWO, GR + " passive;"))
+    d = start_daemon(ours_conf(ports[0], ports[1]))
+    assert poll(established(d, "b2"), timeout=15), details(d, "b2")
+    assert poll(lambda: has(d, "10.90.1.0/24") and has(d, "10.90.2.0/24"), timeout=10)
+    up, t1 = d.protocols()["b2"][3], since(d, "10.90.1.0/24")
+
+    s = socket.create_connection((OURS, ports[0]), timeout=10, source_address=(PEER, 0))
+    try:
+        if closed_at == "open":
+            caps = (b"\x01\x04\x00\x01\x00\x01" + b"\x41\x04" + struct.pack("!I", 65002)
+                    + b"\x40\x06\x00\x1e\x00\x01\x01\x80")      # GR: 30 s, ipv4 unicast, F
+            opt = b"\x02" + bytes([len(caps)]) + caps
+            s.sendall(msg(1, struct.pack("!BHH4sB", 4, 65002, HOLD, socket.inet_aton(PEER), len(opt)) + opt))
+            got = b""
+            while len(got) < 19 or len(got) < struct.unpack("!H", got[16:18])[0]:
+                chunk = s.recv(4096)
+                assert chunk, "closed before our OPEN"
+                got += chunk
+            assert got[18] == 1, got                   # our OPEN
+            time.sleep(0.3)                            # our KEEPALIVE may follow: no matter
+            s.sendall(msg(3, b"\x06\x07"))
+    finally:
+        s.close()
+    time.sleep(1)
+    assert established(d, "b2")(), details(d, "b2")
+    assert d.protocols()["b2"][3] == up
+    assert "graceful restart active" not in details(d, "b2")
+    assert since(d, "10.90.1.0/24") == t1
+    assert established(p, "dut")()

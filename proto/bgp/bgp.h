@@ -145,6 +145,7 @@ struct bgp_conn {
   struct rt_hold rx_hold;       /* an import hold: waits for its table */
   struct event rx_wait_ev;      /* the hold is over: read again */
   struct bgp_open_msg remote;
+  struct bgp_session_caps caps; /* negotiated at its OPEN; the session's at its KEEPALIVE */
   u32 hold_time, keepalive_time;
   ip_addr local_addr;
   uint local_port, remote_port;
@@ -446,7 +447,7 @@ struct ea_list *bgp_export_attrs_take(const struct bgp_xprof *x, const struct rt
 void bgp_gr_init(struct bgp_proto *p);
 void bgp_gr_local_caps(struct bgp_proto *p, struct bgp_caps *k);
 /* Can the neighbor restart some family of the session (BIRD's gr_ready)? */
-int bgp_gr_ready(struct bgp_proto *p);
+int bgp_gr_ready(const struct bgp_proto *p);
 /* Can the neighbor restart long-lived (BIRD's llgr_ready)? */
 int bgp_llgr_ready(struct bgp_proto *p);
 /* Session down: keep (stale) or flush each family's routes; returns the

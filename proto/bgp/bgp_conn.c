@@ -322,6 +322,30 @@ bgp_conn_error_code(struct bgp_conn *c, u8 code, u8 subcode, const char *why)
 
 /* --- Receiving --- */
 
+/* RFC 4724 4.2: a new connection from a neighbor that can restart, while
+ * its session is established, means it has restarted without our
+ * noticing (no reset reached us). The old session ends as if the
+ * connection had dropped: the routes stay, stale, and the new connection
+ * proceeds instead of waiting for our hold timer. */
+static void
+bgp_neighbor_restarted(struct bgp_proto *p)
+{
+  bsnprintf(p->last_error, sizeof(p->last_error), "Error: Graceful restart");
+  log_rl(&p->rl, L_REMOTE, "%s: New connection from an established neighbor: graceful restart", p->p.name);
+  bgp_conn_close(p->conn);
+}
+
+/* Connection c (NULL: one not yet taken in) beside the established
+ * session of a neighbor that can restart: its restart, or the late half
+ * of a simultaneous open (RFC 4271 6.8), which the neighbor closes with
+ * a Cease once our OPEN reaches it. Only its KEEPALIVE tells which: until
+ * then the session stands. */
+static int
+bgp_maybe_restarted(const struct bgp_proto *p, const struct bgp_conn *c)
+{
+  return p->conn && p->conn != c && !p->down_requested && bgp_gr_ready(p);
+}
+
 static void
 bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
 {
@@ -363,9 +387,13 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
 
   /* Collision detection (RFC 4271 6.8): an established session stays;
    * of two in OpenConfirm the one the dominant side opened (higher BGP
-   * identifier, then higher AS, RFC 6286 2.3) stays. */
+   * identifier, then higher AS, RFC 6286 2.3) stays. Beside the session
+   * of a neighbor that can restart, the new connection goes on to its
+   * KEEPALIVE (bgp_rx_keepalive). */
   struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
-  if (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED) {
+  if (bgp_maybe_restarted(p, c))
+    ;
+  else if (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED) {
     int neighbor_dominant = my_id < c->remote.router_id ||
                             (my_id == c->remote.router_id && p->peer->public_as < c->remote.peer_as);
     struct bgp_conn *loser = other->state == BS_ESTABLISHED || c->outgoing == neighbor_dominant ? c : other;
@@ -377,7 +405,9 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
   u32 hold = MIN(p->cf->hold_time, c->remote.hold_time);
   c->hold_time = hold;
   c->keepalive_time = p->cf->keepalive_time ? MIN(p->cf->keepalive_time, hold / 3) : hold / 3;
-  p->caps = caps;
+  c->caps = caps;
+  if (!p->conn)
+    p->caps = caps;
   c->state = BS_OPENCONFIRM;
   bgp_send_keepalive(c);
   if (hold)
@@ -394,11 +424,14 @@ bgp_rx_keepalive(struct bgp_conn *c)
 {
   struct bgp_proto *p = c->p;
   if (c->state == BS_OPENCONFIRM) {
+    if (p->conn)
+      bgp_neighbor_restarted(p);
     c->state = BS_ESTABLISHED;
     struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
     if (other->state != BS_IDLE)
       bgp_conn_error_code(other, BGP_ERR_CEASE, BGP_ERR_CEASE_COLLISION, "Error: Connection collision");
     p->conn = c;
+    p->caps = c->caps;
     p->last_error[0] = 0;
     bgp_session_established(p);
     bgp_update_show(p);
@@ -799,23 +832,6 @@ bgp_start_connect(struct bgp_proto *p)
   bgp_update_show(p);
 }
 
-/* RFC 4724 4.2, as BIRD 2: a new connection from a neighbor that can
- * restart, while its session is established, means it has restarted
- * without our noticing (no reset reached us). The old session ends as if
- * the connection had dropped: the routes stay, stale, and the new
- * connection proceeds instead of waiting for our hold timer. A second
- * incoming connection still opening goes too, to make room. */
-static void
-bgp_neighbor_restarted(struct bgp_proto *p)
-{
-  bsnprintf(p->last_error, sizeof(p->last_error), "Error: Graceful restart");
-  log_rl(&p->rl, L_REMOTE, "%s: New connection from an established neighbor: graceful restart", p->p.name);
-  struct bgp_conn *old = p->conn;
-  bgp_conn_close(old);
-  if (old != &p->in && p->in.state != BS_IDLE)
-    bgp_conn_close(&p->in);
-}
-
 void
 bgp_incoming_hook(void *data)
 {
@@ -823,12 +839,15 @@ bgp_incoming_hook(void *data)
   int fd = __atomic_exchange_n(&p->incoming_fd, -1, __ATOMIC_ACQ_REL);
   if (fd < 0)
     return;
-  if (p->conn && !p->down_requested && bgp_gr_ready(p))
+  /* A session on the incoming connection leaves no room for the new one:
+   * the restart is taken at once (as BIRD 2 does for any). */
+  if (p->conn == &p->in && bgp_maybe_restarted(p, NULL))
     bgp_neighbor_restarted(p);
   if (p->down_requested || p->in.state != BS_IDLE || p->start_state == BS_IDLE) {
     /* One incoming attempt at a time, none while waiting after an error
      * (as BIRD 2). Beside a session we opened, the new connection gets
-     * as far as its OPEN, where collision detection closes it. */
+     * as far as its OPEN, where collision detection closes it, or, from
+     * a neighbor that can restart, as far as its KEEPALIVE. */
     close(fd);
     return;
   }

@@ -240,14 +240,14 @@ bgp_gr_enter_llgr(struct bgp_proto *p, enum bgp_af af, u32 stale_time)
 
 /* GR negotiated for the family: we help, the neighbor can restart it. */
 static int
-bgp_gr_af_ready(struct bgp_proto *p, enum bgp_af af)
+bgp_gr_af_ready(const struct bgp_proto *p, enum bgp_af af)
 {
   return p->ch[af].c && p->caps.af[af] && p->cf->gr_mode != BGP_GR_OFF &&
          (p->caps.gr_peer_af[af] & BGP_GR_AF_PRESENT);
 }
 
 int
-bgp_gr_ready(struct bgp_proto *p)
+bgp_gr_ready(const struct bgp_proto *p)
 {
   for (int af = 0; af < BGP_AF_MAX; af++)
     if (bgp_gr_af_ready(p, af))
