@@ -95,6 +95,9 @@ def test_gr_peer_reconnects_over_live_session(start_daemon, peers, ports, opened
     t1 = since(d, "10.90.1.0/24")
 
     held = silent_crash(p)
+    if opened_by == "us":
+        # a connection from the peer's address that never sends its OPEN holds nothing back
+        held.append(socket.create_connection((OURS, ports[0]), timeout=10, source_address=(PEER, 0)))
     try:
         time.sleep(1)
         assert poll(established(d, "b2"))       # we do not know yet

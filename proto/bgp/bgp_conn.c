@@ -840,9 +840,13 @@ bgp_incoming_hook(void *data)
   if (fd < 0)
     return;
   /* A session on the incoming connection leaves no room for the new one:
-   * the restart is taken at once (as BIRD 2 does for any). */
+   * the restart is taken at once (as BIRD 2 does for any). Beside a
+   * session we opened, the new connection takes the place of one that
+   * is still opening. */
   if (p->conn == &p->in && bgp_maybe_restarted(p, NULL))
     bgp_neighbor_restarted(p);
+  else if (p->in.state != BS_IDLE && bgp_maybe_restarted(p, &p->in))
+    bgp_conn_close(&p->in);   /* the newer of two: one that never sent its OPEN holds nothing back */
   if (p->down_requested || p->in.state != BS_IDLE || p->start_state == BS_IDLE) {
     /* One incoming attempt at a time, none while waiting after an error
      * (as BIRD 2). Beside a session we opened, the new connection gets
