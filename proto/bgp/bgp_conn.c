@@ -391,9 +391,7 @@ bgp_rx_open(struct bgp_conn *c, const u8 *body, uint len)
    * of a neighbor that can restart, the new connection goes on to its
    * KEEPALIVE (bgp_rx_keepalive). */
   struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
-  if (bgp_maybe_restarted(p, c))
-    ;
-  else if (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED) {
+  if (!bgp_maybe_restarted(p, c) && (other->state == BS_OPENCONFIRM || other->state == BS_ESTABLISHED)) {
     int neighbor_dominant = my_id < c->remote.router_id ||
                             (my_id == c->remote.router_id && p->peer->public_as < c->remote.peer_as);
     struct bgp_conn *loser = other->state == BS_ESTABLISHED || c->outgoing == neighbor_dominant ? c : other;
@@ -424,7 +422,7 @@ bgp_rx_keepalive(struct bgp_conn *c)
 {
   struct bgp_proto *p = c->p;
   if (c->state == BS_OPENCONFIRM) {
-    if (p->conn)
+    if (p->conn)                /* beside it: its OPEN passed bgp_maybe_restarted() */
       bgp_neighbor_restarted(p);
     c->state = BS_ESTABLISHED;
     struct bgp_conn *other = c == &p->out ? &p->in : &p->out;
