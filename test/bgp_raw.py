@@ -66,9 +66,11 @@ def std_attrs(asn, nh="192.0.2.9", origin=0):
 
 
 class RawPeer:
-    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None, caps=b"", sock=None):
+    def __init__(self, local, remote, port, asn, peer_as, router_id=None, rcvbuf=None, caps=b"", sock=None,
+                 keepalive=True):
         """Connects from local to remote:port, or speaks on sock, a
-        connection the daemon opened to us."""
+        connection the daemon opened to us; keepalive=False stops after
+        the daemon's OPEN (OpenConfirm on its side)."""
         self.asn = asn
         self.s = sock
         # The daemon answers its control socket before its BGP listener is
@@ -98,6 +100,8 @@ class RawPeer:
         self.buf = b""
         t, _ = self.recv()
         assert t == 1, "expected OPEN, got %r" % t
+        if not keepalive:
+            return
         self.s.sendall(msg(4))
         while True:
             t, _ = self.recv()

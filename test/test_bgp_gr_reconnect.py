@@ -15,7 +15,6 @@ the process dies and our side sees only silence, as after a crash.
 import ctypes
 import os
 import socket
-import struct
 import time
 
 import pytest
@@ -24,7 +23,7 @@ from conftest import poll
 import test_bgp
 from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
 from test_bgp_gr import details, has, restart, since
-from bgp_raw import msg
+from bgp_raw import RawPeer, msg
 
 OURS, PEER = "127.90.1.1", "127.90.1.2"
 SYS_PIDFD_GETFD = 438
@@ -150,23 +149,15 @@ def test_gr_collision_is_not_a_restart(start_daemon, peers, ports, closed_at):
     assert poll(lambda: has(d, "10.90.1.0/24") and has(d, "10.90.2.0/24"), timeout=10)
     up, t1 = d.protocols()["b2"][3], since(d, "10.90.1.0/24")
 
-    s = socket.create_connection((OURS, ports[0]), timeout=10, source_address=(PEER, 0))
-    try:
-        if closed_at == "open":
-            caps = (b"\x01\x04\x00\x01\x00\x01" + b"\x41\x04" + struct.pack("!I", 65002)
-                    + b"\x40\x06\x00\x1e\x00\x01\x01\x80")      # GR: 30 s, ipv4 unicast, F
-            opt = b"\x02" + bytes([len(caps)]) + caps
-            s.sendall(msg(1, struct.pack("!BHH4sB", 4, 65002, HOLD, socket.inet_aton(PEER), len(opt)) + opt))
-            got = b""
-            while len(got) < 19 or len(got) < struct.unpack("!H", got[16:18])[0]:
-                chunk = s.recv(4096)
-                assert chunk, "closed before our OPEN"
-                got += chunk
-            assert got[18] == 1, got                   # our OPEN
-            time.sleep(0.3)                            # our KEEPALIVE may follow: no matter
-            s.sendall(msg(3, b"\x06\x07"))
-    finally:
-        s.close()
+    if closed_at == "open":
+        # OPEN with GR (30 s, ipv4 unicast, F), our OPEN back, then the Cease
+        r = RawPeer(PEER, OURS, ports[0], 65002, 65001, caps=b"\x40\x06\x00\x1e\x00\x01\x01\x80",
+                    keepalive=False)
+        time.sleep(0.3)                            # our KEEPALIVE may follow: no matter
+        r.send(msg(3, b"\x06\x07"))
+        r.close()
+    else:
+        socket.create_connection((OURS, ports[0]), timeout=10, source_address=(PEER, 0)).close()
     time.sleep(1)
     assert established(d, "b2")(), details(d, "b2")
     assert d.protocols()["b2"][3] == up

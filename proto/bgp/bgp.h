@@ -132,6 +132,8 @@ enum bgp_conn_state {
 
 struct bgp_proto;
 
+/* One TCP connection of a session (outgoing or incoming); the instance's
+ * loop (p->p.loop) owns it, `show` reads it through struct bgp_show. */
 struct bgp_conn {
   struct bgp_proto *p;
   int fd;
