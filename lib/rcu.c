@@ -44,36 +44,6 @@ rcu_thread_unregister(void)
 }
 
 #if defined(__SANITIZE_THREAD__)
-#include <stdlib.h>
-
-struct rcu_tsan_tramp {
-  struct rcu_head rcu;
-  struct rcu_head *head;
-  void (*fn)(struct rcu_head *);
-};
-
 static char rcu_tsan_gp;
 void *rcu_tsan_gp_token(void) { return &rcu_tsan_gp; }
-
-static void
-rcu_tsan_tramp_cb(struct rcu_head *h)
-{
-  struct rcu_tsan_tramp *t = caa_container_of(h, struct rcu_tsan_tramp, rcu);
-  __tsan_acquire(t);
-  __tsan_acquire(&rcu_tsan_gp);
-  t->fn(t->head);
-  free(t);
-}
-
-void
-rcu_call_tsan(struct rcu_head *head, void (*fn)(struct rcu_head *))
-{
-  struct rcu_tsan_tramp *t = malloc(sizeof(*t));
-  if (!t)
-    abort();
-  t->head = head;
-  t->fn = fn;
-  __tsan_release(t);
-  urcu_memb_call_rcu(&t->rcu, rcu_tsan_tramp_cb);
-}
 #endif

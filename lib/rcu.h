@@ -63,11 +63,6 @@ void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define rcu_tsan_publish(obj) __tsan_release((void *) (obj))
 #define rcu_tsan_found(obj) __tsan_acquire((void *) (obj))
-/* call_rcu through a trampoline that tells TSan the callback happens after
- * the call (the call_rcu thread's queue is invisible to it). */
-void rcu_call_tsan(struct rcu_head *head, void (*fn)(struct rcu_head *));
-#undef call_rcu
-#define call_rcu rcu_call_tsan
 /* A grace period orders every read section before every callback that
  * follows it: model that with one token readers release on unlock. */
 void *rcu_tsan_gp_token(void);
@@ -82,6 +77,19 @@ void *rcu_tsan_gp_token(void);
 /* A full barrier (stores before it are visible before loads after it). */
 #define rcu_full_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
+
+/* Deferred frees (lib/rcu_call.c): fn(head) runs once every read section
+ * that began before the call has ended, on a thread of ours that does not
+ * sleep between grace periods as liburcu's does. From any thread, in a
+ * read section or not; callbacks run one at a time, in the order given. */
+void rcu_call(struct rcu_head *head, void (*fn)(struct rcu_head *));
+/* Until every callback given before it (to rcu_call() or liburcu's own
+ * queue) has run. Not in a read section, nor from a callback. */
+void rcu_call_barrier(void);
+#undef call_rcu
+#define call_rcu rcu_call
+#undef rcu_barrier
+#define rcu_barrier rcu_call_barrier
 
 /* Idempotent per thread: whoever first needs RCU on a thread registers it
  * (a scheduler creating its threads, a test, a helper thread). */
