@@ -27,6 +27,7 @@
  */
 #include "lib/rcu.h"
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -101,8 +102,14 @@ rcu_call_start(void)
   pthread_t t;
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  /* Signals are the main loop's: the thread starts with them blocked,
+   * whichever thread freed something first. */
+  sigset_t all, was;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &was);
   if (pthread_create(&t, &a, rcu_call_thread, NULL))
     abort();
+  pthread_sigmask(SIG_SETMASK, &was, NULL);
   pthread_attr_destroy(&a);
   pthread_setname_np(t, "rcu-free");
 }
