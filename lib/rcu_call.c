@@ -18,8 +18,9 @@
  * the pause, 10 peers' tables converged 15% slower (likely: the thread
  * slept after every small batch, so the next free paid a futex wake on
  * its importer's thread, and every grace period's membarrier interrupted
- * the workers); with 0.5 or 2 ms they converged as fast as with liburcu's
- * thread, at the lower peak (doc/perf.md, session 56).
+ * the workers); with 2 ms about as fast as with liburcu's thread, at
+ * the lower peak, and 2-3% slower at larger loads (doc/perf.md, session
+ * 56).
  *
  * Producers push onto a lock-free stack (one compare-and-swap; a free
  * from any thread, in or out of a read section); the thread takes the
