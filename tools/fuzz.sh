@@ -43,7 +43,7 @@ build_bgp() {
     "$top"/proto/bgp/bgp_fuzz.c "$top"/proto/bgp/bgp_attrs.c "$top"/proto/bgp/bgp_update.c \
     "$top"/proto/bgp/bgp_open.c "$top"/proto/bgp/bgp_aigp.c "$top"/lib/ip.c "$top"/lib/net.c "$top"/lib/printf.c \
     "$top"/lib/resource.c "$top"/lib/page_pool.c "$top"/lib/rcu_hash.c "$top"/lib/huge_alloc.c "$top"/lib/hash.c "$top"/lib/log.c "$top"/lib/timeutil.c \
-    "$top"/lib/rcu.c "$top"/nest/rt_attr.c $urcu -lpthread -o "$bin"
+    "$top"/lib/rcu.c "$top"/lib/rcu_call.c "$top"/nest/rt_attr.c $urcu -lpthread -o "$bin"
 }
 
 # The daemon's libraries, instrumented: one clang build shared by the filter targets.
