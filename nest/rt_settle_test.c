@@ -106,7 +106,11 @@ test_settle_minimum(void **state)
   settle_end(&c);
 }
 
-/* Changes that keep coming: woken the maximum after the first one. */
+/* Changes that keep coming: woken the maximum after the first one.
+ * A loaded machine can stall this writer past the minimum, and then an
+ * early wake is right: the largest gap between writes says whether one
+ * was allowed. The checks come after settle_end, so a failure leaves no
+ * reader attached for the next test. */
 static void
 test_settle_maximum(void **state)
 {
@@ -114,16 +118,23 @@ test_settle_maximum(void **state)
   static struct event ev;
   struct settle_case c;
   settle_begin(&c, &ev, (struct rt_settle_times) { MS_ 800, MS_ 1500 }, (struct rt_settle_times) { 0 });
-  double start = now_s();
+  double start = now_s(), last = start, max_gap = 0;
   uint i = 0;
   while (!uatomic_read(&woken) && now_s() - start < 6) {
+    double t = now_s();
+    if (t - last > max_gap)
+      max_gap = t - last;
+    last = t;
     settle_write(c.t, &c.x, i++);
     sleep_ms(100);
   }
   double at = now_s() - start;
-  assert_true(uatomic_read(&woken));
-  assert_true(at >= 1.4 && at < 5);
+  bool was_woken = uatomic_read(&woken);
   settle_end(&c);
+  assert_true(was_woken);
+  assert_true(at < 5);
+  if (max_gap < 0.75)
+    assert_true(at >= 1.4);
 }
 
 /* While a channel writing into the table refreshes, the route refresh
