@@ -196,12 +196,26 @@ pipe_start(struct proto *pp)
   return PS_UP;
 }
 
+static __thread struct pipe_queue pipe_tq;
+
+/* The thread's queue, for the exports of channel c. Left with another
+ * channel's writes, a pass would have ended without its flush: their
+ * table would get them from another pipe's hands, or never. */
+static struct pipe_queue *
+pipe_q(struct channel *c)
+{
+  struct pipe_queue *q = &pipe_tq;
+  ASSERT_DIE(!q->n || q->owner == c);
+  q->owner = c;
+  return q;
+}
+
 /* Write what the queue of the exports of channel c holds into the other table. */
 static void
 pipe_flush(struct proto *pp, struct channel *c)
 {
   struct pipe_proto *p = (struct pipe_proto *) pp;
-  struct pipe_queue *q = &p->q[c != p->pri];
+  struct pipe_queue *q = pipe_q(c);
   if (!q->n)
     return;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
@@ -240,11 +254,11 @@ static void
 pipe_queue(struct proto *pp, struct channel *c, const net_addr *n, struct rte_src *src, const struct rte *from,
            struct ea_list *attrs, const struct ea_list *table_attrs)
 {
-  struct pipe_proto *p = (struct pipe_proto *) pp;
-  struct pipe_queue *q = &p->q[c != p->pri];
+  struct pipe_queue *q = pipe_q(c);
   /* `import limit` (the primary channel's): what enters the primary table
    * counts against it, decided on the counts so far, so what is queued
    * goes in first. */
+  struct pipe_proto *p = (struct pipe_proto *) pp;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   if (attrs && dst->cf->in_limit.max) {
     pipe_flush(pp, c);
@@ -308,7 +322,7 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
     old = NULL;                     /* never ours to withdraw */
   if (old && (!take || new->src != old->src)) {
     /* one lookup per withdrawal, until one batch has a live one */
-    struct pipe_queue *q = &p->q[c != p->pri];
+    struct pipe_queue *q = pipe_q(c);
     if (!new && !q->live_gone && pipe_route_there(c, n, old))
       q->live_gone = 1;
     pipe_queue(pp, c, n, old->src, NULL, NULL, NULL);
