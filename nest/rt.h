@@ -341,8 +341,10 @@ struct rtable {
   u32 reader_count;           /* atomic: readers attached; changed under the lock */
   /* atomic, set by the main loop (rt_commit): a reader this many items
    * behind presses the table until back within press_low (`cork
-   * threshold`, RT_PRESS_LOW and RT_PRESS_HIGH by default) */
-  u32 press_low, press_high;
+   * threshold`, RT_PRESS_LOW and RT_PRESS_HIGH by default); without
+   * `cork threshold` (press_auto), marks no higher than the table's size
+   * calls for (rt_press_marks) */
+  u32 press_low, press_high, press_auto;
   u32 refreshing;             /* atomic: channels writing here in a refresh cycle */
   struct rt_settle settle;
   struct sched *sched;        /* its loop's, fixed */
@@ -661,9 +663,16 @@ u64 rt_laggard_limit(struct rtable *t);
  * feed, a hold) presses no more (rt_reader_idle), nor does one that has
  * not moved for RT_PRESS_STUCK, until it reads again: a stalled peer must
  * not hold the others up; it is made a laggard as before. These are the
- * defaults; a table's `cork threshold LOW HIGH` (BIRD 3) sets its own. */
+ * defaults; a table's `cork threshold LOW HIGH` (BIRD 3) sets its own.
+ * Without one, a small table's marks are lower: the high mark is an
+ * eighth of its nets (RT_PRESS_SHARE), at least RT_PRESS_HIGH_MIN, and
+ * the low mark a quarter of it. What waits in the journal then stays
+ * small beside what the table holds: one table 10 x 10k peaked 2-3 MB
+ * lower in the same time (doc/perf.md, session 57). */
 #define RT_PRESS_HIGH 65536
 #define RT_PRESS_LOW 16384
+#define RT_PRESS_HIGH_MIN 4096
+#define RT_PRESS_SHARE 8
 #define RT_PRESS_STUCK (MS_ 200)
 #define RT_PRESS_HOLD_MAX (MS_ 100)
 /* A gentler pressure holds copiers alone: pipes that copy routes from a
@@ -696,6 +705,8 @@ u64 rt_laggard_limit(struct rtable *t);
 /* The crowding mark (items behind t's end) for the pipes alive now and
  * t's size. */
 u64 rt_press_copies_high(struct rtable *t);
+/* The marks of RT_PRESS_ALL for t's size now. */
+void rt_press_marks(struct rtable *t, u64 *low, u64 *high);
 enum rt_press_level { RT_PRESS_NONE, RT_PRESS_COPIES, RT_PRESS_ALL };
 static inline int rt_import_pressed(struct rtable *t) { return uatomic_read(&t->pressing) != 0; }
 static inline int rt_import_crowded(struct rtable *t) { return uatomic_read(&t->crowding) != 0; }

@@ -80,6 +80,7 @@ rt_table_alloc(const char *name, uint net_type, struct sched *sched)
   t->loop = loop_new(sched, lname);
   t->press_low = RT_PRESS_LOW;
   t->press_high = RT_PRESS_HIGH;
+  t->press_auto = 1;
   ev_init(&t->cleanup_ev, rt_cleanup, t);
   tm_init(&t->cleanup_tm, t->loop, rt_cleanup_tick, t);
   rt_settle_init(t);
@@ -175,6 +176,7 @@ rt_table_options(struct rtable *t, const struct rtable_config *rc)
   uatomic_set(&t->debug, rc->debug);
   uatomic_set(&t->press_low, rc->cork_high ? rc->cork_low : RT_PRESS_LOW);
   uatomic_set(&t->press_high, rc->cork_high ? rc->cork_high : RT_PRESS_HIGH);
+  uatomic_set(&t->press_auto, !rc->cork_high);
   rt_settle_set(t, rc->export_settle, rc->rr_settle);
   /* a loop stays on the threads it was made on */
   if (thread_group_sched(rc->thread_group) != t->sched)

@@ -38,6 +38,20 @@ rt_press_copies_high(struct rtable *t)
   return mark < RT_PRESS_COPIES_MIN ? RT_PRESS_COPIES_MIN : mark > RT_PRESS_COPIES_MAX ? RT_PRESS_COPIES_MAX : mark;
 }
 
+void
+rt_press_marks(struct rtable *t, u64 *low, u64 *high)
+{
+  *low = uatomic_read(&t->press_low);
+  *high = uatomic_read(&t->press_high);
+  if (!uatomic_read(&t->press_auto))
+    return;
+  u64 fit = MAX(uatomic_read(&t->net_count) / RT_PRESS_SHARE, (u64) RT_PRESS_HIGH_MIN);
+  if (fit < *high) {
+    *high = fit;
+    *low = MIN(*low, fit / 4);
+  }
+}
+
 /* Waiters whose level no reader holds any more: sent their events. */
 static void
 rt_press_wake(struct rtable *t)
@@ -107,7 +121,9 @@ void
 rt_reader_press_ease(struct rt_reader *r, u64 lag)
 {
   u32 old = uatomic_read(&r->press), level = old;
-  if (level == RT_PRESS_ALL && lag < uatomic_read(&r->table->press_low))
+  u64 low, high;
+  rt_press_marks(r->table, &low, &high);
+  if (level == RT_PRESS_ALL && lag < low)
     level = RT_PRESS_COPIES;
   if (level == RT_PRESS_COPIES && lag < rt_press_copies_high(r->table) / 2)
     level = RT_PRESS_NONE;
@@ -126,8 +142,9 @@ rt_reader_idle(struct rt_reader *r)
 void
 rt_press_check(struct rtable *t, struct rt_reader *r)
 {
-  u64 lag = t->jend - uatomic_read(&r->seq);
-  u32 level = lag > uatomic_read(&t->press_high) ? RT_PRESS_ALL
+  u64 lag = t->jend - uatomic_read(&r->seq), low, high;
+  rt_press_marks(t, &low, &high);
+  u32 level = lag > high ? RT_PRESS_ALL
               : lag > rt_press_copies_high(t) ? RT_PRESS_COPIES : RT_PRESS_NONE;
   u32 old = uatomic_read(&r->press);
   if (level <= old || uatomic_read(&r->idle) || uatomic_read(&r->laggard))

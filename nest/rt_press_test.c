@@ -134,6 +134,19 @@ press_marks(struct rtable *t, u32 low, u32 high, struct event *ev)
   press_done(t, &x);
 }
 
+/* A table's own marks, as rt_commit() sets them for `cork threshold LOW
+ * HIGH`; low 0: the defaults, scaled to the table's size again. */
+static void
+press_cork(struct rtable *t, u32 low, u32 high)
+{
+  uatomic_set(&t->press_low, low ? low : RT_PRESS_LOW);
+  uatomic_set(&t->press_high, low ? high : RT_PRESS_HIGH);
+  uatomic_set(&t->press_auto, !low);
+}
+
+/* The default marks follow the table's size: RT_PRESS_HIGH_MIN and a
+ * quarter of it for a small table, an eighth of its nets for a larger
+ * one, RT_PRESS_HIGH and RT_PRESS_LOW at most. */
 static void
 test_import_press(void **state)
 {
@@ -141,13 +154,34 @@ test_import_press(void **state)
   struct rtable *t = test_table();
   assert_int_equal(t->press_low, RT_PRESS_LOW);
   assert_int_equal(t->press_high, RT_PRESS_HIGH);
+  assert_true(t->press_auto);
+  u64 low, high;
+  rt_press_marks(t, &low, &high);
+  assert_int_equal(high, RT_PRESS_HIGH_MIN);
+  assert_int_equal(low, RT_PRESS_HIGH_MIN / 4);
   static struct event ev;     /* may still be queued in the main loop after the test */
-  press_marks(t, RT_PRESS_LOW, RT_PRESS_HIGH, &ev);
+  press_marks(t, RT_PRESS_HIGH_MIN / 4, RT_PRESS_HIGH_MIN, &ev);
+
+  /* the churn's nets and the fill's make BIG nets */
+  enum { BIG = RT_PRESS_SHARE * 2 * RT_PRESS_HIGH_MIN };
+  _Static_assert(BIG - PRESS_NETS <= PRESS_FULL, "press_fill makes PRESS_FULL nets at most");
+  struct two_srcs x = two_srcs_new();
+  press_fill(t, &x, BIG - PRESS_NETS, 1);
+  static struct event ev2;
+  press_marks(t, 2 * RT_PRESS_HIGH_MIN / 4, 2 * RT_PRESS_HIGH_MIN, &ev2);
+  /* the defaults (here lower than usual) cap what the size calls for */
+  uatomic_set(&t->press_high, 6000);
+  rt_press_marks(t, &low, &high);
+  assert_int_equal(high, 6000);
+  assert_int_equal(low, RT_PRESS_LOW);
+  uatomic_set(&t->press_high, RT_PRESS_HIGH);
+  press_fill(t, &x, BIG - PRESS_NETS, 0);
+  two_srcs_free(&x);
 }
 
-/* A table's own marks (`cork threshold 3000 12000`, set as rt_commit()
- * does): the low one below the copiers' half mark, which must not let
- * the pressing go before the reader is within it. */
+/* A table's own marks (`cork threshold 3000 12000`): the low one below
+ * the copiers' half mark, which must not let the pressing go before the
+ * reader is within it; the table's size does not move them. */
 static void
 test_cork_threshold(void **state)
 {
@@ -156,12 +190,10 @@ test_cork_threshold(void **state)
   struct two_srcs x = two_srcs_new();
   press_fill(t, &x, PRESS_FULL, 1);
   ASSERT_DIE(3000 + RT_JOURNAL_BLOCK < rt_press_copies_high(t) / 2);
-  uatomic_set(&t->press_low, 3000);
-  uatomic_set(&t->press_high, 12000);
+  press_cork(t, 3000, 12000);
   static struct event ev;
   press_marks(t, 3000, 12000, &ev);
-  uatomic_set(&t->press_low, RT_PRESS_LOW);
-  uatomic_set(&t->press_high, RT_PRESS_HIGH);
+  press_cork(t, 0, 0);
   press_fill(t, &x, PRESS_FULL, 0);
   two_srcs_free(&x);
 }
@@ -187,6 +219,7 @@ test_import_crowd(void **state)
   struct rt_reader r = { 0 };
   u32 readers = rt_reader_count(t);
   press_fill(t, &x, PRESS_FULL, 1);
+  press_cork(t, RT_PRESS_LOW, RT_PRESS_HIGH);   /* the pressing's low mark above the crowding's */
   rt_reader_attach(t, &r, main_loop(), &ev);
   assert_int_equal(rt_reader_count(t), readers + 1);
 
@@ -240,6 +273,7 @@ test_import_crowd(void **state)
   rt_reader_detach(&r);
   assert_false(rt_import_crowded(t));
   assert_int_equal(rt_reader_count(t), readers);
+  press_cork(t, 0, 0);
   press_fill(t, &x, PRESS_FULL, 0);
   press_done(t, &x);
 }
