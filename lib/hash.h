@@ -51,7 +51,8 @@ void hash_init(struct hash_table *t, pool *p, uint order);
 /* A table kept at most half full, which never shrinks: a lookup that
  * misses loads the bucket and rarely a node. For tables that fill and
  * empty over and over and whose nodes are cold (a BGP session's pending
- * prefixes): buckets for twice the peak count. */
+ * prefixes): buckets for twice the peak count. Its buckets come with
+ * the first insert: a table that is never used costs none. */
 void hash_init_sparse(struct hash_table *t, pool *p, uint order);
 void hash_free(struct hash_table *t);
 void hash_insert(struct hash_table *t, struct hash_node *n, u32 hash);

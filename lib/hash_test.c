@@ -195,6 +195,20 @@ test_sparse(void **state)
   struct hash_table t;
   hash_init_sparse(&t, NULL, 4);
   struct item *items = calloc(M, sizeof(*items));
+  /* no buckets of its own before the first insert, yet it reads, walks,
+   * clears and trims as an empty table; then the order it was made with */
+  assert_int_equal(t.order, 0);
+  assert_null(find(&t, 12345));
+  HASH_WALK(&t, n)
+    fail();
+  assert_int_equal(hash_clear_dense(&t), 0);
+  hash_trim(&t);
+  assert_int_equal(t.order, 0);
+  items[0].key = 1;
+  hash_insert(&t, &items[0].hn, key_hash(items[0].key));
+  assert_int_equal(t.order, 4);
+  assert_ptr_equal(find(&t, 1), &items[0]);
+  hash_remove(&t, &items[0].hn);
   for (int round = 0; round < 2; round++) {
     for (u32 i = 0; i < M; i++) {
       items[i].key = i * 2654435761U;
