@@ -231,7 +231,15 @@ void
 hash_trim(struct hash_table *t)
 {
   ASSERT(!t->walking);
-  if (t->count || t->order == t->min_order || t->buckets == hash_no_buckets)
+  if (t->count || t->buckets == hash_no_buckets)
+    return;
+  if (t->sparse) {
+    hash_buckets_free(t, t->buckets);
+    t->order = 0;
+    t->buckets = hash_no_buckets;
+    return;
+  }
+  if (t->order == t->min_order)
     return;
   hash_buckets_free(t, t->buckets);
   t->order = t->min_order;

@@ -65,9 +65,10 @@ void hash_remove(struct hash_table *t, struct hash_node *n);
  * 1: done, the caller frees its nodes without hash_remove(); 0: not.
  * The buckets stay as many. Not while walking. */
 int hash_clear_dense(struct hash_table *t);
-/* An empty table back to the buckets it was made with: a sparse table
- * that a burst grew gives them back (a BGP update group's, one per peer
- * in the multi layout). Not while walking. */
+/* An empty table back to the buckets it was made with, a sparse one to
+ * none until its next insert: what a burst grew goes back (a BGP update
+ * group's, one per peer in the multi layout, 8 KB each at least, held
+ * at rest). Not while walking. */
 void hash_trim(struct hash_table *t);
 /* Ask for the bucket of hash: a lookup to come (only a hint). */
 static inline void

@@ -260,13 +260,18 @@ test_clear_dense(void **state)
     assert_null(find(&t, items[i].key));
   hash_insert(&t, &items[7].hn, key_hash(items[7].key));
   assert_ptr_equal(find(&t, items[7].key), &items[7]);
-  /* trimmed only once empty, then back to its first size and working */
+  /* trimmed only once empty, then without buckets until the next
+   * insert, which makes them at its first size again */
   hash_trim(&t);
   assert_int_equal(t.order, 14);
   hash_remove(&t, &items[7].hn);
   hash_trim(&t);
+  assert_int_equal(t.order, 0);
+  assert_null(find(&t, items[7].key));
+  hash_trim(&t);
+  hash_insert(&t, &items[0].hn, key_hash(items[0].key));
   assert_int_equal(t.order, 4);
-  for (u32 i = 0; i < 20; i++)
+  for (u32 i = 1; i < 20; i++)
     hash_insert(&t, &items[i].hn, key_hash(items[i].key));
   for (u32 i = 0; i < 20; i++)
     assert_ptr_equal(find(&t, items[i].key), &items[i]);
