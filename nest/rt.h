@@ -664,11 +664,14 @@ u64 rt_laggard_limit(struct rtable *t);
  * not moved for RT_PRESS_STUCK, until it reads again: a stalled peer must
  * not hold the others up; it is made a laggard as before. These are the
  * defaults; a table's `cork threshold LOW HIGH` (BIRD 3) sets its own.
- * Without one, a small table's marks are lower: the high mark is an
- * eighth of its nets (RT_PRESS_SHARE), at least RT_PRESS_HIGH_MIN, and
- * the low mark a quarter of it. What waits in the journal then stays
- * small beside what the table holds: one table 10 x 10k peaked 2-3 MB
- * lower in the same time (doc/perf.md, session 57). */
+ * Without one, and while no pipe is up, a small table's marks are
+ * lower: the high mark is an eighth of its nets (RT_PRESS_SHARE), at
+ * least RT_PRESS_HIGH_MIN, and the low mark a quarter of it. What waits
+ * in the journal then stays small beside what the table holds: one
+ * table 10 x 10k peaked 2-3 MB lower in the same time. With pipes, the
+ * crowding mark below follows the table already, and the lower marks
+ * cost `multi` 32 x 1M 3-5% of its time for no memory (doc/perf.md,
+ * session 57). */
 #define RT_PRESS_HIGH 65536
 #define RT_PRESS_LOW 16384
 #define RT_PRESS_HIGH_MIN 4096

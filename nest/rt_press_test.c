@@ -337,6 +337,11 @@ test_import_crowd_shared(void **state)
     assert_int_equal(rt_press_copies_high(t), want);
   }
   assert_int_equal(rt_press_copies_high(t), RT_PRESS_COPIES_MIN);
+  /* with pipes about, the sessions' marks do not follow the table */
+  u64 low, high;
+  rt_press_marks(t, &low, &high);
+  assert_int_equal(high, RT_PRESS_HIGH);
+  assert_int_equal(low, RT_PRESS_LOW);
 
   struct rt_reader r = { 0 };
   rt_reader_attach(t, &r, main_loop(), &ev);
