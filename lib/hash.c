@@ -159,33 +159,34 @@ hash_resize(struct hash_table *t, uint order)
   hash_buckets_free(t, old);
 }
 
+/* Never written: a table reading it has no nodes. */
+static struct hash_node *hash_no_buckets[1];
+
+/* An empty table without buckets of its own yet. */
+static void
+hash_setup(struct hash_table *t, pool *p, uint order, int sparse)
+{
+  t->pool = p;
+  t->order = 0;
+  t->min_order = MIN(order, HASH_MAX_ORDER);
+  t->count = 0;
+  t->walking = 0;
+  t->sparse = sparse;
+  t->buckets = hash_no_buckets;
+}
+
 void
 hash_init(struct hash_table *t, pool *p, uint order)
 {
-  order = MIN(order, HASH_MAX_ORDER);
-  t->pool = p;
-  t->order = order;
-  t->min_order = order;
-  t->count = 0;
-  t->walking = 0;
-  t->sparse = 0;
-  t->buckets = hash_buckets_alloc(t, order);
+  hash_setup(t, p, order, 0);
+  t->order = t->min_order;
+  t->buckets = hash_buckets_alloc(t, t->order);
 }
-
-/* Never written: a table reading it has no nodes. */
-static struct hash_node *hash_no_buckets[1];
 
 void
 hash_init_sparse(struct hash_table *t, pool *p, uint order)
 {
-  order = MIN(order, HASH_MAX_ORDER);
-  t->pool = p;
-  t->order = 0;
-  t->min_order = order;
-  t->count = 0;
-  t->walking = 0;
-  t->sparse = 1;
-  t->buckets = hash_no_buckets;
+  hash_setup(t, p, order, 1);
 }
 
 void

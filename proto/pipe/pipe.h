@@ -21,23 +21,6 @@ struct pipe_config {
   struct channel_config *pri, *sec;   /* set by postconfig */
 };
 
-/* Writes into one table waiting for the end of the export pass that made
- * them (export_flush), to go in as one rt_update_batch(). A pass runs in
- * one event of its pipe's loop and flushes before it returns, so one
- * queue per thread serves every pipe (4.7 KB each, two a pipe, were 0.9 MB
- * of a 100-pipe route server). Owner: the thread; between its pass's
- * first write and the flush, the channel `owner`. */
-#define PIPE_BATCH 64
-struct pipe_queue {
-  struct channel *owner;
-  uint n;
-  struct rt_import im[PIPE_BATCH];
-  union { net_addr n; net_addr_roa6 roa6; } net[PIPE_BATCH];
-  u8 own[PIPE_BATCH];           /* a reference on im[].attrs is ours (the export filter's list) */
-  u32 from[PIPE_BATCH];         /* an update's: the id of the route copied */
-  int live_gone;                /* pipe's loop: a withdrawal of a route still in its table */
-};
-
 /* Which protocols' runs write into a table themselves (rt_sender_home),
  * as of the table's senders generation gen; direct-mapped by run. */
 #define PIPE_HOME_SLOTS 16
