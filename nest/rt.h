@@ -20,7 +20,7 @@
  *    journal and counters by the writer lock / atomics; maintenance state
  *    by the table's loop.
  *  - struct rte and struct net: immutable after publication except rte->next,
- *    net->routes and net->ver, which change only under the writer lock, and
+ *    net->routes and the net's ver, which change only under the writer lock, and
  *    rte->refresh_gen (see below).
  *
  * Refresh cycles (route refresh, graceful restart): every route carries the
@@ -146,11 +146,20 @@ struct net {
   /* All nets in creation order, for feeds that resume across RCU read
    * sections (rt_feed_next). A dead net keeps its next pointer. */
   struct net *feed_next;      /* RCU */
-  struct net *feed_prev;      /* under the writer lock */
-  /* Bumped (release) under the writer lock after every change of the
-   * chain: a writer that walked the chain before the lock (RCU) knows
-   * under it whether what it found still holds (rt_upd_walk). */
-  u32 ver;
+  /* The net before it in that order (under the writer lock) and the
+   * chain's version: bumped (release) under the writer lock after every
+   * change of the chain, so that a writer that walked the chain before
+   * the lock (RCU) knows under it whether what it found still holds
+   * (rt_upd_walk). Where pointers have spare top bits, the version is 16
+   * of them: an ipv4 net is then 48 bytes, not 56, and the journal tells
+   * when so few bits may have wrapped. Accessed through net_feed_prev()
+   * and net_ver() in rt_table.c. */
+#if UINTPTR_MAX == UINT64_MAX
+  uintptr_t prev_ver;         /* atomic */
+#else
+  struct net *feed_prev;
+  u16 ver;                    /* atomic */
+#endif
   net_addr n;                 /* variable length: allocated to n.length */
 };
 

@@ -279,20 +279,58 @@ rt_counter_add(u32 *c, int d)
 
 /* --- Update --- */
 
+/* A net's feed_prev and ver, which share a word where pointers have
+ * spare bits (struct net). Both change only under the writer lock; ver is
+ * read before it too, hence the atomic stores. */
+#if UINTPTR_MAX == UINT64_MAX
+#define NET_VER_SHIFT 48
+#define NET_PREV_MASK (((uintptr_t) 1 << NET_VER_SHIFT) - 1)
+static inline struct net *net_feed_prev(const struct net *n) { return (struct net *) (n->prev_ver & NET_PREV_MASK); }
+
+static inline void
+net_set_feed_prev(struct net *n, struct net *p)
+{
+  __atomic_store_n(&n->prev_ver, (n->prev_ver & ~NET_PREV_MASK) | (uintptr_t) p, __ATOMIC_RELAXED);
+}
+
+static inline u16 net_ver(const struct net *n) { return (u16) (__atomic_load_n(&n->prev_ver, __ATOMIC_ACQUIRE) >> NET_VER_SHIFT); }
+
+static inline void
+net_ver_bump(struct net *n)
+{
+  __atomic_store_n(&n->prev_ver, n->prev_ver + ((uintptr_t) 1 << NET_VER_SHIFT), __ATOMIC_RELEASE);
+}
+#else
+static inline struct net *net_feed_prev(const struct net *n) { return n->feed_prev; }
+static inline void net_set_feed_prev(struct net *n, struct net *p) { n->feed_prev = p; }
+static inline u16 net_ver(const struct net *n) { return __atomic_load_n(&n->ver, __ATOMIC_ACQUIRE); }
+static inline void net_ver_bump(struct net *n) { __atomic_store_n(&n->ver, (u16) (n->ver + 1), __ATOMIC_RELEASE); }
+#endif
+
+/* What the shared word is for: an ipv4 net in 48 bytes of its slab. */
+_Static_assert(UINTPTR_MAX != UINT64_MAX || offsetof(struct net, n) + sizeof(net_addr_ip4) == 48,
+               "struct net grew");
+
+/* A walk of a chain read the table's jend, then the net's ver: every
+ * change of the chain since is one of the table's changes since. Past
+ * this many, ver may have wrapped and the walk is not trusted (half of
+ * ver's range: the changes of a batch step under way are not in jend). */
+#define RT_VER_TRUST ((u64) 1 << 15)
+
 /* A walker standing on the net goes on from its next pointer, which we
  * leave as it is. */
 static void
 rt_feed_unlink(struct rtable *t, struct net *n)
 {
-  struct net *next = n->feed_next;
-  if (n->feed_prev)
-    rcu_assign_pointer(n->feed_prev->feed_next, next);
+  struct net *next = n->feed_next, *prev = net_feed_prev(n);
+  if (prev)
+    rcu_assign_pointer(prev->feed_next, next);
   else
     rcu_assign_pointer(t->feed_head, next);
   if (next)
-    next->feed_prev = n->feed_prev;
+    net_set_feed_prev(next, prev);
   else
-    t->feed_tail = n->feed_prev;
+    t->feed_tail = prev;
 }
 
 /* Chain order: usable routes best first, then routes kept only because of
@@ -403,7 +441,7 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new, c
     rcu_assign_pointer(*ip, new);
   }
   /* after the chain's stores: a walk that saw any of them finds ver moved */
-  __atomic_store_n(&net->ver, net->ver + 1, __ATOMIC_RELEASE);
+  net_ver_bump(net);
 
   struct rte *new_best = rte_usable(net->routes);
   int died = !net->routes;
@@ -587,11 +625,13 @@ struct rt_upd {
   struct rte *ahead;          /* batches: the route of the chain asked for last */
   /* Found before the lock (rt_upd_walk): the net, its ver then, the
    * old route of the source and where the change goes; good under the
-   * lock if the net and its ver are the same. */
+   * lock if the net and its ver are the same (and the table's jend then
+   * says ver cannot have wrapped since). */
   struct net *pre_net;
   struct rte *pre_old;
   struct rt_place pre_at;
-  u32 pre_ver;
+  u64 pre_seq;
+  u16 pre_ver;
   uint res;
 };
 
@@ -611,15 +651,17 @@ rt_upd_prepare(struct rtable *t, struct rt_upd *u, const net_addr *n, struct rte
  * and where the change goes in the chain of net (may be NULL), the
  * comparisons of the new route with the others, with their cache misses,
  * made outside the lock. A change of the chain meanwhile moves its ver,
- * and rt_upd_apply() then walks it again. */
+ * and rt_upd_apply() then walks it again. seq: the table's jend, read
+ * (acquire) before the walk. */
 static void
-rt_upd_walk(struct rt_upd *u, struct net *net)
+rt_upd_walk(struct rt_upd *u, struct net *net, u64 seq)
 {
   u->pre_net = net;
   u->pre_at.known = 0;
   if (!net)
     return;
-  u->pre_ver = __atomic_load_n(&net->ver, __ATOMIC_ACQUIRE);
+  u->pre_seq = seq;
+  u->pre_ver = net_ver(net);
   struct rte *old = NULL, *old_after = NULL, *new_after = NULL, *prev = NULL;
   int placed = !u->new;
   for (struct rte *r = rcu_dereference(net->routes); r && !(placed && old); prev = r, r = rcu_dereference(r->next)) {
@@ -664,7 +706,8 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
    * in the change that empties its chain, and the walk may have read the
    * ver that change left. */
   struct net *net = u->pre_net;
-  int walked = net && u->pre_at.known && net->ver == u->pre_ver && net->routes;
+  int walked = net && u->pre_at.known && t->jend + t->junpub - u->pre_seq < RT_VER_TRUST &&
+               net_ver(net) == u->pre_ver && net->routes;
   if (!walked) {
     struct rcu_hash_iter it;
     net = rt_index_find(t, u->hash, u->n, &it);
@@ -677,7 +720,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
       rt_upd_make_net(u);
     net = u->fresh;
     u->fresh = NULL;
-    net->feed_prev = t->feed_tail;
+    net_set_feed_prev(net, t->feed_tail);
     rt_index_mark(t, &net->n);
     rcu_tsan_publish(net);
     if (copy && rcu_hash_full(&t->nets))
@@ -807,11 +850,12 @@ rt_update_gen(struct rtable *t, const net_addr *n, struct rte_src *src,
   /* The net is looked for and its chain walked before the lock: a net to
    * make is made outside it, and the lookup's cache misses are not waited
    * for under it (the one under the lock finds its lines there). */
+  u64 seq = __atomic_load_n(&t->jend, __ATOMIC_ACQUIRE);
   struct rcu_hash_iter it;
   struct net *net = rt_index_find(t, u.hash, u.n, &it);
   if (!net && u.new)
     rt_upd_make_net(&u);
-  rt_upd_walk(&u, net);
+  rt_upd_walk(&u, net, seq);
   u16 copy = rt_copy_sender(t, sender);
   rt_writer_lock(t);
   rt_upd_apply(t, &u, copy);
@@ -947,8 +991,9 @@ static void
 rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, uint k, struct rt_upd *u, u32 debug,
                u16 copy)
 {
+  u64 seq = __atomic_load_n(&t->jend, __ATOMIC_ACQUIRE);
   for (uint i = 0; i < k; i++)
-    rt_upd_walk(&u[i], u[i].pre_net);
+    rt_upd_walk(&u[i], u[i].pre_net, seq);
   rt_writer_lock(t);
   for (uint i = 0; i < k; i++)
     rt_upd_apply(t, &u[i], copy);
