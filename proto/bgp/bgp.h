@@ -140,7 +140,8 @@ struct bgp_conn {
   struct loop_fd lfd;
   enum bgp_conn_state state;
   int outgoing;
-  u8 *rbuf;                     /* rx buffer (2 max messages) */
+  /* the start of a message not all read yet (bgp_conn_rx), else NULL */
+  u8 *rbuf;
   uint rlen, rsize;
   struct txq tx;
   struct timer hold_timer, keepalive_timer;

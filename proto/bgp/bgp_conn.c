@@ -20,24 +20,41 @@
 #include "nest/reconf.h"
 #include "lib/log.h"
 #include "lib/printf.h"
+#include "lib/thread_buf.h"
 
-/* Room for two messages of the largest size the session takes, and some:
- * 12 kB until extended messages are negotiated (a hundred sessions held
- * 13 MB of buffers sized for 64 kB messages they never saw). */
+/* Sessions read into their thread's buffer, with room for two messages
+ * of the largest size the session takes, and some: 12 kB a read until
+ * extended messages are negotiated. A session keeps only the start of a
+ * message that has not all come (c->rbuf), and nothing once a read ends
+ * on a message's end: at rest, a hundred sessions held 1.2 MB of
+ * buffers of their own. */
 static inline uint bgp_rbuf_size(uint max_msg) { return 2 * max_msg + 4096; }
+THREAD_BUF(bgp_rx_buf, MEM_PROTOCOLS);
 
-/* Grow the receive buffer once a session allows larger messages. */
-static void
-bgp_rbuf_fit(struct bgp_conn *c, uint max_msg)
+/* The largest message c takes now. */
+static uint
+bgp_rx_max(const struct bgp_conn *c)
 {
-  uint want = bgp_rbuf_size(max_msg);
-  if (c->rsize >= want)
-    return;
-  u8 *b = mem_alloc_shared(MEM_PROTOCOLS, want);
-  memcpy(b, c->rbuf, c->rlen);
-  mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
-  c->rbuf = b;
-  c->rsize = want;
+  uint max = c->state == BS_ESTABLISHED ? c->p->caps.rx_max_len : 0;
+  return max ? max : BGP_MAX_MSG_LEN;
+}
+
+/* What is left of a read, len bytes from b: kept by c until its next. */
+static void
+bgp_rx_keep(struct bgp_conn *c, const u8 *b, uint len)
+{
+  if (!len || c->rsize < bgp_rx_max(c)) {
+    mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
+    c->rbuf = NULL;
+    c->rsize = 0;
+  }
+  if (len && !c->rbuf) {
+    c->rsize = bgp_rx_max(c);
+    c->rbuf = mem_alloc_shared(MEM_PROTOCOLS, c->rsize);
+  }
+  if (len)
+    memcpy(c->rbuf, b, len);
+  c->rlen = len;
 }
 
 static const char *const state_names[] = {
@@ -263,10 +280,9 @@ bgp_conn_close(struct bgp_conn *c)
     c->fd = -1;
   }
   txq_clear(&c->tx);
-  if (c->rbuf)
-    mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
+  mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
   c->rbuf = NULL;
-  c->rlen = 0;
+  c->rsize = c->rlen = 0;
   tm_stop(&c->hold_timer);
   tm_stop(&c->keepalive_timer);
   rt_hold_stop(&c->rx_hold);
@@ -546,12 +562,12 @@ bgp_conn_rx(struct loop_fd *f)
   for (;;) {
     if (bgp_conn_rx_held(c))
       return;
-    if (c->rlen == c->rsize) {
-      /* A whole message can always fit; reaching here means a bug. */
-      bgp_conn_error_code(c, BGP_ERR_HEADER, BGP_ERR_HDR_BAD_LENGTH, "Error: Receive buffer overflow");
-      return;
-    }
-    ssize_t n = recv(c->fd, c->rbuf + c->rlen, c->rsize - c->rlen, MSG_DONTWAIT);
+    /* what is kept is less than a message: a whole one always fits */
+    uint size = bgp_rbuf_size(bgp_rx_max(c)), len = c->rlen;
+    u8 *buf = thread_buf_get(&bgp_rx_buf, size);
+    if (len)
+      memcpy(buf, c->rbuf, len);
+    ssize_t n = recv(c->fd, buf + len, size - len, MSG_DONTWAIT);
     if (n == 0) {
       bgp_conn_socket_failed(c, "Connection closed");
       return;
@@ -564,26 +580,23 @@ bgp_conn_rx(struct loop_fd *f)
       bgp_conn_socket_failed(c, strerror(errno));
       return;
     }
-    c->rlen += n;
+    len += (uint) n;
     uint pos = 0;
-    while (c->rlen - pos >= BGP_HEADER_LEN) {
+    while (len - pos >= BGP_HEADER_LEN) {
       uint mlen;
       u8 type;
       struct bgp_error err;
-      uint max = c->state == BS_ESTABLISHED ? c->p->caps.rx_max_len : BGP_MAX_MSG_LEN;
-      bgp_rbuf_fit(c, max ? max : BGP_MAX_MSG_LEN);
-      if (bgp_header_check(c->rbuf + pos, max ? max : BGP_MAX_MSG_LEN, &mlen, &type, &err) < 0) {
+      if (bgp_header_check(buf + pos, bgp_rx_max(c), &mlen, &type, &err) < 0) {
         bgp_conn_error(c, &err, "Error: Bad message header");
         return;
       }
-      if (c->rlen - pos < mlen)
+      if (len - pos < mlen)
         break;
-      if (bgp_rx_message(c, c->rbuf + pos, mlen, type) < 0)
+      if (bgp_rx_message(c, buf + pos, mlen, type) < 0)
         return;
       pos += mlen;
     }
-    memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
-    c->rlen -= pos;
+    bgp_rx_keep(c, buf + pos, len - pos);
     if (loop_budget_left() <= 0) {
       loop_fd_again(f, LOOP_FD_READ);
       loop_yield();
@@ -642,9 +655,9 @@ static void
 bgp_conn_attach(struct bgp_conn *c, int fd)
 {
   c->fd = fd;
-  c->rsize = bgp_rbuf_size(BGP_MAX_MSG_LEN);
-  c->rbuf = mem_alloc_shared(MEM_PROTOCOLS, c->rsize);   /* counted in `show memory` */
-  c->rlen = 0;
+  mem_free_shared(MEM_PROTOCOLS, c->rbuf, c->rsize);
+  c->rbuf = NULL;
+  c->rsize = c->rlen = 0;
   c->lfd.rx = bgp_conn_rx;
   c->lfd.tx = bgp_conn_tx;
   c->lfd.err = bgp_conn_err;

@@ -17,6 +17,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/rcu.h"
+#include "lib/thread_buf.h"
 #include "nest/rt_attr.h"
 
 /* A net changed since the last flush. */
@@ -97,6 +98,8 @@ struct gout_scratch {
   uint nets_size;
 };
 static __thread struct gout_scratch gout_mine;
+/* the UPDATE being encoded (lib/thread_buf.h: not a TLS array) */
+THREAD_BUF(gout_buf, MEM_PROTOCOLS);
 #define GOUT_SCRATCH_KEEP (5 * BGP_GOUT_PENDING_MAX / 2)      /* entries */
 
 /* One message's worth of the flush: nets with one audience and one set
@@ -479,7 +482,7 @@ gout_sort_scratch(uint n)
 static uint
 gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_out *o, const u32 *idx)
 {
-  static __thread u8 buf[BGP_TXLOG_MAX_MSG];
+  u8 *buf = thread_buf_get(&gout_buf, BGP_TXLOG_MAX_MSG);
   struct gout_scratch *x = &gout_mine;
   uint n = r->count, msgs = 0;
   net_addr *nets = x->nets = gout_reserve(x->nets, &x->nets_size, n, sizeof(*x->nets));
@@ -489,8 +492,8 @@ gout_encode_run(struct bgp_gout *g, const struct gout_run *r, const struct gout_
   for (uint sent = 0; sent < n;) {
     uint done = 0;
     uint len = attrs
-      ? bgp_update_encode_reach(&g->tx, attrs, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done)
-      : bgp_update_encode_withdraw(&g->tx, g->af, nets + sent, NULL, n - sent, buf, sizeof(buf), &done);
+      ? bgp_update_encode_reach(&g->tx, attrs, g->af, nets + sent, NULL, n - sent, buf, BGP_TXLOG_MAX_MSG, &done)
+      : bgp_update_encode_withdraw(&g->tx, g->af, nets + sent, NULL, n - sent, buf, BGP_TXLOG_MAX_MSG, &done);
     if (!len || !done) {
       /* Unencodable (a next hop of the wrong family): drop, loudly. */
       log_rl(&g->rl, L_ERR, "Update group: cannot encode UPDATE for %N", &nets[sent]);

@@ -15,6 +15,7 @@
 #include "proto/bgp/bgp.h"
 #include "proto/bgp/bgp_group.h"
 #include "lib/log.h"
+#include "lib/thread_buf.h"
 
 #define BGP_TX_BATCH 1024
 /* Backpressure: a channel with this many prefixes waiting stops reading the
@@ -26,6 +27,8 @@
 #define BGP_PENDING_MAX 4096
 #define BGP_PENDING_MIN 1024
 #define BGP_PENDING_BUDGET (128 * 1024)
+/* the UPDATE being encoded (lib/thread_buf.h: not a TLS array) */
+THREAD_BUF(bgp_tx_buf, MEM_PROTOCOLS);
 static u32 bgp_tx_channels;     /* atomic: channels of running BGP protocols */
 
 static u32
@@ -324,13 +327,13 @@ bgp_tx_bucket(struct bgp_proto *p, struct bgp_channel *bc, struct bgp_bucket *b)
   }
   const u32 *path_ids = p->tx.add_path[bc->af] ? ids : NULL;
   uint done = 0, sent = 0;
-  static __thread u8 buf[BGP_MAX_EXT_MSG_LEN];
+  u8 *buf = thread_buf_get(&bgp_tx_buf, BGP_MAX_EXT_MSG_LEN);
   while (sent < n) {
     uint len = b->attrs
       ? bgp_update_encode_reach(&p->tx, b->attrs, bc->af, nets + sent, path_ids ? path_ids + sent : NULL, n - sent,
-                                buf, sizeof(buf), &done)
+                                buf, BGP_MAX_EXT_MSG_LEN, &done)
       : bgp_update_encode_withdraw(&p->tx, bc->af, nets + sent, path_ids ? path_ids + sent : NULL, n - sent,
-                                   buf, sizeof(buf), &done);
+                                   buf, BGP_MAX_EXT_MSG_LEN, &done);
     if (!len || !done) {
       /* Unencodable (e.g. a next hop of the wrong family): drop, loudly. */
       log_rl(&p->rl, L_ERR, "%s: Cannot encode UPDATE for %N", p->p.name, &nets[sent]);
