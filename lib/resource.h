@@ -96,7 +96,7 @@ void *lp_alloc(linpool *lp, size_t size);   /* 8-byte aligned */
 void *lp_allocz(linpool *lp, size_t size);
 char *lp_strdup(linpool *lp, const char *s);
 char *lp_sprintf(linpool *lp, const char *fmt, ...);
-void lp_flush(linpool *lp);                 /* drop everything, keep one chunk */
+void lp_flush(linpool *lp);                 /* drop everything; chunks to the thread's cache */
 size_t lp_used(const linpool *lp);          /* bytes handed out since the last flush */
 /* Save/restore points for nested scratch use. */
 struct lp_state { void *chunk; size_t used; };

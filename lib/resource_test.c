@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "lib/resource.h"
+#include "lib/rcu.h"
 #include "lib/log.h"
 
 struct class_snapshot {
@@ -320,8 +321,8 @@ test_lp_basic(void **state)
   lp_flush(lp);
   rp_memsize(p, &u);
   assert_int_equal(u.effective, 0);
-  /* One chunk kept: overhead below two chunks plus structs */
-  assert_true(u.overhead < 2 * 4096 + 512);
+  /* No chunk kept: its spares went to the thread's cache */
+  assert_true(u.overhead < 512);
 
   /* Works again after flush */
   u8 *m = lp_alloc(lp, 10);
@@ -332,6 +333,65 @@ test_lp_basic(void **state)
   rfree(p);
   snapshot(&after);
   assert_snapshot_equal(&base, &after);
+}
+
+static size_t
+standby_now(void)
+{
+  struct mem_usage u;
+  mem_class_usage(MEM_STANDBY, &u);
+  return u.overhead;
+}
+
+/* Linpools at rest hold no chunk; the thread's cache takes up to 8 of
+ * their spares and gives them to the next linpool that needs one. The
+ * thread notes what it sees (cmocka asserts in the main thread). */
+struct lp_cache_seen {
+  size_t freed, cached, after_take, after_reflush, after_exit;
+};
+
+static void *
+lp_cache_thread(void *arg)
+{
+  struct lp_cache_seen *x = arg;
+  rcu_thread_register();
+  size_t base = standby_now();
+  pool *p = rp_new(root_pool(), MEM_PROTOCOLS, "lp cache");
+  linpool *lp[10];
+  for (int i = 0; i < 10; i++) {
+    lp[i] = lp_new(p);
+    memset(lp_alloc(lp[i], 100), 1, 100);
+  }
+  struct mem_usage u;
+  rp_memsize(p, &u);
+  size_t held = u.overhead;
+  for (int i = 0; i < 10; i++)
+    lp_flush(lp[i]);
+  rp_memsize(p, &u);
+  x->freed = held - u.overhead;
+  x->cached = standby_now() - base;
+  memset(lp_alloc(lp[0], 100), 2, 100);       /* taken back from the cache */
+  x->after_take = standby_now() - base;
+  lp_flush(lp[0]);
+  x->after_reflush = standby_now() - base;
+  rfree(p);
+  rcu_thread_unregister();          /* the cache goes with the thread */
+  x->after_exit = standby_now() - base;
+  return NULL;
+}
+
+static void
+test_lp_flush_cache(void **state UNUSED)
+{
+  struct lp_cache_seen x;
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, lp_cache_thread, &x), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(x.freed, 10 * (4064 - 104));   /* 104 of each were in use */
+  assert_int_equal(x.cached, 8 * 4064);
+  assert_int_equal(x.after_take, 7 * 4064);
+  assert_int_equal(x.after_reflush, 8 * 4064);
+  assert_int_equal(x.after_exit, 0);
 }
 
 static void
@@ -584,6 +644,7 @@ main(void)
     cmocka_unit_test(test_ralloc_rmove),
     cmocka_unit_test(test_mb),
     cmocka_unit_test(test_lp_basic),
+    cmocka_unit_test(test_lp_flush_cache),
     cmocka_unit_test(test_lp_save_restore),
     cmocka_unit_test(test_slab),
     cmocka_unit_test(test_slab_sizes),
