@@ -775,9 +775,12 @@ test_same(void **state)
   config_unref(c2);
 }
 
-/* One compiled filter, many threads at once: results must not mix. */
+/* One compiled filter, many threads at once: results must not mix.
+ * Each thread's pool is made by the main thread, which owns the root
+ * pool (lib/resource.c: pools do not lock). */
 struct conc_arg {
   const struct filter *f;
+  pool *p;
   int ok;
 };
 
@@ -786,8 +789,7 @@ conc_main(void *data)
 {
   struct conc_arg *ca = data;
   rcu_thread_register();
-  pool *p = rp_new(root_pool(), MEM_CONFIG, "conc");
-  linpool *lp = lp_new(p);
+  linpool *lp = lp_new(ca->p);
   ca->ok = 1;
   for (u32 i = 0; i < 20000; i++) {
     net_addr n;
@@ -807,7 +809,7 @@ conc_main(void *data)
     }
     ea_unref(a);
   }
-  rfree(p);
+  rfree(lp);
   rcu_thread_unregister();
   return NULL;
 }
@@ -821,10 +823,12 @@ test_concurrent(void **state)
   pthread_t th[4];
   for (int i = 0; i < 4; i++) {
     args[i].f = f_test_find(c, "f_mod");
+    args[i].p = rp_new(root_pool(), MEM_CONFIG, "conc");
     pthread_create(&th[i], NULL, conc_main, &args[i]);
   }
   for (int i = 0; i < 4; i++) {
     pthread_join(th[i], NULL);
+    rfree(args[i].p);
     assert_true(args[i].ok);
   }
   config_unref(c);
