@@ -311,10 +311,11 @@ static inline void net_ver_bump(struct net *n) { __atomic_store_n(&n->ver, (u16)
 _Static_assert(UINTPTR_MAX != UINT64_MAX || offsetof(struct net, n) + sizeof(net_addr_ip4) == 48,
                "struct net grew");
 
-/* A walk of a chain read the table's jend, then the net's ver: every
- * change of the chain since is one of the table's changes since. Past
- * this many, ver may have wrapped and the walk is not trusted (half of
- * ver's range: the changes of a batch step under way are not in jend). */
+/* A walk of a chain read the table's jend, then the net's ver. A change
+ * the walk did not see has a seq at or above that jend (the items below
+ * it were published after their ver bumps), so under the lock there were
+ * at most jend + junpub - pre_seq of them. Past this many (half of ver's
+ * range, for margin), ver may have wrapped: the walk is not trusted. */
 #define RT_VER_TRUST ((u64) 1 << 15)
 
 /* A walker standing on the net goes on from its next pointer, which we
