@@ -525,6 +525,31 @@ lp_account(linpool *lp, s64 effective, s64 overhead)
 
 static inline size_t chunk_alloc_size(struct lp_chunk *c) { return sizeof(struct lp_chunk) + c->size; }
 
+/* A chunk's memory joins (sign 1) or leaves (-1) what lp counts. */
+static void
+lp_chunk_count(linpool *lp, struct lp_chunk *c, int sign)
+{
+  s64 sz = sign * (s64) chunk_alloc_size(c);
+  lp->chunk_mem += (size_t) sz;
+  lp_account(lp, 0, sz);
+}
+
+static struct lp_chunk *
+lp_chunk_new(size_t payload)
+{
+  struct lp_chunk *c = xmalloc(sizeof(struct lp_chunk) + payload);
+  c->size = payload;
+  mem_poison(c->data, payload);
+  return c;
+}
+
+static void
+lp_chunk_free(linpool *lp, struct lp_chunk *c)
+{
+  lp_chunk_count(lp, c, -1);
+  free(c);
+}
+
 /* The thread's standard chunks between linpools: counted as Standby
  * memory, freed when the thread leaves RCU. */
 #define LP_CACHE_MAX 8
@@ -550,15 +575,13 @@ static void lp_cache_hook(void) { rcu_thread_at_exit(lp_cache_release); }
 static void
 lp_chunk_cache(linpool *lp, struct lp_chunk *c)
 {
-  size_t sz = chunk_alloc_size(c);
-  lp->chunk_mem -= sz;
-  lp_account(lp, 0, -(s64) sz);
   if (lp_cache_count >= LP_CACHE_MAX) {
-    free(c);
+    lp_chunk_free(lp, c);
     return;
   }
+  lp_chunk_count(lp, c, -1);
   pthread_once(&lp_cache_once, lp_cache_hook);
-  mem_account(MEM_STANDBY, 0, (s64) sz);
+  mem_account(MEM_STANDBY, 0, (s64) chunk_alloc_size(c));
   c->next = lp_cache;
   lp_cache = c;
   lp_cache_count++;
@@ -577,23 +600,10 @@ lp_chunk_take(linpool *lp)
     lp_cache = c->next;
     lp_cache_count--;
     mem_account(MEM_STANDBY, 0, -(s64) chunk_alloc_size(c));
-  } else {
-    c = xmalloc(LP_CHUNK_ALLOC);
-    c->size = LP_CHUNK_PAYLOAD;
-    mem_poison(c->data, c->size);
-  }
-  lp->chunk_mem += LP_CHUNK_ALLOC;
-  lp_account(lp, 0, LP_CHUNK_ALLOC);
+  } else
+    c = lp_chunk_new(LP_CHUNK_PAYLOAD);
+  lp_chunk_count(lp, c, 1);
   return c;
-}
-
-static void
-lp_chunk_free(linpool *lp, struct lp_chunk *c)
-{
-  size_t sz = chunk_alloc_size(c);
-  lp->chunk_mem -= sz;
-  lp_account(lp, 0, -(s64) sz);
-  free(c);
 }
 
 /* A chunk leaves use: standard ones become spares, big ones are freed. */
@@ -618,11 +628,8 @@ lp_chunk_get(linpool *lp, size_t need)
     c = lp_chunk_take(lp);
   else
   {
-    c = xmalloc(sizeof(struct lp_chunk) + need);
-    c->size = need;
-    mem_poison(c->data, need);
-    lp->chunk_mem += chunk_alloc_size(c);
-    lp_account(lp, 0, chunk_alloc_size(c));
+    c = lp_chunk_new(need);
+    lp_chunk_count(lp, c, 1);
   }
 
   if (lp->last)
