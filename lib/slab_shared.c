@@ -50,6 +50,7 @@
 
 #define SHSLAB_MAX 16               /* slabs in the process */
 #define SHSLAB_BATCH 64             /* objects traded at once */
+#define SHSLAB_AHEAD 8              /* allocations a prefetch runs ahead */
 #define SHSLAB_CHUNK (1U << 20)     /* mapped at once, aligned to its size */
 #define SHSLAB_PAGES (SHSLAB_CHUNK / 4096)  /* released bits, enough for the smallest page */
 #define SHSLAB_TRIM_KEEP (4U << 20) /* the daemon's: free bytes resident before a trim bothers */
@@ -347,10 +348,13 @@ shslab_alloc(struct shslab *s)
   if (!m->count)
     shslab_refill(s, m);
   void *o = m->obj[--m->count];
-  /* The caller writes the object at once; the next one is likely cold
-   * (freed long ago), so its line is asked for now. */
-  if (m->count)
-    __builtin_prefetch(m->obj[m->count - 1], 1);
+  /* The caller writes the object at once, and the objects to come are
+   * likely cold (freed long ago): the one SHSLAB_AHEAD allocations on is
+   * asked for now. A batch of route updates allocates 16 routes in a
+   * row; asking only for the next one left most of its miss to wait for
+   * (inserts of 2-5 paths a net: 3.2-3.7 M/s, with 8 ahead 3.6-3.9). */
+  if (m->count >= SHSLAB_AHEAD)
+    __builtin_prefetch(m->obj[m->count - SHSLAB_AHEAD], 1);
   mem_account(s->cls, s->size, -(s64) s->size);
   return o;
 }
