@@ -208,7 +208,7 @@ bench_rte_better(const struct rte *a, const struct rte *b)
   y = ea_int(b->attrs, BA(BA_MED), 0);
   if (x != y)
     return x < y;
-  return a->src->global_id < b->src->global_id;
+  return rte_src(a)->global_id < rte_src(b)->global_id;
 }
 
 static const struct proto_class bench_class = {

@@ -287,7 +287,7 @@ chan_has_route(struct channel *c, const net_addr *n, struct rte_src *src)
   rcu_read_lock();
   struct net *net = rt_find_net(c->table, n);
   for (struct rte *r = net ? rcu_dereference(net->routes) : NULL; r; r = rcu_dereference(r->next))
-    if (r->src == src && chan_sent(c, r)) {
+    if (rte_src(r) == src && chan_sent(c, r)) {
       found = 1;
       break;
     }
@@ -524,7 +524,7 @@ chan_policy_run(struct channel *c, const net_addr *n, const struct rte *r, struc
   }
   if (c->out_filter == FILTER_ACCEPT)
     return 1;
-  struct f_route fr = { .net = n, .attrs = r->attrs, .src = r->src };
+  struct f_route fr = { .net = n, .attrs = r->attrs, .src = rte_src(r) };
   if (!f_run_export(c->out_filter, &fr, c->filter_tmp)) {
     *why = &st->exp_updates_filtered;
     return 0;
@@ -555,7 +555,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
   if (!acc) {
     chan_stat_add(why, 1);
     if (chan_debug(c, D_FILTERS))
-      chan_trace(c, '<', why == &c->stats.exp_updates_filtered ? "filtered out" : "rejected by protocol", n, r->src,
+      chan_trace(c, '<', why == &c->stats.exp_updates_filtered ? "filtered out" : "rejected by protocol", n, rte_src(r),
                  r->attrs);
   }
   return acc;
@@ -584,7 +584,7 @@ chan_export_forget_others(struct channel *c, struct net *net, const struct rte *
   /* the change's net may have emptied since, and its prefix be another's */
   if (!rcu_dereference(net->routes) && !(net = rt_find_net(c->table, &net->n)))
     return;
-  const struct rte_src *src = chan_exports_every_route(c) ? (new ? new : old)->src : NULL;
+  const struct rte_src *src = chan_exports_every_route(c) ? rte_src(new ? new : old) : NULL;
   for (struct rte *r; (r = chan_net_exported_but(c, net, new, old, src));) {
     chan_exp_set(c, r->id, 0);
     chan_stat_add(&c->stats.exp_routes, -1);
@@ -667,7 +667,7 @@ chan_export_one(struct channel *c, struct net *net, struct rte *new, struct rte 
 
   if (chan_debug(c, D_ROUTES)) {
     const struct rte *r = new_exp ? new_exp : old_exp;
-    chan_trace(c, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n, r->src, r->attrs);
+    chan_trace(c, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n, rte_src(r), r->attrs);
   }
   c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? new->attrs : NULL);
   if (mod)

@@ -78,7 +78,7 @@ catchup_remember(struct chan_catchup *cu, const net_addr *n, const struct rte *r
   struct chan_gone *g = &cu->gone[cu->count++];
   g->r = rte_view(r, NULL);
   ea_ref(g->r.attrs);
-  rt_lock_source(g->r.src);
+  rt_lock_source(rte_src(&g->r));
   net_copy(&g->net.n, n);
 }
 
@@ -94,7 +94,7 @@ static void
 catchup_release(struct chan_gone *g)
 {
   ea_unref(g->r.attrs);
-  rt_unlock_source(g->r.src);
+  rt_unlock_source(rte_src(&g->r));
 }
 
 void
@@ -160,7 +160,7 @@ static int
 catchup_replaceable(struct net *n, struct rte_src *src)
 {
   for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-    if (!src || r->src == src)
+    if (!src || rte_src(r) == src)
       return 1;
   return 0;
 }
@@ -188,7 +188,7 @@ chan_catch_up(struct channel *c)
   while ((it = rt_reader_next(&c->reader))) {
     struct rte *r = it->retired;
     if (r && chan_exp_bit(c, r->id)) {
-      if (now && !catchup_replaceable(it->net, any ? r->src : NULL))
+      if (now && !catchup_replaceable(it->net, any ? rte_src(r) : NULL))
         chan_export_withdraw(c, it->net, r);
       else {
         chan_exp_set(c, r->id, 0);
@@ -215,7 +215,7 @@ chan_net_exports(struct channel *c, struct net *n, struct rte_src *src)
   if (!n)
     return 0;
   for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-    if (chan_exp_bit(c, r->id) && (!src || r->src == src))
+    if (chan_exp_bit(c, r->id) && (!src || rte_src(r) == src))
       return 1;
   return 0;
 }
@@ -229,7 +229,7 @@ chan_catch_up_finish(struct channel *c, int (*busy)(struct proto *, struct chann
     if (busy && !(cu->next & 63) && busy(c->proto, c))
       return 0;       /* the protocol sends export_ev when it drained */
     struct chan_gone *g = &cu->gone[cu->next++];
-    if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? g->r.src : NULL)) {
+    if (!chan_net_exports(c, rt_find_net(c->table, &g->net.n), any ? rte_src(&g->r) : NULL)) {
       chan_stat_add(&c->stats.exp_withdraws_accepted, 1);
       c->proto->class->rt_notify(c->proto, c, &g->net.n, NULL, &g->r, NULL);
       chan_export_flush(c);     /* before the copy goes */

@@ -190,7 +190,7 @@ chan_net_exported_but(const struct channel *c, struct net *n, const struct rte *
                       const struct rte_src *src)
 {
   for (struct rte *r = net_best(n); r; r = rcu_dereference(r->next))
-    if (r != a && r != b && (!src || r->src == src) && chan_exp_bit(c, r->id))
+    if (r != a && r != b && (!src || rte_src(r) == src) && chan_exp_bit(c, r->id))
       return r;
   return NULL;
 }

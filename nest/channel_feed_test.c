@@ -423,22 +423,22 @@ rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *ne
   assert_true(k < RND_NETS);
   if (rnd.trace == (int) k)   /* FEED_RANDOM_TRACE=net: what net k was told */
     fprintf(stderr, "net %u: new %d/%d (id %u) old %d/%d (id %u), feeding %d, reader at %llu\n", k,
-            new ? (int) rnd_src_no(new->src) : -1, rnd_attr_no(new ? new->attrs : NULL), new ? new->id : 0,
-            old ? (int) rnd_src_no(old->src) : -1, rnd_attr_no(old ? old->attrs : NULL), old ? old->id : 0,
+            new ? (int) rnd_src_no(rte_src(new)) : -1, rnd_attr_no(new ? new->attrs : NULL), new ? new->id : 0,
+            old ? (int) rnd_src_no(rte_src(old)) : -1, rnd_attr_no(old ? old->attrs : NULL), old ? old->id : 0,
             c->feeding, (unsigned long long) uatomic_read(&c->reader.seq));
   struct rnd_route *now = &rnd.best[k];
   if (rnd.all_paths)
-    now = &rnd.path[k][rnd_src_no(new ? new->src : old->src)];
+    now = &rnd.path[k][rnd_src_no(new ? rte_src(new) : rte_src(old))];
   if (old && now->src && old->id == now->id) {
-    if (old->src != now->src || old->attrs != now->attrs)
+    if (rte_src(old) != now->src || old->attrs != now->attrs)
       fail_msg("net %u: route %u withdrawn with other attributes than it was exported with", k, old->id);
     *now = (struct rnd_route){ 0 };
   }
   else if (old && !rnd_ghost_take(k, old))
-    fail_msg("net %u: a route withdrawn (source %u) that was not exported", k, rnd_src_no(old->src));
-  if (rnd.all_paths && old && new && old->src != new->src)
-    fail_msg("net %u: a path of source %u replaced by one of source %u", k, rnd_src_no(old->src),
-             rnd_src_no(new->src));
+    fail_msg("net %u: a route withdrawn (source %u) that was not exported", k, rnd_src_no(rte_src(old)));
+  if (rnd.all_paths && old && new && rte_src(old) != rte_src(new))
+    fail_msg("net %u: a path of source %u replaced by one of source %u", k, rnd_src_no(rte_src(old)),
+             rnd_src_no(rte_src(new)));
   /* an id once a ghost's may be a new route's now */
   for (u32 i = 0; new && i < RND_NETS; i++)
     while (rnd_ghost_take(i, new))
@@ -446,7 +446,7 @@ rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *ne
   if (new && now->src && now->id != new->id)
     rnd_ghost_add(k, now);
   if (new)
-    *now = (struct rnd_route){ new->src, new->attrs, new->id };
+    *now = (struct rnd_route){ rte_src(new), new->attrs, new->id };
 }
 
 static const struct proto_class rnd_class = {
@@ -538,9 +538,9 @@ rnd_check_net(struct rtable *t, u32 k)
   for (struct rte *r = best; rte_usable(r); r = r->next) {
     int ok = r->attrs != rnd.attrs[RND_ATTRS - 1];
     if (ok)
-      want[rnd_src_no(r->src)] = (struct rnd_route){ r->src, r->attrs, r->id };
+      want[rnd_src_no(rte_src(r))] = (struct rnd_route){ rte_src(r), r->attrs, r->id };
     if (ok && !want_best.src && (rnd.secondary || r == best))
-      want_best = want[rnd_src_no(r->src)];
+      want_best = want[rnd_src_no(rte_src(r))];
   }
   rcu_read_unlock();
   if (rnd.all_paths) {

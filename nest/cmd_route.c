@@ -88,7 +88,7 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
   if (first)
     bsnprintf(netbuf, sizeof(netbuf), "%N", &n->n);
   tm_format_time(tm, sizeof(tm), &config_running()->tf_route, rte_lastmod(r));
-  const struct proto_class *pc = r->src->proto->class;
+  const struct proto_class *pc = rte_src(r)->proto->class;
   if (pc->rte_from) {
     ip_addr f = pc->rte_from(r);
     if (ipa_nonzero(f) && !ipa_equal(f, a->gw))
@@ -103,7 +103,7 @@ sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const st
     bsnprintf(info, sizeof(info), " (%u/%u)", a->preference, a->igp_metric);
   else
     bsnprintf(info, sizeof(info), " (%u)", a->preference);
-  cli_printf(c, -1007, "%-20s %s [%s %s%s]%s%s", netbuf, rte_dest_names[a->dest], r->src->proto->name, tm, from,
+  cli_printf(c, -1007, "%-20s %s [%s %s%s]%s%s", netbuf, rte_dest_names[a->dest], rte_src(r)->proto->name, tm, from,
              primary ? " *" : "", info);
   if (a->dest == RTD_UNICAST) {
     if (ipa_nonzero(a->gw) && a->iface)
@@ -155,7 +155,7 @@ static int
 sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, const struct filter *ef,
               struct rte *tmp, struct ea_list **mod)
 {
-  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = rte_src(r) };
   int pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
   lp_flush(s->flp);
   if (fr.out && (!pass || fr.out == r->attrs)) {
@@ -262,7 +262,7 @@ sr_export_shows(struct sr_state *s, const struct net *n, const struct rte *r, co
     return 0;
   if (mode == SRA_PREEXPORT)
     return 1;
-  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = r->src };
+  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = rte_src(r) };
   pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
   lp_flush(s->flp);
   if (fr.out && pass && mode == SRA_EXPORT)
@@ -292,7 +292,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
       continue;
     s->cnt.examined++;
     examined_any = 1;
-    if (s->proto && r->src->proto != s->proto)
+    if (s->proto && rte_src(r)->proto != s->proto)
       continue;
     /* `filter`/`where`: show what passes, as the filter left it. */
     struct rte tmp;
@@ -302,7 +302,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     if (s->exp_proto && !sr_export_shows(s, n, r, best, &tmp, &mod))
       goto next;
     if (s->a->filter) {
-      struct f_route fr = { .net = &n->n, .attrs = mod ? mod : r->attrs, .src = r->src };
+      struct f_route fr = { .net = &n->n, .attrs = mod ? mod : r->attrs, .src = rte_src(r) };
       enum f_result res = f_run(s->a->filter, &fr, s->flp);
       lp_flush(s->flp);
       if (res != F_ACCEPT) {

@@ -95,6 +95,19 @@ struct rte_src {
                                        run's (proto.run_info), held; NULL: none */
   struct rcu_head rcu;
 };
+_Static_assert(sizeof(struct rte_src) == 64 || sizeof(void *) != 8, "struct rte_src is a slot of 64 bytes");
+
+/* Every source is a slot of one reserved range (nest/rt_src.c), so a
+ * route names its own by the slot's number: 0 for none. */
+extern char *rt_src_base;
+static inline struct rte_src *rt_src_at(u32 ix)
+{
+  return ix ? (struct rte_src *) (rt_src_base + (uintptr_t) ix * sizeof(struct rte_src)) : NULL;
+}
+static inline u32 rt_src_ix(const struct rte_src *s)
+{
+  return s ? (u32) (((const char *) s - rt_src_base) / sizeof(struct rte_src)) : 0;
+}
 
 /* 40 bytes: a full route server holds tens of millions (every path of
  * every peer), so the sender is the table's number for it (rt_sender_of())
@@ -102,7 +115,7 @@ struct rte_src {
 struct rte {
   struct rte *next;           /* RCU; next route of the same net, worse */
   struct ea_list *attrs;      /* interned; one reference held */
-  struct rte_src *src;
+  u32 src_ix;                 /* rte_src(): the source's slot (rt_src_at) */
   u32 id;                     /* per-table, for export maps */
   u16 sender;                 /* the table's sender number (nest/rt_sender.c), 0: none */
   u16 refresh_gen;            /* atomic: the sender's refresh generation when
@@ -122,10 +135,12 @@ _Static_assert(sizeof(struct rte) == 40, "struct rte grew");
  * copy races with nobody; they are 0 in it. */
 static inline struct rte rte_view(const struct rte *r, struct ea_list *attrs)
 {
-  return (struct rte) { .attrs = attrs ? attrs : r->attrs, .src = r->src, .id = r->id, .sender = r->sender,
+  return (struct rte) { .attrs = attrs ? attrs : r->attrs, .src_ix = r->src_ix, .id = r->id, .sender = r->sender,
                         .lastmod_lo = r->lastmod_lo, .lastmod_hi = r->lastmod_hi, .flags = r->flags,
                         .suppressed = r->suppressed };
 }
+
+static inline struct rte_src *rte_src(const struct rte *r) { return rt_src_at(r->src_ix); }
 
 static inline btime rte_lastmod(const struct rte *r)
 {
@@ -439,9 +454,10 @@ void rt_unlock_table(struct rtable *t);
 struct rtable *rt_aux_table_new(const char *name, uint net_type);
 void rt_aux_table_free(struct rtable *t);
 
-/* Sources. */
+/* Sources (nest/rt_src.c). */
 struct rte_src *rt_get_source(struct proto *p, u64 private_id);
 void rt_lock_source(struct rte_src *s);
+void rt_lock_source_many(struct rte_src *s, uint n);   /* n references at once */
 void rt_unlock_source(struct rte_src *s);
 
 /*

@@ -28,57 +28,6 @@
 /* How long after a cleanup the table loop looks again (rt_cleanup_tick). */
 #define RT_CLEANUP_QUIET (S_ 1)
 
-/* --- Sources --- */
-
-static pthread_mutex_t src_lock = PTHREAD_MUTEX_INITIALIZER;
-static u32 src_next_id = 1;
-
-struct rte_src *
-rt_get_source(struct proto *p, u64 private_id)
-{
-  struct rte_src *s = mem_alloc_shared(MEM_TABLES, sizeof(struct rte_src));
-  memset(s, 0, sizeof(*s));
-  s->proto = p;
-  s->run_id = p ? p->run_id : 0;
-  s->run_info = p ? p->run_info : NULL;
-  if (s->run_info)
-    proto_run_info_hold(s->run_info);
-  if (p && p->id) {
-    s->holds_proto = 1;
-    proto_src_ref(p);
-  }
-  s->private_id = private_id;
-  s->uc = 1;
-  pthread_mutex_lock(&src_lock);
-  s->global_id = src_next_id++;
-  pthread_mutex_unlock(&src_lock);
-  return s;
-}
-
-/* n references at once (a batch's routes of one source). */
-static void rt_lock_source_many(struct rte_src *s, uint n) { uatomic_add(&s->uc, n); }
-void rt_lock_source(struct rte_src *s) { rt_lock_source_many(s, 1); }
-
-static void
-rt_source_free_rcu(struct rcu_head *h)
-{
-  struct rte_src *s = caa_container_of(h, struct rte_src, rcu);
-  struct proto *p = s->holds_proto ? s->proto : NULL;
-  if (s->run_info)
-    proto_run_info_drop(s->run_info);
-  mem_free_shared(MEM_TABLES, s, sizeof(*s));
-  if (p)
-    proto_src_unref(p);
-}
-
-/* Readers print a route's source protocol, so the source outlives them. */
-void
-rt_unlock_source(struct rte_src *s)
-{
-  if (!uatomic_sub_return(&s->uc, 1))
-    call_rcu(&s->rcu, rt_source_free_rcu);
-}
-
 /* --- Best route order --- */
 
 int
@@ -86,7 +35,7 @@ rte_better(const struct rte *a, const struct rte *b)
 {
   if (a->attrs->preference != b->attrs->preference)
     return a->attrs->preference > b->attrs->preference;
-  const struct proto_class *ca = a->src->proto->class, *cb = b->src->proto->class;
+  const struct proto_class *ca = rte_src(a)->proto->class, *cb = rte_src(b)->proto->class;
   if (ca != cb)
     return ca->class_id < cb->class_id;
   if (a->suppressed != b->suppressed)
@@ -165,7 +114,7 @@ rte_release(struct rtable *t, struct rte *r)
 {
   rt_id_free(t, r->id);
   ea_unref(r->attrs);
-  rt_unlock_source(r->src);
+  rt_unlock_source(rte_src(r));
 }
 
 /* A torn-down table's nets and routes, with the index that holds them:
@@ -392,7 +341,7 @@ rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 g
   struct rte *r = shslab_alloc(rte_slab);
   memset(r, 0, sizeof(*r));
   r->attrs = attrs;
-  r->src = src;
+  r->src_ix = rt_src_ix(src);
   r->sender = sender;
   rte_set_lastmod(r, now);
   r->flags = flags;
@@ -404,7 +353,7 @@ static void
 rte_drop_unpublished(struct rte *r)
 {
   ea_unref(r->attrs);
-  rt_unlock_source(r->src);
+  rt_unlock_source(rte_src(r));
   shslab_free(rte_slab, r);
 }
 
@@ -502,9 +451,9 @@ static struct rt_group
 rt_group_of(const struct rtable *t, const struct rte *r)
 {
   /* import and export tables mirror a channel: nothing is best there */
-  if (!r || t->aux || !r->src->proto->class->rte_group)
+  if (!r || t->aux || !rte_src(r)->proto->class->rte_group)
     return (struct rt_group){ 0 };
-  return (struct rt_group){ r->src->proto->class, r->attrs->preference, r->src->proto->class->rte_group(r) };
+  return (struct rt_group){ rte_src(r)->proto->class, r->attrs->preference, rte_src(r)->proto->class->rte_group(r) };
 }
 
 static int
@@ -530,7 +479,7 @@ rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g,
 static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
-  struct rte *copy = rte_new(r->src, r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0,
+  struct rte *copy = rte_new(rte_src(r), r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0,
                              rte_lastmod(r));
   copy->suppressed = !r->suppressed;
   rt_change(t, net, r, copy, &(struct rt_place){ 0 });
@@ -599,10 +548,10 @@ rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c
   /* the table's `debug routes` (BIRD 3), then the protocol's (BIRD 2) */
   if (table)
     log_msg(L_TRACE, "%s: %s.%s > %s %N %luL %uG %s", t->name, c ? c->proto->name : "?",
-            c && c->name ? c->name : "?", msg, &net->n, (unsigned long) r->src->private_id, r->src->global_id,
+            c && c->name ? c->name : "?", msg, &net->n, (unsigned long) rte_src(r)->private_id, rte_src(r)->global_id,
             rte_dest_names[r->attrs->dest]);
   if (c && chan_debug(c, D_ROUTES))
-    chan_trace(c, '>', msg, &net->n, r->src, r->attrs);
+    chan_trace(c, '>', msg, &net->n, rte_src(r), r->attrs);
 }
 
 /* One update in three steps: prepared outside the writer lock, applied
@@ -666,7 +615,7 @@ rt_upd_walk(struct rt_upd *u, struct net *net, u64 seq)
   struct rte *old = NULL, *old_after = NULL, *new_after = NULL, *prev = NULL;
   int placed = !u->new;
   for (struct rte *r = rcu_dereference(net->routes); r && !(placed && old); prev = r, r = rcu_dereference(r->next)) {
-    if (r->src == u->src && !old) {
+    if (rte_src(r) == u->src && !old) {
       old = r;
       old_after = prev;
       continue;
@@ -747,7 +696,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     at = u->pre_at;
   } else
     for (struct rte *r = net->routes; r && !old; r = r->next)
-      if (r->src == u->src)
+      if (rte_src(r) == u->src)
         old = r;
 
   if (old && copy && old->sender != copy) {
@@ -977,7 +926,7 @@ rt_batch_chain_on(uint k, struct rt_upd *u)
       continue;
     /* a withdrawal compares nothing, nor is a route compared with the
      * one it replaces */
-    if (u[i].new && r->src != u[i].src) {
+    if (u[i].new && rte_src(r) != u[i].src) {
       rt_prefetch_attrs(r->attrs);
       rt_prefetch_attrs(u[i].new->attrs);
     }
@@ -1291,7 +1240,7 @@ rt_block_retire_refs(struct rt_journal_block *b, uint used)
     struct rte *r = b->items[i].retired;
     if (r) {
       ea_unref(r->attrs);
-      rt_unlock_source(r->src);
+      rt_unlock_source(rte_src(r));
     }
   }
   call_rcu(&b->rcu, rt_block_free_rcu);

@@ -46,26 +46,26 @@ test_best_order(void **state)
   rcu_read_lock();
   struct net *net = rt_find_net(t, &n);
   assert_non_null(net);
-  assert_ptr_equal(net_best(net)->src, s2);
-  assert_ptr_equal(net_best(net)->next->src, s1);
+  assert_ptr_equal(rte_src(net_best(net)), s2);
+  assert_ptr_equal(rte_src(net_best(net)->next), s1);
   assert_null(net_best(net)->next->next);
 
   const struct rt_journal_item *it = rt_reader_next(&r);
   assert_non_null(it);
-  assert_ptr_equal(it->new_best->src, s1);
+  assert_ptr_equal(rte_src(it->new_best), s1);
   assert_null(it->old_best);
   it = rt_reader_next(&r);
-  assert_ptr_equal(it->new_best->src, s2);
-  assert_ptr_equal(it->old_best->src, s1);
+  assert_ptr_equal(rte_src(it->new_best), s2);
+  assert_ptr_equal(rte_src(it->old_best), s1);
   assert_null(rt_reader_next(&r));
   rcu_read_unlock();
 
   assert_int_equal(rt_update(t, &n, s2, NULL, NULL, 0), RT_UPD_REMOVE);
   rcu_read_lock();
   it = rt_reader_next(&r);
-  assert_ptr_equal(it->new_best->src, s1);
-  assert_ptr_equal(it->old_best->src, s2);
-  assert_ptr_equal(it->retired->src, s2);
+  assert_ptr_equal(rte_src(it->new_best), s1);
+  assert_ptr_equal(rte_src(it->old_best), s2);
+  assert_ptr_equal(rte_src(it->retired), s2);
   rcu_read_unlock();
 
   assert_int_equal(rt_update(t, &n, s1, NULL, NULL, 0), RT_UPD_REMOVE);
@@ -104,19 +104,19 @@ test_filtered_routes(void **state)
   rcu_read_lock();
   struct net *net = rt_find_net(t, &n);
   /* the better preference does not make a filtered route best */
-  assert_ptr_equal(net_best(net)->src, s1);
-  assert_ptr_equal(net->routes->next->src, s2);
+  assert_ptr_equal(rte_src(net_best(net)), s1);
+  assert_ptr_equal(rte_src(net->routes->next), s2);
   const struct rt_journal_item *it = rt_reader_next(&r);
   assert_null(it->new_best);
   assert_null(it->new_rte);
   it = rt_reader_next(&r);
-  assert_ptr_equal(it->new_best->src, s1);
+  assert_ptr_equal(rte_src(it->new_best), s1);
   rcu_read_unlock();
 
   /* the filtered route becomes usable: it wins now */
   assert_int_equal(rt_update(t, &n, s2, NULL, hi, 0), RT_UPD_ADD | RT_UPD_FILTERED_REMOVE);
   rcu_read_lock();
-  assert_ptr_equal(net_best(rt_find_net(t, &n))->src, s2);
+  assert_ptr_equal(rte_src(net_best(rt_find_net(t, &n))), s2);
   rcu_read_unlock();
   /* and back: usable -> filtered is a removal of a usable route */
   assert_int_equal(rt_update(t, &n, s2, NULL, hi, REF_FILTERED), RT_UPD_REMOVE | RT_UPD_FILTERED_ADD);
@@ -178,7 +178,7 @@ struct batch_item { u32 net; struct rte_src *new_best, *old_best, *retired; stru
 static struct rte_src *
 rte_src_or_null(const struct rte *r)
 {
-  return r ? r->src : NULL;
+  return r ? rte_src(r) : NULL;
 }
 
 static uint
@@ -278,7 +278,7 @@ test_batch(void **state)
         for (struct rte *ra = na ? na->routes : NULL, *rb = nb ? nb->routes : NULL; ra || rb;
              ra = ra->next, rb = rb->next) {
           assert_true(ra && rb);
-          assert_ptr_equal(ra->src, rb->src);
+          assert_ptr_equal(rte_src(ra), rte_src(rb));
           assert_ptr_equal(ra->attrs, rb->attrs);
           assert_int_equal(ra->flags, rb->flags);
         }
@@ -392,7 +392,7 @@ test_refresh_cycle(void **state)
   /* Stale routes are still there for everybody: best of their nets. */
   rcu_read_lock();
   net4(&n, RF_BASE + 999);
-  assert_ptr_equal(net_best(rt_find_net(t, &n))->src, s);
+  assert_ptr_equal(rte_src(net_best(rt_find_net(t, &n))), s);
   rcu_read_unlock();
 
   struct rt_stale_op op = { .c = c, .flush = 1, .flush_gen = c->refresh.gen };
@@ -830,7 +830,7 @@ feeder_main(void *arg)
         /* Routes read here are live (ASan reports a route read after its
          * free; a chain may show a source twice while it changes). */
         for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-          assert_true(r->attrs && r->src);
+          assert_true(r->attrs && rte_src(r));
         n = rt_feed_next(n);
       }
       rcu_read_unlock();
@@ -1241,13 +1241,13 @@ route_groups_run(const struct proto_class *class)
     if (want < 0)
       assert_null(best);
     else
-      assert_ptr_equal(best->src, src[want]);
+      assert_ptr_equal(rte_src(best), src[want]);
     if (last)
       assert_ptr_equal(last->new_best, best);
     uint seen = 0;
     for (struct rte *r = best; r; r = r->next)
       for (uint k = 0; k < SRCS; k++)
-        if (r->src == src[k]) {
+        if (rte_src(r) == src[k]) {
           assert_false(seen & (1u << k));
           assert_ptr_equal(r->attrs, have[k]);
           assert_int_equal(!r->suppressed, grp_kept(have, SRCS, k, class->rte_mergable != NULL));

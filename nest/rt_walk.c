@@ -123,7 +123,7 @@ rt_flush_net(struct rtable *t, struct net *n, void *ctx)
   struct rt_walk_batch *f = ctx;
   for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
     if (r->sender == f->sid)
-      rt_walk_batch_add(t, f, (struct rt_import){ .net = &n->n, .src = r->src });
+      rt_walk_batch_add(t, f, (struct rt_import){ .net = &n->n, .src = rte_src(r) });
 }
 
 uint
@@ -185,7 +185,7 @@ rt_stale_net(struct rtable *t, struct net *n, void *ctx)
     int act = rt_stale_action(op, w->b.sid, r);
     /* a route kept with REF_FILTERED stays so when modified */
     if (act)
-      ch[k++] = (struct rt_import){ .net = &n->n, .src = r->src, .attrs = act == 2 ? op->modify(op->c, r) : NULL,
+      ch[k++] = (struct rt_import){ .net = &n->n, .src = rte_src(r), .attrs = act == 2 ? op->modify(op->c, r) : NULL,
                                     .flags = r->flags, .keep_gen = 1, .gen = uatomic_read(&r->refresh_gen) };
   }
   for (uint i = 0; i < k; i++)

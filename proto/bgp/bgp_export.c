@@ -19,7 +19,7 @@
 const struct bgp_peer_info *
 bgp_src_peer(const struct rte *r)
 {
-  const struct rte_src *s = r->src;
+  const struct rte_src *s = rte_src(r);
   if (s->proto->class != &proto_bgp || !s->run_info)
     return NULL;
   return &caa_container_of(s->run_info, const struct bgp_run, ri)->peer;

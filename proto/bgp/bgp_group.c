@@ -71,7 +71,7 @@ gm_proto_eq(const struct hash_node *n, const void *key)
 u32
 group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp)
 {
-  const void *sp = r->src->proto;
+  const void *sp = rte_src(r)->proto;
   struct hash_node *n = hash_find(&g->by_proto, hash_ptr(sp), gm_proto_eq, sp);
   if (!n)
     return 0;

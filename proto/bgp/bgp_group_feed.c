@@ -181,7 +181,7 @@ moved_held(const struct bgp_gmember *gm, const struct rte *r)
 static void
 moved_withdraw(struct bgp_group *g, struct bgp_gmember *gm, const net_addr *n, const struct rte *exp)
 {
-  if (exp && exp->src->proto != gm->proto && group_class_takes(g, gm->cls, n, exp))
+  if (exp && rte_src(exp)->proto != gm->proto && group_class_takes(g, gm->cls, n, exp))
     return;
   bgp_gout_feed_withdraw(g->out, n, gm->id);
 }

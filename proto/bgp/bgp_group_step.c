@@ -183,7 +183,7 @@ group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, s
 static inline u32
 step_key(const struct rte *r, const struct ea_list *src)
 {
-  return hash_ptr(r->attrs) ^ (hash_ptr(r->src) * 0x9e3779b1U) ^ (src ? hash_ptr(src) >> 1 : 0) ^ r->flags;
+  return hash_ptr(r->attrs) ^ (hash_ptr(rte_src(r)) * 0x9e3779b1U) ^ (src ? hash_ptr(src) >> 1 : 0) ^ r->flags;
 }
 
 /* rep[]: with pure filters, each change's new (old) route looked up among

@@ -277,7 +277,7 @@ bgp_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte
     return;
   /* ADD-PATH transmit: the channel hands us every route on its own, new
    * and old of one source; the source is the path (as in BIRD). */
-  u32 path_id = p->tx.add_path[af] ? (new ? new : old)->src->global_id : 0;
+  u32 path_id = p->tx.add_path[af] ? rte_src(new ? new : old)->global_id : 0;
   bgp_schedule_prefix(p, bc, n, path_id, a);
   /* Settle: a few changes wait up to BGP_TX_SETTLE for more to join them
    * (an import runs beside us on another thread and hands over changes a

@@ -153,7 +153,7 @@ pipe_route_there(struct channel *c, const net_addr *n, const struct rte *r)
 {
   struct net *net = rt_find_net(c->table, n);
   for (const struct rte *x = net ? rcu_dereference(net->routes) : NULL; x; x = rcu_dereference(x->next))
-    if (x->src == r->src)
+    if (x->src_ix == r->src_ix)
       return 1;
   return 0;
 }
@@ -334,18 +334,18 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
   /* A route of the same source someone else put into dst (another
    * pipe's copy) is neither replaced nor withdrawn by ours: the table
    * refuses (RT_UPD_CLASH, pipe_flush). */
-  int take = new && !pipe_copied_from(c, new, dst) && !pipe_home(p, dst, new->src);
+  int take = new && !pipe_copied_from(c, new, dst) && !pipe_home(p, dst, rte_src(new));
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
-  if (old && (!take || new->src != old->src)) {
+  if (old && (!take || new->src_ix != old->src_ix)) {
     /* one lookup per withdrawal, until one batch has a live one */
     struct pipe_queue *q = pipe_q(c);
     if (!new && !q->live_gone && pipe_route_there(c, n, old))
       q->live_gone = 1;
-    pipe_queue(pp, c, n, old->src, NULL, NULL, NULL);
+    pipe_queue(pp, c, n, rte_src(old), NULL, NULL, NULL);
   }
   if (take) {
-    pipe_queue(pp, c, n, new->src, new, new->attrs, new_src);
+    pipe_queue(pp, c, n, rte_src(new), new, new->attrs, new_src);
     return;
   }
   /* A route not copied is not exported: its withdrawal, later, is not ours
