@@ -193,19 +193,19 @@ static int
 bench_rte_better(const struct rte *a, const struct rte *b)
 {
   better_calls++;   /* bench thread only in the benchmarks that check it */
-  u32 x = ea_int(a->attrs, BA(BA_LOCAL_PREF), 100), y = ea_int(b->attrs, BA(BA_LOCAL_PREF), 100);
+  u32 x = ea_int(rte_attrs(a), BA(BA_LOCAL_PREF), 100), y = ea_int(rte_attrs(b), BA(BA_LOCAL_PREF), 100);
   if (x != y)
     return x > y;
-  x = as_path_len(a->attrs);
-  y = as_path_len(b->attrs);
+  x = as_path_len(rte_attrs(a));
+  y = as_path_len(rte_attrs(b));
   if (x != y)
     return x < y;
-  x = ea_int(a->attrs, BA(BA_ORIGIN), 0);
-  y = ea_int(b->attrs, BA(BA_ORIGIN), 0);
+  x = ea_int(rte_attrs(a), BA(BA_ORIGIN), 0);
+  y = ea_int(rte_attrs(b), BA(BA_ORIGIN), 0);
   if (x != y)
     return x < y;
-  x = ea_int(a->attrs, BA(BA_MED), 0);
-  y = ea_int(b->attrs, BA(BA_MED), 0);
+  x = ea_int(rte_attrs(a), BA(BA_MED), 0);
+  y = ea_int(rte_attrs(b), BA(BA_MED), 0);
   if (x != y)
     return x < y;
   return rte_src(a)->global_id < rte_src(b)->global_id;

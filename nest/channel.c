@@ -524,7 +524,7 @@ chan_policy_run(struct channel *c, const net_addr *n, const struct rte *r, struc
   }
   if (c->out_filter == FILTER_ACCEPT)
     return 1;
-  struct f_route fr = { .net = n, .attrs = r->attrs, .src = rte_src(r) };
+  struct f_route fr = { .net = n, .attrs = rte_attrs(r), .src = rte_src(r) };
   if (!f_run_export(c->out_filter, &fr, c->filter_tmp)) {
     *why = &st->exp_updates_filtered;
     return 0;
@@ -556,7 +556,7 @@ chan_accepts(struct channel *c, const net_addr *n, const struct rte *r, struct e
     chan_stat_add(why, 1);
     if (chan_debug(c, D_FILTERS))
       chan_trace(c, '<', why == &c->stats.exp_updates_filtered ? "filtered out" : "rejected by protocol", n, rte_src(r),
-                 r->attrs);
+                 rte_attrs(r));
   }
   return acc;
 }
@@ -667,9 +667,9 @@ chan_export_one(struct channel *c, struct net *net, struct rte *new, struct rte 
 
   if (chan_debug(c, D_ROUTES)) {
     const struct rte *r = new_exp ? new_exp : old_exp;
-    chan_trace(c, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n, rte_src(r), r->attrs);
+    chan_trace(c, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n, rte_src(r), rte_attrs(r));
   }
-  c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? new->attrs : NULL);
+  c->proto->class->rt_notify(c->proto, c, n, new_exp, old_exp, new_exp ? rte_attrs(new) : NULL);
   if (mod)
     ea_unref(mod);
 }

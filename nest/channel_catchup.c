@@ -77,7 +77,7 @@ catchup_remember(struct chan_catchup *cu, const net_addr *n, const struct rte *r
   }
   struct chan_gone *g = &cu->gone[cu->count++];
   g->r = rte_view(r, NULL);
-  ea_ref(g->r.attrs);
+  ea_ref(rte_attrs(&g->r));
   rt_lock_source(rte_src(&g->r));
   net_copy(&g->net.n, n);
 }
@@ -93,7 +93,7 @@ catchup_append(struct chan_catchup *to, const struct chan_catchup *from)
 static void
 catchup_release(struct chan_gone *g)
 {
-  ea_unref(g->r.attrs);
+  ea_unref(rte_attrs(&g->r));
   rt_unlock_source(rte_src(&g->r));
 }
 

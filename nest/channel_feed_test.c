@@ -42,7 +42,7 @@ static int
 feed_preexport(struct channel *c, const struct rte *r)
 {
   (void) c;
-  return r->attrs == feed_rejected_attrs ? -1 : 0;
+  return rte_attrs(r) == feed_rejected_attrs ? -1 : 0;
 }
 
 static void
@@ -372,7 +372,7 @@ static int
 rnd_preexport(struct channel *c, const struct rte *r)
 {
   (void) c;
-  return r->attrs == rnd.attrs[RND_ATTRS - 1] ? -1 : 0;
+  return rte_attrs(r) == rnd.attrs[RND_ATTRS - 1] ? -1 : 0;
 }
 
 static int
@@ -423,14 +423,14 @@ rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *ne
   assert_true(k < RND_NETS);
   if (rnd.trace == (int) k)   /* FEED_RANDOM_TRACE=net: what net k was told */
     fprintf(stderr, "net %u: new %d/%d (id %u) old %d/%d (id %u), feeding %d, reader at %llu\n", k,
-            new ? (int) rnd_src_no(rte_src(new)) : -1, rnd_attr_no(new ? new->attrs : NULL), new ? new->id : 0,
-            old ? (int) rnd_src_no(rte_src(old)) : -1, rnd_attr_no(old ? old->attrs : NULL), old ? old->id : 0,
+            new ? (int) rnd_src_no(rte_src(new)) : -1, rnd_attr_no(new ? rte_attrs(new) : NULL), new ? new->id : 0,
+            old ? (int) rnd_src_no(rte_src(old)) : -1, rnd_attr_no(old ? rte_attrs(old) : NULL), old ? old->id : 0,
             c->feeding, (unsigned long long) uatomic_read(&c->reader.seq));
   struct rnd_route *now = &rnd.best[k];
   if (rnd.all_paths)
     now = &rnd.path[k][rnd_src_no(new ? rte_src(new) : rte_src(old))];
   if (old && now->src && old->id == now->id) {
-    if (rte_src(old) != now->src || old->attrs != now->attrs)
+    if (rte_src(old) != now->src || rte_attrs(old) != now->attrs)
       fail_msg("net %u: route %u withdrawn with other attributes than it was exported with", k, old->id);
     *now = (struct rnd_route){ 0 };
   }
@@ -446,7 +446,7 @@ rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *ne
   if (new && now->src && now->id != new->id)
     rnd_ghost_add(k, now);
   if (new)
-    *now = (struct rnd_route){ rte_src(new), new->attrs, new->id };
+    *now = (struct rnd_route){ rte_src(new), rte_attrs(new), new->id };
 }
 
 static const struct proto_class rnd_class = {
@@ -536,9 +536,9 @@ rnd_check_net(struct rtable *t, u32 k)
   struct net *net = rt_find_net(t, &n);
   struct rte *best = net ? net_best(net) : NULL;
   for (struct rte *r = best; rte_usable(r); r = r->next) {
-    int ok = r->attrs != rnd.attrs[RND_ATTRS - 1];
+    int ok = rte_attrs(r) != rnd.attrs[RND_ATTRS - 1];
     if (ok)
-      want[rnd_src_no(rte_src(r))] = (struct rnd_route){ rte_src(r), r->attrs, r->id };
+      want[rnd_src_no(rte_src(r))] = (struct rnd_route){ rte_src(r), rte_attrs(r), r->id };
     if (ok && !want_best.src && (rnd.secondary || r == best))
       want_best = want[rnd_src_no(rte_src(r))];
   }

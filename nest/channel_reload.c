@@ -66,7 +66,7 @@ chan_reload_step(void *data)
   for (; n; rt_feed_ahead_step(&ahead)) {
     if (chan_reload_wants(c, &n->n))
       for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next)) {
-        im[k++] = (struct rt_import){ .net = &n->n, .src = rte_src(r), .attrs = r->attrs };
+        im[k++] = (struct rt_import){ .net = &n->n, .src = rte_src(r), .attrs = rte_attrs(r) };
         if (k == CHAN_BATCH) {
           chan_import_policy_batch(c, im, k);
           k = 0;

@@ -82,7 +82,7 @@ show_route_args_add_table(struct show_route_args *a, enum sra_table_kind kind, c
 static void
 sr_render_route(struct cli *c, struct sr_state *s, const struct net *n, const struct rte *r, int first, int primary)
 {
-  const struct ea_list *a = r->attrs;
+  const struct ea_list *a = rte_attrs(r);
   char netbuf[NET_MAX_TEXT_LENGTH + 1] = "";
   char tm[TM_DATETIME_BUFFER_SIZE], info[128] = "", from[64] = "";
   if (first)
@@ -155,10 +155,10 @@ static int
 sr_view_attrs(struct sr_state *s, const struct net *n, const struct rte *r, const struct filter *ef,
               struct rte *tmp, struct ea_list **mod)
 {
-  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = rte_src(r) };
+  struct f_route fr = { .net = &n->n, .attrs = rte_attrs(r), .src = rte_src(r) };
   int pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
   lp_flush(s->flp);
-  if (fr.out && (!pass || fr.out == r->attrs)) {
+  if (fr.out && (!pass || fr.out == rte_attrs(r))) {
     ea_unref(fr.out);
     fr.out = NULL;
   }
@@ -262,7 +262,7 @@ sr_export_shows(struct sr_state *s, const struct net *n, const struct rte *r, co
     return 0;
   if (mode == SRA_PREEXPORT)
     return 1;
-  struct f_route fr = { .net = &n->n, .attrs = r->attrs, .src = rte_src(r) };
+  struct f_route fr = { .net = &n->n, .attrs = rte_attrs(r), .src = rte_src(r) };
   pass = f_run(ef, &fr, s->flp) == F_ACCEPT;
   lp_flush(s->flp);
   if (fr.out && pass && mode == SRA_EXPORT)
@@ -286,7 +286,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
   for (const struct rte *r = best; r; r = rcu_dereference(r->next)) {
     if (s->a->primary_only && r != best)
       break;
-    if (!!(r->flags & REF_FILTERED) != !!s->a->filtered)
+    if (!!(rte_flags(r) & REF_FILTERED) != !!s->a->filtered)
       continue;
     if (view && !chan_route_exported(view, r))
       continue;
@@ -302,7 +302,7 @@ sr_net(struct cli *c, struct sr_state *s, const struct net *n, int print)
     if (s->exp_proto && !sr_export_shows(s, n, r, best, &tmp, &mod))
       goto next;
     if (s->a->filter) {
-      struct f_route fr = { .net = &n->n, .attrs = mod ? mod : r->attrs, .src = rte_src(r) };
+      struct f_route fr = { .net = &n->n, .attrs = mod ? mod : rte_attrs(r), .src = rte_src(r) };
       enum f_result res = f_run(s->a->filter, &fr, s->flp);
       lp_flush(s->flp);
       if (res != F_ACCEPT) {

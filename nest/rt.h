@@ -109,25 +109,62 @@ static inline u32 rt_src_ix(const struct rte_src *s)
   return s ? (u32) (((const char *) s - rt_src_base) / sizeof(struct rte_src)) : 0;
 }
 
-/* 40 bytes: a full route server holds tens of millions (every path of
- * every peer), so the sender is the table's number for it (rt_sender_of())
- * and the import time is kept in milliseconds (rte_lastmod()). */
+/* 32 bytes: a full route server holds tens of millions (every path of
+ * every peer), so the source is a 32-bit slot number (rte_src()), the
+ * sender the table's number for it (rt_sender_of()), and the import time
+ * (milliseconds), the import flags and the group state share a word with
+ * the attribute list: an address needs 48 bits of it (rte_attrs()). */
 struct rte {
   struct rte *next;           /* RCU; next route of the same net, worse */
-  struct ea_list *attrs;      /* interned; one reference held */
+  u64 ea;                     /* set before the route is published, then constant:
+                                 bits 0-47 the attribute list, interned, one
+                                 reference held (rte_attrs()); 48-61 the import
+                                 time's bits above lastmod_lo; 62 REF_FILTERED;
+                                 63 not its group's best (rte_suppressed()) */
   u32 src_ix;                 /* rte_src(): the source's slot (rt_src_at) */
   u32 id;                     /* per-table, for export maps */
+  u32 lastmod_lo;             /* real time of import, ms since the epoch, low bits */
   u16 sender;                 /* the table's sender number (nest/rt_sender.c), 0: none */
   u16 refresh_gen;            /* atomic: the sender's refresh generation when
                                  last announced; written under the writer lock */
-  u32 lastmod_lo;             /* real time of import, ms since the epoch: */
-  u16 lastmod_hi;             /*   48 bits (rte_lastmod) */
-  u8 flags;
-  u8 suppressed;              /* not its group's best (proto_class.rte_group);
-                                 set before the route is published: a route
-                                 changing state is replaced by a copy */
 };
-_Static_assert(sizeof(struct rte) == 40, "struct rte grew");
+_Static_assert(sizeof(struct rte) == 32, "struct rte grew");
+
+#define REF_FILTERED 1        /* kept but rejected by the import filter */
+#define RTE_EA_PTR (((u64) 1 << 48) - 1)
+#define RTE_EA_TIME_SHIFT 48
+#define RTE_EA_TIME_BITS 14
+#define RTE_EA_FILTERED ((u64) 1 << 62)
+#define RTE_EA_SUPPRESSED ((u64) 1 << 63)
+
+static inline struct ea_list *rte_attrs(const struct rte *r) { return (struct ea_list *) (uintptr_t) (r->ea & RTE_EA_PTR); }
+static inline uint rte_flags(const struct rte *r) { return r->ea & RTE_EA_FILTERED ? REF_FILTERED : 0; }
+/* Not its group's best (proto_class.rte_group): a route changing state is
+ * replaced by a copy. */
+static inline int rte_suppressed(const struct rte *r) { return !!(r->ea & RTE_EA_SUPPRESSED); }
+static inline struct rte_src *rte_src(const struct rte *r) { return rt_src_at(r->src_ix); }
+
+static inline btime rte_lastmod(const struct rte *r)
+{
+  u64 hi = (r->ea >> RTE_EA_TIME_SHIFT) & (((u64) 1 << RTE_EA_TIME_BITS) - 1);
+  return (btime) ((hi << 32) | r->lastmod_lo) * 1000;
+}
+
+/* The word of an unpublished route: attrs, flags, suppressed, import time. */
+static inline void rte_set_ea(struct rte *r, struct ea_list *attrs, uint flags, int suppressed, btime real)
+{
+  u64 ms = (u64) (real / 1000);
+  ASSERT((u64) (uintptr_t) attrs <= RTE_EA_PTR);   /* user space: 47 bits */
+  r->lastmod_lo = (u32) ms;
+  r->ea = (u64) (uintptr_t) attrs
+        | ((ms >> 32) & (((u64) 1 << RTE_EA_TIME_BITS) - 1)) << RTE_EA_TIME_SHIFT
+        | (flags & REF_FILTERED ? RTE_EA_FILTERED : 0) | (suppressed ? RTE_EA_SUPPRESSED : 0);
+}
+
+static inline void rte_set_suppressed(struct rte *r, int suppressed)   /* unpublished r */
+{
+  r->ea = (r->ea & ~RTE_EA_SUPPRESSED) | (suppressed ? RTE_EA_SUPPRESSED : 0);
+}
 
 /* A private copy of published route r with attrs in place of its own
  * (NULL: its own), for code that takes a route: the fields the table's
@@ -135,25 +172,11 @@ _Static_assert(sizeof(struct rte) == 40, "struct rte grew");
  * copy races with nobody; they are 0 in it. */
 static inline struct rte rte_view(const struct rte *r, struct ea_list *attrs)
 {
-  return (struct rte) { .attrs = attrs ? attrs : r->attrs, .src_ix = r->src_ix, .id = r->id, .sender = r->sender,
-                        .lastmod_lo = r->lastmod_lo, .lastmod_hi = r->lastmod_hi, .flags = r->flags,
-                        .suppressed = r->suppressed };
+  struct rte v = { .src_ix = r->src_ix, .id = r->id, .sender = r->sender, .lastmod_lo = r->lastmod_lo };
+  v.ea = attrs ? (r->ea & ~RTE_EA_PTR) | (u64) (uintptr_t) attrs : r->ea;
+  return v;
 }
 
-static inline struct rte_src *rte_src(const struct rte *r) { return rt_src_at(r->src_ix); }
-
-static inline btime rte_lastmod(const struct rte *r)
-{
-  return (btime) (((u64) r->lastmod_hi << 32) | r->lastmod_lo) * 1000;
-}
-
-static inline void rte_set_lastmod(struct rte *r, btime real)
-{
-  u64 ms = (u64) (real / 1000);
-  r->lastmod_lo = (u32) ms;
-  r->lastmod_hi = (u16) (ms >> 32);
-}
-#define REF_FILTERED 1        /* kept but rejected by the import filter */
 
 struct net {
   struct rcu_hash_node node;  /* in table->nets */
@@ -863,7 +886,7 @@ int rte_better(const struct rte *a, const struct rte *b);
 
 /* A route that may be best and exported: not one kept only for `show
  * route filtered`. Those sit at the end of the chain. */
-static inline struct rte *rte_usable(struct rte *r) { return r && !(r->flags & REF_FILTERED) ? r : NULL; }
+static inline struct rte *rte_usable(struct rte *r) { return r && !rte_flags(r) ? r : NULL; }
 static inline struct rte *net_best(struct net *n) { return rte_usable(rcu_dereference(n->routes)); }
 
 #endif

@@ -109,10 +109,10 @@ aspa_table_hop(void *ctx, u32 customer, u32 provider)
     if (!rte_usable(r))
       continue;
     found = 1;
-    const struct eattr *e = ea_find(r->attrs, EA_GEN_ASPA_PROVIDERS);
+    const struct eattr *e = ea_find(rte_attrs(r), EA_GEN_ASPA_PROVIDERS);
     if (!e)
       continue;     /* a record without providers: AS0 */
-    const u8 *d = ea_data(r->attrs, e);
+    const u8 *d = ea_data(rte_attrs(r), e);
     for (u32 i = 0; i + 4 <= e->len; i += 4) {
       u32 asn;
       memcpy(&asn, d + i, 4);

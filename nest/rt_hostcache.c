@@ -70,7 +70,7 @@ rt_nh_resolve(struct rtable *t, ip_addr addr, struct rt_nh_res *res)
   if (!best)
     return;
   res->cover_len = n->n.pxlen;
-  const struct ea_list *a = best->attrs;
+  const struct ea_list *a = rte_attrs(best);
   /* One level only: BIRD logs and leaves such a next hop unresolved. */
   if (a->flags & EAL_RECURSIVE)
     return;

@@ -67,7 +67,7 @@ test_cleanup_spares_the_item_in_hand(void **state)
   struct rte *gone = it->retired;
   loop_call_sync(t->loop, rt_cleanup, t);
   assert_true(uatomic_read(&t->jfirst_seq) <= in_hand);
-  assert_true(uatomic_read(&gone->attrs->uc) > 0);
+  assert_true(uatomic_read(&rte_attrs(gone)->uc) > 0);
   /* asking for the next one hands it back: the block may go */
   assert_non_null(rt_reader_next(&r));
   loop_call_sync(t->loop, rt_cleanup, t);
@@ -108,7 +108,7 @@ test_cleanup_spares_what_a_hold_keeps(void **state)
     ;
   loop_call_sync(t->loop, rt_cleanup, t);
   u64 kept_from = uatomic_read(&t->jfirst_seq);
-  u32 uc = uatomic_read(&kept->attrs->uc);
+  u32 uc = uatomic_read(&rte_attrs(kept)->uc);
   /* the pass is over: its blocks may go */
   rt_reader_release(&r);
   loop_call_sync(t->loop, rt_cleanup, t);

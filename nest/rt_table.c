@@ -33,13 +33,13 @@
 int
 rte_better(const struct rte *a, const struct rte *b)
 {
-  if (a->attrs->preference != b->attrs->preference)
-    return a->attrs->preference > b->attrs->preference;
+  if (rte_attrs(a)->preference != rte_attrs(b)->preference)
+    return rte_attrs(a)->preference > rte_attrs(b)->preference;
   const struct proto_class *ca = rte_src(a)->proto->class, *cb = rte_src(b)->proto->class;
   if (ca != cb)
     return ca->class_id < cb->class_id;
-  if (a->suppressed != b->suppressed)
-    return b->suppressed;
+  if (rte_suppressed(a) != rte_suppressed(b))
+    return rte_suppressed(b);
   if (ca->rte_better)
     return ca->rte_better(a, b);
   return 0;
@@ -113,7 +113,7 @@ static void
 rte_release(struct rtable *t, struct rte *r)
 {
   rt_id_free(t, r->id);
-  ea_unref(r->attrs);
+  ea_unref(rte_attrs(r));
   rt_unlock_source(rte_src(r));
 }
 
@@ -288,7 +288,7 @@ rt_feed_unlink(struct rtable *t, struct net *n)
 static int
 rte_goes_before(const struct rte *new, const struct rte *r)
 {
-  int nf = new->flags & REF_FILTERED, rf = r->flags & REF_FILTERED;
+  int nf = rte_flags(new) & REF_FILTERED, rf = rte_flags(r) & REF_FILTERED;
   if (nf != rf)
     return !nf;
   return rte_better(new, r);
@@ -298,7 +298,7 @@ rte_goes_before(const struct rte *new, const struct rte *r)
 static uint
 rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
 {
-  int old_ok = old && !(old->flags & REF_FILTERED), new_ok = new && !(new->flags & REF_FILTERED);
+  int old_ok = old && !(rte_flags(old) & REF_FILTERED), new_ok = new && !(rte_flags(new) & REF_FILTERED);
   int old_filt = old && !old_ok, new_filt = new && !new_ok;
   uint res = RT_UPD_NONE;
   if (old_ok && new_ok)
@@ -340,11 +340,9 @@ rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 g
   }
   struct rte *r = shslab_alloc(rte_slab);
   memset(r, 0, sizeof(*r));
-  r->attrs = attrs;
+  rte_set_ea(r, attrs, flags, 0, now);
   r->src_ix = rt_src_ix(src);
   r->sender = sender;
-  rte_set_lastmod(r, now);
-  r->flags = flags;
   r->refresh_gen = gen;
   return r;
 }
@@ -352,7 +350,7 @@ rte_new(struct rte_src *src, u16 sender, struct ea_list *attrs, u16 flags, u16 g
 static void
 rte_drop_unpublished(struct rte *r)
 {
-  ea_unref(r->attrs);
+  ea_unref(rte_attrs(r));
   rt_unlock_source(rte_src(r));
   shslab_free(rte_slab, r);
 }
@@ -453,7 +451,7 @@ rt_group_of(const struct rtable *t, const struct rte *r)
   /* import and export tables mirror a channel: nothing is best there */
   if (!r || t->aux || !rte_src(r)->proto->class->rte_group)
     return (struct rt_group){ 0 };
-  return (struct rt_group){ rte_src(r)->proto->class, r->attrs->preference, rte_src(r)->proto->class->rte_group(r) };
+  return (struct rt_group){ rte_src(r)->proto->class, rte_attrs(r)->preference, rte_src(r)->proto->class->rte_group(r) };
 }
 
 static int
@@ -479,9 +477,9 @@ rt_group_best(const struct rtable *t, struct net *net, const struct rt_group *g,
 static void
 rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
 {
-  struct rte *copy = rte_new(rte_src(r), r->sender, r->attrs, r->flags, uatomic_read(&r->refresh_gen), 0,
+  struct rte *copy = rte_new(rte_src(r), r->sender, rte_attrs(r), rte_flags(r), uatomic_read(&r->refresh_gen), 0,
                              rte_lastmod(r));
-  copy->suppressed = !r->suppressed;
+  rte_set_suppressed(copy, !rte_suppressed(r));
   rt_change(t, net, r, copy, &(struct rt_place){ 0 });
   t->last_change = loop_now_real();   /* not the route's own, older time */
 }
@@ -504,7 +502,7 @@ rt_group_flip_all(struct rtable *t, struct net *net, const struct rt_group *g, c
   struct rte *r = net->routes;
   while (rte_usable(r)) {
     struct rt_group rg = rt_group_of(t, r);
-    if (r != skip && r->suppressed == lift && rg.key && rt_group_same(&rg, g) &&
+    if (r != skip && rte_suppressed(r) == lift && rg.key && rt_group_same(&rg, g) &&
         rt_group_keeps(g, best, r) == lift) {
       rt_group_flip(t, net, r);
       r = net->routes;
@@ -549,9 +547,9 @@ rt_trace_change(struct rtable *t, const struct net *net, const struct channel *c
   if (table)
     log_msg(L_TRACE, "%s: %s.%s > %s %N %luL %uG %s", t->name, c ? c->proto->name : "?",
             c && c->name ? c->name : "?", msg, &net->n, (unsigned long) rte_src(r)->private_id, rte_src(r)->global_id,
-            rte_dest_names[r->attrs->dest]);
+            rte_dest_names[rte_attrs(r)->dest]);
   if (c && chan_debug(c, D_ROUTES))
-    chan_trace(c, '>', msg, &net->n, rte_src(r), r->attrs);
+    chan_trace(c, '>', msg, &net->n, rte_src(r), rte_attrs(r));
 }
 
 /* One update in three steps: prepared outside the writer lock, applied
@@ -703,7 +701,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     u->res = RT_UPD_CLASH;
     return;
   }
-  if (old && new && old->attrs == new->attrs && old->flags == new->flags) {
+  if (old && new && rte_attrs(old) == rte_attrs(new) && rte_flags(old) == rte_flags(new)) {
     /* Announced again unchanged: only a refresh cycle cares (the route is
      * fresh now); no journal item, nothing to export. */
     if (old->refresh_gen != new->refresh_gen)
@@ -718,7 +716,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
   if (gnew.key) {
     struct rte *best = rt_group_best(t, net, &gnew, old, new);
     rt_group_suppress(t, net, &gnew, best, old);
-    new->suppressed = !rt_group_keeps(&gnew, best, new);
+    rte_set_suppressed(new, !rt_group_keeps(&gnew, best, new));
   }
   if (gnew.key || gold.key)
     at.known = 0;               /* the groups' flips move the chain */
@@ -927,8 +925,8 @@ rt_batch_chain_on(uint k, struct rt_upd *u)
     /* a withdrawal compares nothing, nor is a route compared with the
      * one it replaces */
     if (u[i].new && rte_src(r) != u[i].src) {
-      rt_prefetch_attrs(r->attrs);
-      rt_prefetch_attrs(u[i].new->attrs);
+      rt_prefetch_attrs(rte_attrs(r));
+      rt_prefetch_attrs(rte_attrs(u[i].new));
     }
     if ((u[i].ahead = rcu_dereference(r->next)))
       __builtin_prefetch(u[i].ahead);
@@ -1182,7 +1180,7 @@ rt_reader_prefetch(const struct rt_reader *r)
   }
   const struct rt_journal_item *near = rt_reader_peek(r, r->seq + RT_PREFETCH_NEAR, end);
   if (near && near->new_rte)
-    __builtin_prefetch(near->new_rte->attrs);
+    __builtin_prefetch(rte_attrs(near->new_rte));
 }
 
 const struct rt_journal_item *
@@ -1239,7 +1237,7 @@ rt_block_retire_refs(struct rt_journal_block *b, uint used)
   for (uint i = 0; i < used; i++) {
     struct rte *r = b->items[i].retired;
     if (r) {
-      ea_unref(r->attrs);
+      ea_unref(rte_attrs(r));
       rt_unlock_source(rte_src(r));
     }
   }

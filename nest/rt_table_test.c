@@ -190,7 +190,7 @@ batch_items(struct rt_reader *r, u32 base, struct batch_item *out, uint max)
     assert_true(n < max);
     out[n++] = (struct batch_item){ ((ip4_to_u32(((const net_addr_ip4 *) &it->net->n)->prefix) >> 8) & 0xffff) - base,
                                     rte_src_or_null(it->new_best), rte_src_or_null(it->old_best),
-                                    rte_src_or_null(it->retired), it->new_best ? it->new_best->attrs : NULL };
+                                    rte_src_or_null(it->retired), it->new_best ? rte_attrs(it->new_best) : NULL };
   }
   rcu_read_unlock();
   return n;
@@ -279,8 +279,8 @@ test_batch(void **state)
              ra = ra->next, rb = rb->next) {
           assert_true(ra && rb);
           assert_ptr_equal(rte_src(ra), rte_src(rb));
-          assert_ptr_equal(ra->attrs, rb->attrs);
-          assert_int_equal(ra->flags, rb->flags);
+          assert_ptr_equal(rte_attrs(ra), rte_attrs(rb));
+          assert_int_equal(rte_flags(ra), rte_flags(rb));
         }
       }
       rcu_read_unlock();
@@ -452,7 +452,7 @@ copy_route_sender(struct rtable *t, u32 i, struct ea_list **attrs)
   struct net *x = rt_find_net(t, &n);
   struct rte *r = x ? net_best(x) : NULL;
   uint sender = r ? r->sender : 0;
-  *attrs = r ? r->attrs : NULL;
+  *attrs = r ? rte_attrs(r) : NULL;
   rcu_read_unlock();
   return sender;
 }
@@ -598,11 +598,11 @@ static struct ea_list *
 modify_tag(struct channel *c, const struct rte *r)
 {
   (void) c;
-  const struct eattr *e = ea_find(r->attrs, EA_CODE(1, 1));
+  const struct eattr *e = ea_find(rte_attrs(r), EA_CODE(1, 1));
   if (e && e->val == 13)
     return NULL;                  /* "NO_LLGR": withdraw instead */
   struct ea_builder b;
-  ea_builder_from(&b, r->attrs);
+  ea_builder_from(&b, rte_attrs(r));
   b.preference = 10;
   ea_set_int(&b, EA_CODE(1, 1), EAF_INT, 0, 99);
   return ea_intern(&b);
@@ -642,10 +642,10 @@ test_refresh_modify(void **state)
   rcu_read_lock();
   net4(&n, RF_BASE + 50);
   const struct rte *r = net_best(rt_find_net(t, &n));
-  assert_int_equal(r->attrs->preference, 10);
-  assert_int_equal(ea_find(r->attrs, EA_CODE(1, 1))->val, 99);
+  assert_int_equal(rte_attrs(r)->preference, 10);
+  assert_int_equal(ea_find(rte_attrs(r), EA_CODE(1, 1))->val, 99);
   net4(&n, RF_BASE + 95);
-  assert_int_equal(net_best(rt_find_net(t, &n))->attrs->preference, 100);
+  assert_int_equal(rte_attrs(net_best(rt_find_net(t, &n)))->preference, 100);
   rcu_read_unlock();
 
   /* A second modify pass finds nothing new to do. */
@@ -830,7 +830,7 @@ feeder_main(void *arg)
         /* Routes read here are live (ASan reports a route read after its
          * free; a chain may show a source twice while it changes). */
         for (struct rte *r = rcu_dereference(n->routes); r; r = rcu_dereference(r->next))
-          assert_true(r->attrs && rte_src(r));
+          assert_true(rte_attrs(r) && rte_src(r));
         n = rt_feed_next(n);
       }
       rcu_read_unlock();
@@ -1124,15 +1124,15 @@ grp_val(const struct ea_list *a, u16 code)
 static int
 grp_better(const struct rte *a, const struct rte *b)
 {
-  if (grp_val(a->attrs, 1) == grp_val(b->attrs, 1) && grp_val(a->attrs, 2) != grp_val(b->attrs, 2))
-    return grp_val(a->attrs, 2) < grp_val(b->attrs, 2);
-  return grp_val(a->attrs, 3) < grp_val(b->attrs, 3);
+  if (grp_val(rte_attrs(a), 1) == grp_val(rte_attrs(b), 1) && grp_val(rte_attrs(a), 2) != grp_val(rte_attrs(b), 2))
+    return grp_val(rte_attrs(a), 2) < grp_val(rte_attrs(b), 2);
+  return grp_val(rte_attrs(a), 3) < grp_val(rte_attrs(b), 3);
 }
 
 static u64
 grp_group(const struct rte *r)
 {
-  return 1ULL << 32 | grp_val(r->attrs, 1);
+  return 1ULL << 32 | grp_val(rte_attrs(r), 1);
 }
 
 /* Routes of a group with the best's MED tie with it (as BGP's through the
@@ -1140,7 +1140,7 @@ grp_group(const struct rte *r)
 static int
 grp_mergable(const struct rte *best, const struct rte *r)
 {
-  return grp_val(best->attrs, 2) == grp_val(r->attrs, 2);
+  return grp_val(rte_attrs(best), 2) == grp_val(rte_attrs(r), 2);
 }
 
 static const struct proto_class group_class = {
@@ -1249,8 +1249,8 @@ route_groups_run(const struct proto_class *class)
       for (uint k = 0; k < SRCS; k++)
         if (rte_src(r) == src[k]) {
           assert_false(seen & (1u << k));
-          assert_ptr_equal(r->attrs, have[k]);
-          assert_int_equal(!r->suppressed, grp_kept(have, SRCS, k, class->rte_mergable != NULL));
+          assert_ptr_equal(rte_attrs(r), have[k]);
+          assert_int_equal(!rte_suppressed(r), grp_kept(have, SRCS, k, class->rte_mergable != NULL));
           seen |= 1u << k;
         }
     for (uint k = 0; k < SRCS; k++)

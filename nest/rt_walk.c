@@ -186,7 +186,7 @@ rt_stale_net(struct rtable *t, struct net *n, void *ctx)
     /* a route kept with REF_FILTERED stays so when modified */
     if (act)
       ch[k++] = (struct rt_import){ .net = &n->n, .src = rte_src(r), .attrs = act == 2 ? op->modify(op->c, r) : NULL,
-                                    .flags = r->flags, .keep_gen = 1, .gen = uatomic_read(&r->refresh_gen) };
+                                    .flags = rte_flags(r), .keep_gen = 1, .gen = uatomic_read(&r->refresh_gen) };
   }
   for (uint i = 0; i < k; i++)
     rt_walk_batch_add(t, &w->b, ch[i]);

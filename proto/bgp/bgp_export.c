@@ -32,10 +32,10 @@ bgp_preexport(struct channel *c, const struct rte *r)
 {
   const struct bgp_proto *p = (const struct bgp_proto *) c->proto;
   /* RFC 9494 4.6: long-lived stale routes only to peers that know them */
-  uint wk = bgp_wk_communities(r->attrs);
+  uint wk = bgp_wk_communities(rte_attrs(r));
   if (!p->caps.llgr_peer && (wk & BGP_WK_LLGR_STALE))
     return -1;
-  return bgp_rules_export_ok(p->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
+  return bgp_rules_export_ok(p->peer, bgp_src_peer(r), rte_attrs(r), wk) ? 0 : -1;
 }
 
 /* The receiving session as the export rules read it: the profile's
@@ -60,7 +60,7 @@ bgp_profile_peer(const struct bgp_export_profile *x, struct bgp_peer_info *pi)
 static struct ea_list *
 bgp_export_attrs(const struct bgp_export_profile *x, const struct rte *r, int med_fresh)
 {
-  const struct ea_list *a = r->attrs;
+  const struct ea_list *a = rte_attrs(r);
   struct bgp_peer_info peer;
   bgp_profile_peer(x, &peer);
 
@@ -166,8 +166,8 @@ bgp_export_attrs_lookup(const struct bgp_xprof *x, const struct rte *r, const st
   /* Whether the filter set the MED matters only where a learned MED is
    * dropped (bgp_rules_export_attrs): the lookups of both lists' MEDs
    * were a twentieth of a route server client's refeed. */
-  int med_fresh = sp && !x->prof.interior && !x->prof.rs_client && bgp_med_fresh(r->attrs, src);
-  struct bgp_export_key k = { .src = r->attrs, .gen = sp ? sp->gen : 0, .prof_id = x->id,
+  int med_fresh = sp && !x->prof.interior && !x->prof.rs_client && bgp_med_fresh(rte_attrs(r), src);
+  struct bgp_export_key k = { .src = rte_attrs(r), .gen = sp ? sp->gen : 0, .prof_id = x->id,
                               .med_fresh = (u32) med_fresh };
   struct bgp_export_make m = { &x->prof, r, med_fresh };
   return take ? bgp_export_cache_take(&k, bgp_export_make, &m) : bgp_export_cache_get(&k, bgp_export_make, &m);

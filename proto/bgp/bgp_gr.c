@@ -167,21 +167,21 @@ static struct ea_list *
 bgp_llgr_modify(struct channel *c, const struct rte *r)
 {
   (void) c;
-  const struct eattr *e = ea_find(r->attrs, BGP_EA(BA_COMMUNITY));
+  const struct eattr *e = ea_find(rte_attrs(r), BGP_EA(BA_COMMUNITY));
   uint n = e ? e->len / 4 : 0;
-  const u32 *v = e ? ea_data(r->attrs, e) : NULL;
+  const u32 *v = e ? ea_data(rte_attrs(r), e) : NULL;
   for (uint i = 0; i < n; i++) {
     if (v[i] == BGP_COMM_NO_LLGR)
       return NULL;
     if (v[i] == BGP_COMM_LLGR_STALE)
-      return ea_ref(r->attrs);
+      return ea_ref(rte_attrs(r));
   }
   u32 comm[n + 1];
   if (n)
     memcpy(comm, v, n * 4);
   comm[n] = BGP_COMM_LLGR_STALE;
   struct ea_builder b;
-  ea_builder_from(&b, r->attrs);
+  ea_builder_from(&b, rte_attrs(r));
   ea_set_data(&b, BGP_EA(BA_COMMUNITY), EAF_INT_SET, BAF_OPTIONAL | BAF_TRANSITIVE, comm, sizeof(comm));
   return ea_intern(&b);
 }

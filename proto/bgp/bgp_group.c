@@ -250,10 +250,10 @@ static int
 group_preexport(struct channel *c, const struct rte *r)
 {
   struct bgp_group *g = (struct bgp_group *) c->proto;
-  uint wk = bgp_wk_communities(r->attrs);
+  uint wk = bgp_wk_communities(rte_attrs(r));
   if (!g->key.llgr_peer && (wk & BGP_WK_LLGR_STALE))
     return -1;
-  return bgp_rules_export_ok(&g->peer, bgp_src_peer(r), r->attrs, wk) ? 0 : -1;
+  return bgp_rules_export_ok(&g->peer, bgp_src_peer(r), rte_attrs(r), wk) ? 0 : -1;
 }
 
 static void

@@ -122,12 +122,12 @@ cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
     struct rte *e = chan_net_exported(g->c, n);
     if (!e)
       continue;
-    struct cls_seen *sn = seen ? &seen[(hash_ptr(e->attrs) ^ hash_ptr(rte_src(e))) & (CLS_SEEN - 1)] : NULL;
-    bool known = sn && sn->attrs == e->attrs && sn->src == rte_src(e) && sn->flags == e->flags;
+    struct cls_seen *sn = seen ? &seen[(hash_ptr(rte_attrs(e)) ^ hash_ptr(rte_src(e))) & (CLS_SEEN - 1)] : NULL;
+    bool known = sn && sn->attrs == rte_attrs(e) && sn->src == rte_src(e) && sn->flags == rte_flags(e);
     u32 now_takes = 0;
     for (uint i = lo; i < hi; i++) {
       bool takes = known ? (sn->takes >> (i - lo)) & 1
-                         : !w->k[i] || cls_run(g, w->k[i], &n->n, e, e->attrs, NULL, NULL, tmp);
+                         : !w->k[i] || cls_run(g, w->k[i], &n->n, e, rte_attrs(e), NULL, NULL, tmp);
       now_takes |= (u32) takes << (i - lo);
       tally[i - lo] += takes;
       if (w->gm)
@@ -136,7 +136,7 @@ cls_walk_chunk(void *ctx, uint chunk, linpool *tmp)
             chan_exp_map_drop(w->gm[j]->h_map, e->id);
     }
     if (sn && !known)
-      *sn = (struct cls_seen) { .attrs = e->attrs, .src = rte_src(e), .flags = e->flags, .takes = now_takes };
+      *sn = (struct cls_seen) { .attrs = rte_attrs(e), .src = rte_src(e), .flags = rte_flags(e), .takes = now_takes };
   }
   rcu_read_unlock();
   if (seen)
@@ -333,7 +333,7 @@ cls_run(const struct bgp_group *g, const struct group_class *k, const net_addr *
 {
   struct ea_list *mod = NULL;
   if (k->filter != FILTER_ACCEPT) {
-    struct f_route fr = { .net = n, .attrs = r->attrs, .src = rte_src(r), .verdict_only = !out };
+    struct f_route fr = { .net = n, .attrs = rte_attrs(r), .src = rte_src(r), .verdict_only = !out };
     if (!f_run_export(k->filter, &fr, tmp))
       return false;
     mod = fr.out;
@@ -416,11 +416,11 @@ cls_trace_change(struct bgp_group *g, const net_addr *n, const struct rte *new, 
     bool old_exp = bgp_class_has(v->had, i) && was_gm != gm;
     if (new && !new_exp && (d & D_FILTERS))
       chan_trace_as(gm->name, gm->cc->name, '<', takes || now_gm == gm ? "rejected by protocol" : "filtered out", n,
-                    rte_src(new), new->attrs);
+                    rte_src(new), rte_attrs(new));
     if ((new_exp || old_exp) && (d & D_ROUTES)) {
       const struct rte *r = new_exp ? new : old;
       chan_trace_as(gm->name, gm->cc->name, '<', new_exp && old_exp ? "replaced" : new_exp ? "added" : "removed", n,
-                    rte_src(r), r->attrs);
+                    rte_src(r), rte_attrs(r));
     }
   }
 }
@@ -464,7 +464,7 @@ group_class_verdicts(const struct bgp_group *g, const net_addr *n, const struct 
       continue;
     /* old went out before, to the classes that took it: the same verdict now */
     if (old)
-      bgp_class_put(v->had, i, cls_run(g, k, n, old, old->attrs, NULL, NULL, tmp));
+      bgp_class_put(v->had, i, cls_run(g, k, n, old, rte_attrs(old), NULL, NULL, tmp));
     if (new)
       bgp_class_put(v->takes, i, cls_run(g, k, n, new, new_src, &v->now[i], &v->res, tmp));
   }
@@ -563,7 +563,7 @@ group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte 
     LIST_WALK_ENTRY(gm, &g->members, struct bgp_gmember, n)
       if (gm->walk == w->cohort && gm->id != but && (cls_member_debug(gm) & D_ROUTES) &&
           bgp_class_has(w->classes, gm->cls->id) && v->now[gm->cls->id])
-        chan_trace_as(gm->name, gm->cc->name, '<', "added", n, rte_src(exp), exp->attrs);
+        chan_trace_as(gm->name, gm->cc->name, '<', "added", n, rte_src(exp), rte_attrs(exp));
   if (w->nmoved)
     group_feed_moved(g, n, exp, but, v->now);
   bgp_gout_feed_classes(g->out, n, v->now, w->cohort, but);
@@ -573,7 +573,7 @@ group_class_feed_apply(struct bgp_group *g, const net_addr *n, const struct rte 
 bool
 group_class_takes(struct bgp_group *g, const struct group_class *k, const net_addr *n, const struct rte *r)
 {
-  return cls_run(g, k, n, r, r->attrs, NULL, NULL, loop_tmp());
+  return cls_run(g, k, n, r, rte_attrs(r), NULL, NULL, loop_tmp());
 }
 
 void

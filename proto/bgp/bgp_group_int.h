@@ -328,7 +328,7 @@ bool group_class_pure(const struct bgp_group *g);
 static inline bool
 group_rte_alike(const struct rte *a, const struct rte *b)
 {
-  return a && b && a->attrs == b->attrs && a->src_ix == b->src_ix && a->flags == b->flags;
+  return a && b && rte_attrs(a) == rte_attrs(b) && a->src_ix == b->src_ix && rte_flags(a) == rte_flags(b);
 }
 /* Their effect, in the order of the changes: counters, traces, what the
  * classes get (bgp_gout); v's results are dropped. */

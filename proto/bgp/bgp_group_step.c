@@ -168,12 +168,12 @@ group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, s
 {
   struct group_step *s = step_room(g);
   if (s) {
-    s->ch[s->n++] = (struct step_change) { .n = n, .new = exp, .new_src = exp->attrs, .mod = mod, .but = but,
+    s->ch[s->n++] = (struct step_change) { .n = n, .new = exp, .new_src = rte_attrs(exp), .mod = mod, .but = but,
                                            .feed = true };
     return;
   }
   struct rte view = rte_view(exp, mod);
-  group_class_feed(g, n, &view, exp->attrs, but);
+  group_class_feed(g, n, &view, rte_attrs(exp), but);
   if (mod)
     ea_unref(mod);
 }
@@ -183,7 +183,7 @@ group_step_feed(struct bgp_group *g, const net_addr *n, const struct rte *exp, s
 static inline u32
 step_key(const struct rte *r, const struct ea_list *src)
 {
-  return hash_ptr(r->attrs) ^ (hash_ptr(rte_src(r)) * 0x9e3779b1U) ^ (src ? hash_ptr(src) >> 1 : 0) ^ r->flags;
+  return hash_ptr(rte_attrs(r)) ^ (hash_ptr(rte_src(r)) * 0x9e3779b1U) ^ (src ? hash_ptr(src) >> 1 : 0) ^ rte_flags(r);
 }
 
 /* rep[]: with pure filters, each change's new (old) route looked up among

@@ -132,14 +132,14 @@ bgp_nh_rx_fields(struct bgp_proto *p, struct ea_builder *b, struct bgp_channel *
 static const struct rt_nh_res *
 bgp_nh_current(struct channel *c, const struct rte *r)
 {
-  if (!(r->attrs->flags & EAL_RECURSIVE))
+  if (!(rte_attrs(r)->flags & EAL_RECURSIVE))
     return NULL;
   struct bgp_proto *p = (struct bgp_proto *) c->proto;
   struct bgp_channel *bc = &p->ch[bgp_net_af(c->net_type)];
-  const struct eattr *e = ea_find(r->attrs, BGP_EA(BA_NEXT_HOP));
+  const struct eattr *e = ea_find(rte_attrs(r), BGP_EA(BA_NEXT_HOP));
   if (!e)
     return NULL;
-  ip_addr ll, gw = bgp_nh_of(e, ea_data(r->attrs, e), &ll);
+  ip_addr ll, gw = bgp_nh_of(e, ea_data(rte_attrs(r), e), &ll);
   ip_addr nh = ipa_nonzero(gw) ? gw : ll;
   u32 h = hash_bytes(&nh, sizeof(nh));
   struct hash_node *n = hash_find(&bc->nh_cache, h, bgp_nh_entry_eq, &nh);
@@ -150,14 +150,14 @@ static int
 bgp_nh_select(struct channel *c, const struct rte *r)
 {
   const struct rt_nh_res *res = bgp_nh_current(c, r);
-  return res && !rt_nh_same(r->attrs, res);
+  return res && !rt_nh_same(rte_attrs(r), res);
 }
 
 static struct ea_list *
 bgp_nh_modify(struct channel *c, const struct rte *r)
 {
   struct ea_builder b;
-  ea_builder_from(&b, r->attrs);
+  ea_builder_from(&b, rte_attrs(r));
   const struct rt_nh_res *res = bgp_nh_current(c, r);
   if (res)
     rt_nh_apply(&b, res);

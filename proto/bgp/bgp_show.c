@@ -261,7 +261,7 @@ bgp_path_last_as(const u8 *p, uint len)
 void
 bgp_rte_info(const struct rte *r, char *buf, size_t size)
 {
-  const struct ea_list *a = r->attrs;
+  const struct ea_list *a = rte_attrs(r);
   const u8 *path;
   uint plen;
   bgp_path_of(a, &path, &plen);
@@ -272,7 +272,7 @@ bgp_rte_info(const struct rte *r, char *buf, size_t size)
   /* BIRD marks after the preference a route `deterministic med` suppressed
    * with "-", a long-lived stale one with "s", then a recursive next hop's
    * IGP metric: "-" unresolvable, "?" unknown */
-  const char *sup = r->suppressed ? "-" : "", *st = bgp_llgr_stale(a) ? "s" : "";
+  const char *sup = rte_suppressed(r) ? "-" : "", *st = bgp_llgr_stale(a) ? "s" : "";
   char m[16] = "";
   if (!a->igp_metric)
     ;
@@ -315,7 +315,7 @@ bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, const struct bgp_pe
                    const struct bgp_peer_info *iy, bool aigp)
 {
 #define BGP_WINS(cond) ((cond) ? 1 : -1)
-  const struct ea_list *x = a->attrs, *y = b->attrs;
+  const struct ea_list *x = rte_attrs(a), *y = rte_attrs(b);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
   int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
   if (ux != uy)
@@ -365,7 +365,7 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   int c = bgp_rte_cmp_to_med(a, b, ix, iy, true);
   if (c)
     return c > 0;
-  const struct ea_list *x = a->attrs, *y = b->attrs;
+  const struct ea_list *x = rte_attrs(a), *y = rte_attrs(b);
   /* Prefer external; confederation members count as internal (RFC 5065 5.3) */
   if (ix->interior != iy->interior)
     return !ix->interior;
@@ -407,7 +407,7 @@ bgp_rte_group(const struct rte *r)
     return 0;
   const u8 *p;
   uint n;
-  bgp_path_of(r->attrs, &p, &n);
+  bgp_path_of(rte_attrs(r), &p, &n);
   return 1ULL << 32 | bgp_neighbor_as(i, p, n);
 }
 

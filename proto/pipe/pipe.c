@@ -345,7 +345,7 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
     pipe_queue(pp, c, n, rte_src(old), NULL, NULL, NULL);
   }
   if (take) {
-    pipe_queue(pp, c, n, rte_src(new), new, new->attrs, new_src);
+    pipe_queue(pp, c, n, rte_src(new), new, rte_attrs(new), new_src);
     return;
   }
   /* A route not copied is not exported: its withdrawal, later, is not ours

@@ -293,10 +293,10 @@ static void
 static_rte_info(const struct rte *r, char *buf, size_t size)
 {
   /* BIRD 2 shows a route's igp_metric after the preference */
-  if (r->attrs->igp_metric)
-    bsnprintf(buf, size, " (%u/%u)", r->attrs->preference, r->attrs->igp_metric);
+  if (rte_attrs(r)->igp_metric)
+    bsnprintf(buf, size, " (%u/%u)", rte_attrs(r)->preference, rte_attrs(r)->igp_metric);
   else
-    bsnprintf(buf, size, " (%u)", r->attrs->preference);
+    bsnprintf(buf, size, " (%u)", rte_attrs(r)->preference);
 }
 
 const struct proto_class proto_static = {
