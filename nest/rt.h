@@ -87,27 +87,27 @@ struct rte_src {
   u64 private_id;
   u32 global_id;
   u32 uc;                     /* atomic */
-  u32 holds_proto;            /* set at creation, then constant: it counts in
-                                 proto->src_refs (proto_new's instances) */
   u32 run_id;                 /* set at creation, then constant: the protocol's
                                  run it was made in (proto.run_id) */
+  u32 ix;                     /* its slot (rt_src_at()); constant */
+  u8 holds_proto;             /* set at creation, then constant: it counts in
+                                 proto->src_refs (proto_new's instances) */
   struct proto_run_info *run_info;  /* set at creation, then constant: that
                                        run's (proto.run_info), held; NULL: none */
   struct rcu_head rcu;
 };
-_Static_assert(sizeof(struct rte_src) == 64 || sizeof(void *) != 8, "struct rte_src is a slot of 64 bytes");
-
-/* Every source is a slot of one reserved range (nest/rt_src.c), so a
- * route names its own by the slot's number: 0 for none. */
-extern char *rt_src_base;
+/* Every source is a slot of chunks mapped as needed (nest/rt_src.c), so
+ * a route names its own by the slot's number: 0 for none. */
+#define RT_SRC_CHUNK_SHIFT 16
+#define RT_SRC_CHUNK_SLOTS ((u32) 1 << RT_SRC_CHUNK_SHIFT)
+#define RT_SRC_CHUNKS ((u32) 1 << (32 - RT_SRC_CHUNK_SHIFT))
+extern struct rte_src *rt_src_chunks[RT_SRC_CHUNKS];
 static inline struct rte_src *rt_src_at(u32 ix)
 {
-  return ix ? (struct rte_src *) (rt_src_base + (uintptr_t) ix * sizeof(struct rte_src)) : NULL;
+  return ix ? __atomic_load_n(&rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT], __ATOMIC_RELAXED) + (ix & (RT_SRC_CHUNK_SLOTS - 1))
+            : NULL;
 }
-static inline u32 rt_src_ix(const struct rte_src *s)
-{
-  return s ? (u32) (((const char *) s - rt_src_base) / sizeof(struct rte_src)) : 0;
-}
+static inline u32 rt_src_ix(const struct rte_src *s) { return s ? s->ix : 0; }
 
 /* 32 bytes: a full route server holds tens of millions (every path of
  * every peer), so the source is a 32-bit slot number (rte_src()), the

@@ -1,21 +1,19 @@
 /*
- * DOC: Route sources and the range they live in.
+ * DOC: Route sources and the slots they live in.
  *
  * A full route server keeps tens of millions of routes and each names its
  * source; a pointer would take 8 of a route's 32 bytes. Every source is
- * instead a slot of one address range reserved at the first source, so a
- * route keeps the slot's number in 32 bits (rt_src_at(), nest/rt.h).
- *
- * The range is reserved inaccessible and made usable a chunk at a time as
- * sources are made, so only the sources in use cost memory; freed slots
- * are reused (last freed first) before the range grows. Slot 0 is never
- * handed out: it stands for "no source".
+ * instead a numbered slot, so a route keeps the number in 32 bits: the
+ * number's high half picks a chunk of slots, mapped when the first of its
+ * slots is handed out, the low half the slot (rt_src_at(), nest/rt.h).
+ * Freed slots are reused (last freed first) before a new one is taken.
+ * Slot 0 is never handed out: it stands for "no source".
  *
  * A source is freed after an RCU grace period once its last reference
  * goes, so a reader that found it through a route may still read it until
  * its read section ends. Under AddressSanitizer a free slot is poisoned,
  * so a use after free is still reported though the memory stays mapped,
- * and the range is a root of the leak check.
+ * and the chunks are roots of the leak check.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -40,40 +38,36 @@
 #define RT_SRC_UNPOISON(s) ((void) (s))
 #endif
 
-/* 2^28 sources (16 GiB of address space on 64-bit hosts, none of it
- * memory until used): a source per peer and ADD-PATH path id. */
-#if UINTPTR_MAX == UINT64_MAX
-#define RT_SRC_SLOTS ((size_t) 1 << 28)
-#else
-#define RT_SRC_SLOTS ((size_t) 1 << 20)
-#endif
-#define RT_SRC_CHUNK ((size_t) 64 << 10)      /* bytes made usable at a time */
-
-char *rt_src_base;
+/* RT_SRC_CHUNK_SLOTS slots each (4.5 MiB of address space); written under
+ * src_lock, read by anyone that holds a slot's number. */
+struct rte_src *rt_src_chunks[RT_SRC_CHUNKS];
 
 /* owner: src_lock */
 static pthread_mutex_t src_lock = PTHREAD_MUTEX_INITIALIZER;
 static u32 src_next_id = 1;         /* global ids (ADD-PATH tx path ids): never reused */
-static size_t src_used;             /* slots handed out at least once, slot 0 included */
-static size_t src_usable;           /* slots made accessible */
+static u64 src_used = 1;            /* slots handed out at least once, slot 0 included */
 static struct rte_src *src_free;    /* freed slots, linked through next */
 
+/* The chunk of slot ix, mapped; under src_lock. */
 static void
-rt_src_reserve(void)
+rt_src_chunk_map(u64 ix)
 {
-  void *m = mmap(NULL, RT_SRC_SLOTS * sizeof(struct rte_src), PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  size_t len = RT_SRC_CHUNK_SLOTS * sizeof(struct rte_src);
+  if (ix >> RT_SRC_CHUNK_SHIFT >= RT_SRC_CHUNKS)
+    die("Too many route sources (%llu)", (unsigned long long) ix);
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
-    die("Cannot reserve address space for route sources: %m");
-  rt_src_base = m;
-  src_used = 1;
+    die("Cannot map memory for route sources: %m");
 #ifdef RT_SRC_ASAN
   /* what only a source points to (its protocol) is not a leak */
-  __lsan_register_root_region(m, RT_SRC_SLOTS * sizeof(struct rte_src));
+  __lsan_register_root_region(m, len);
 #endif
+  mem_account(MEM_TABLES, 0, len);
+  /* readers learn of a slot from a published route */
+  __atomic_store_n(&rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT], (struct rte_src *) m, __ATOMIC_RELAXED);
 }
 
-/* A slot, its memory accessible; under src_lock. */
+/* A slot to fill; under src_lock. */
 static struct rte_src *
 rt_src_slot(void)
 {
@@ -83,17 +77,12 @@ rt_src_slot(void)
     src_free = s->next;
     return s;
   }
-  if (!rt_src_base)
-    rt_src_reserve();
-  if (src_used >= src_usable) {
-    if (src_usable + RT_SRC_CHUNK / sizeof(struct rte_src) > RT_SRC_SLOTS)
-      die("Too many route sources (%zu)", src_used);
-    if (mprotect(rt_src_base + src_usable * sizeof(struct rte_src), RT_SRC_CHUNK, PROT_READ | PROT_WRITE))
-      die("Cannot map memory for route sources: %m");
-    src_usable += RT_SRC_CHUNK / sizeof(struct rte_src);
-    mem_account(MEM_TABLES, 0, RT_SRC_CHUNK);
-  }
-  return (struct rte_src *) (rt_src_base + src_used++ * sizeof(struct rte_src));
+  u64 ix = src_used++;
+  if (!rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT])
+    rt_src_chunk_map(ix);
+  s = rt_src_at((u32) ix);
+  s->ix = (u32) ix;
+  return s;
 }
 
 struct rte_src *
@@ -105,7 +94,9 @@ rt_get_source(struct proto *p, u64 private_id)
   pthread_mutex_unlock(&src_lock);
   mem_account(MEM_TABLES, sizeof(*s), -(s64) sizeof(*s));
 
+  u32 ix = s->ix;
   memset(s, 0, sizeof(*s));
+  s->ix = ix;
   s->global_id = id;
   s->proto = p;
   s->run_id = p ? p->run_id : 0;
