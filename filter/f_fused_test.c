@@ -141,6 +141,8 @@ roas_add(struct rtable *t, struct rte_src *src, struct ea_list *a)
 static const struct proto_class test_class = { .name = "Test", .keyword = "test", .class_id = 9 };
 static struct proto test_proto = { .class = &test_class, .name = "test" };
 
+static void config_unref_in_loop(void *c) { config_unref(c); }
+
 static void
 test_fused_same(void **state)
 {
@@ -148,7 +150,7 @@ test_fused_same(void **state)
   struct config *c = f_test_parse_ok(fused_conf);
   struct symbol *ts = cf_find_symbol(c, "r4");
   assert_non_null(ts);
-  struct rtable *t = rt_aux_table_new("r4", NET_ROA4);
+  struct rtable *t = test_aux_table_new("r4", NET_ROA4);
   ts->table->table = t;
   struct rte_src *src = rt_get_source(&test_proto, 1);
   struct ea_builder b;
@@ -207,9 +209,11 @@ test_fused_same(void **state)
   net_fill_roa4(&r, ip4_from_u32(0x14000000), 12, 24, 65002);
   rt_update(t, &r, src, NULL, NULL, 0);
   rt_unlock_source(src);
-  rt_aux_table_free(t);
+  test_aux_table_free(t);
   ea_unref(roa_attrs);
-  config_unref(c);
+  /* the table's pool goes in the main loop, after this returns: the
+   * config's must go there too, or both leave the root pool at once */
+  loop_call_sync(main_loop(), config_unref_in_loop, c);
 }
 
 static void
