@@ -53,8 +53,6 @@ static void
 rt_src_chunk_map(u64 ix)
 {
   size_t len = RT_SRC_CHUNK_SLOTS * sizeof(struct rte_src);
-  if (ix >> RT_SRC_CHUNK_SHIFT >= RT_SRC_CHUNKS)
-    die("Too many route sources (%llu)", (unsigned long long) ix);
   void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED)
     die("Cannot map memory for route sources: %m");
@@ -78,6 +76,8 @@ rt_src_slot(void)
     return s;
   }
   u64 ix = src_used++;
+  if (ix >> RT_SRC_CHUNK_SHIFT >= RT_SRC_CHUNKS)
+    die("Too many route sources (%llu)", (unsigned long long) ix);
   if (!rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT])
     rt_src_chunk_map(ix);
   s = rt_src_at((u32) ix);

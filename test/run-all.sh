@@ -73,7 +73,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 
 echo "=== build (TSan) and threaded-core tests"
 "$top/tools/build.sh" "$top/build-tsan" --enable-sanitizers=thread
-tsan_units="lib/rcu_call_test lib/thread_buf_test lib/resource_test filter/filter_test filter/f_fused_test lib/loop_test lib/wlock_test lib/par_test nest/rt_table_test nest/rt_journal_test nest/rt_press_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test nest/rt_hostcache_test nest/channel_feed_test"
+tsan_units="lib/rcu_call_test lib/thread_buf_test lib/resource_test filter/filter_test filter/f_fused_test lib/loop_test lib/wlock_test lib/par_test nest/rt_table_test nest/rt_src_test nest/rt_journal_test nest/rt_press_test lib/page_pool_test lib/slab_shared_test lib/rcu_hash_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test nest/rt_hostcache_test nest/channel_feed_test"
 make -C "$top/build-tsan" -j"$(nproc)" $tsan_units >/dev/null
 for t in $tsan_units; do
   TSAN_OPTIONS="halt_on_error=1 suppressions=$top/lib/tsan.supp" "$top/build-tsan/$t"
