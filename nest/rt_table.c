@@ -613,7 +613,7 @@ rt_upd_walk(struct rt_upd *u, struct net *net, u64 seq)
   struct rte *old = NULL, *old_after = NULL, *new_after = NULL, *prev = NULL;
   int placed = !u->new;
   for (struct rte *r = rcu_dereference(net->routes); r && !(placed && old); prev = r, r = rcu_dereference(r->next)) {
-    if (rte_src(r) == u->src && !old) {
+    if (r->src_ix == rt_src_ix(u->src) && !old) {
       old = r;
       old_after = prev;
       continue;
@@ -694,7 +694,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     at = u->pre_at;
   } else
     for (struct rte *r = net->routes; r && !old; r = r->next)
-      if (rte_src(r) == u->src)
+      if (r->src_ix == rt_src_ix(u->src))
         old = r;
 
   if (old && copy && old->sender != copy) {
@@ -924,7 +924,7 @@ rt_batch_chain_on(uint k, struct rt_upd *u)
       continue;
     /* a withdrawal compares nothing, nor is a route compared with the
      * one it replaces */
-    if (u[i].new && rte_src(r) != u[i].src) {
+    if (u[i].new && r->src_ix != u[i].new->src_ix) {
       rt_prefetch_attrs(rte_attrs(r));
       rt_prefetch_attrs(rte_attrs(u[i].new));
     }
