@@ -17,6 +17,7 @@
  */
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "nest/rt.h"
 #include "nest/proto.h"
 #include "lib/log.h"
@@ -47,6 +48,7 @@ static pthread_mutex_t src_lock = PTHREAD_MUTEX_INITIALIZER;
 static u32 src_next_id = 1;         /* global ids (ADD-PATH tx path ids): never reused */
 static u64 src_used = 1;            /* slots handed out at least once, slot 0 included */
 static struct rte_src *src_free;    /* freed slots, linked through next */
+static size_t src_touched;          /* bytes of the last chunk written (whole pages) */
 
 /* The chunk of slot ix, mapped; under src_lock. */
 static void
@@ -60,7 +62,7 @@ rt_src_chunk_map(u64 ix)
   /* what only a source points to (its protocol) is not a leak */
   __lsan_register_root_region(m, len);
 #endif
-  mem_account(MEM_TABLES, 0, len);
+  src_touched = 0;
   /* readers learn of a slot from a published route */
   __atomic_store_n(&rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT], (struct rte_src *) m, __ATOMIC_RELAXED);
 }
@@ -80,6 +82,15 @@ rt_src_slot(void)
     die("Too many route sources (%llu)", (unsigned long long) ix);
   if (!rt_src_chunks[ix >> RT_SRC_CHUNK_SHIFT])
     rt_src_chunk_map(ix);
+  /* A chunk costs only the pages written, as slots are handed out in
+   * order: count a page once, as overhead until slots are in use. */
+  size_t end = ((ix & (RT_SRC_CHUNK_SLOTS - 1)) + 1) * sizeof(struct rte_src);
+  if (end > src_touched) {
+    size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    size_t to = (end + page - 1) / page * page;
+    mem_account(MEM_TABLES, 0, (s64) (to - src_touched));
+    src_touched = to;
+  }
   s = rt_src_at((u32) ix);
   s->ix = (u32) ix;
   return s;
