@@ -177,7 +177,6 @@ static inline struct rte rte_view(const struct rte *r, struct ea_list *attrs)
   return v;
 }
 
-
 struct net {
   struct rcu_hash_node node;  /* in table->nets */
   struct rte *routes;         /* RCU; best first */
