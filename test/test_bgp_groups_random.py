@@ -433,8 +433,20 @@ class Run:
             return (all(self.peers[x].rib == self.expected(x) for x in CLIENTS)
                     and not self.paths_twice() and self.table_count() == total
                     and self.export_tables() == self.held())
-        if poll(converged, timeout=60):
-            return
+        # Under TSan beside the other half of the suite, the mulimex layout
+        # takes minutes to carry a lag's floods through its nine tables to
+        # every client (a thread dump of a run that failed here after 60
+        # s: every worker in pipes' batches and channels' exports; it had
+        # everything 20 s later). The check is about what is lost, not how
+        # fast: it waits while the clients still receive, and fails once
+        # nothing has come for 60 s, or after 10 minutes.
+        deadline = time.monotonic() + 600
+        while True:
+            before = self.received()
+            if poll(converged, timeout=60):
+                return
+            if self.received() == before or time.monotonic() >= deadline:
+                break
         print(self.d.log())
         print(self.d.raw("show protocols all").decode())
         diffs = []
@@ -454,6 +466,10 @@ class Run:
         diffs.append("ap holds %d prefixes twice %s" % (len(twice), [(p, self.peers["ap"].paths[p]) for p in twice[:3]]))
         raise AssertionError("GROUPS_RANDOM_SEED=%d, table %s of %d routes\n%s\nevents:\n%s" % (
             seed, self.table_count(), total, "\n".join(diffs), "\n".join(self.events)))
+
+    def received(self):
+        """How many announcements and withdrawals the clients took in."""
+        return sum(len(self.peers[x].events) for x in CLIENTS)
 
     def held(self):
         """The routes each client holds, a path each (the ADD-PATH client's
