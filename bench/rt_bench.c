@@ -37,6 +37,7 @@
 #include "nest/reconf.h"
 #include "nest/rt.h"
 #include "nest/rt_valid.h"
+#include "proto/bgp/bgp_memo.h"
 
 #define NPFX_FULL 1000000
 #define ATTR_SHARE 4            /* routes of one peer per distinct attribute set */
@@ -104,9 +105,9 @@ static inline const net_addr *NA(const net_addr_ip4 *n) { return (const net_addr
 /* --- BGP-like attributes --- */
 
 #define BENCH_CLASS_ID 90
-#define BA(code) EA_CODE(BENCH_CLASS_ID, code)
-enum { BA_ORIGIN = 1, BA_AS_PATH = 2, BA_NEXT_HOP = 3, BA_MED = 4, BA_LOCAL_PREF = 5,
-       BA_COMMUNITY = 8, BA_LARGE_COMMUNITY = 32 };
+/* BGP's own ids (bgp_wire.h): BGP's memo (bgp_memo.h) reads them as the
+ * daemon's */
+#define BA(code) BGP_EA(code)
 
 /* Payloads must outlive ea_intern(). */
 struct bgp_buf {
@@ -140,7 +141,7 @@ bgp_attrs(struct ea_builder *b, struct bgp_buf *buf, u32 peer, u32 k, u32 varian
   ea_set_data(b, BA(BA_AS_PATH), EAF_AS_PATH, 0x40, buf->path, 2 + 4 * hops);
   ea_set_data(b, BA(BA_NEXT_HOP), EAF_IP, 0x40, &buf->nh, sizeof(buf->nh));
   if (variant || (r >> 16) % 10 < 4)
-    ea_set_int(b, BA(BA_MED), EAF_INT, 0x80, variant ? 1000 + variant : (r >> 24) % 500);
+    ea_set_int(b, BA(BA_MULTI_EXIT_DISC), EAF_INT, 0x80, variant ? 1000 + variant : (r >> 24) % 500);
   ea_set_int(b, BA(BA_LOCAL_PREF), EAF_INT, 0x40, 100 + ((r >> 32) + variant) % 3 * 10);
   uint nc = (r >> 40) % 7;
   for (uint i = 0; i < nc; i++)
@@ -164,50 +165,27 @@ bgp_attrs_intern(u32 peer, u32 k, u32 variant)
   return ea_intern(&b);
 }
 
-static u32
-ea_int(const struct ea_list *l, u16 id, u32 def)
-{
-  const struct eattr *e = ea_find(l, id);
-  return e ? e->val : def;
-}
-
-static uint
-as_path_len(const struct ea_list *l)
-{
-  const struct eattr *e = ea_find(l, BA(BA_AS_PATH));
-  if (!e)
-    return 0;
-  const u8 *p = ea_data(l, e), *end = p + e->len;
-  uint len = 0;
-  while (p + 2 <= end) {
-    len += p[0] == 1 ? 1 : p[1];     /* AS_SET counts as one */
-    p += 2 + 4 * p[1];
-  }
-  return len;
-}
-
 static u64 better_calls;   /* sanity: the table does call our hook */
 
-/* BGP-like decision after preference: what the BGP class will do. */
+/* BGP's decision after preference (proto/bgp/bgp_show.c, bgp_rte_better)
+ * up to the MEDs, on what it reads: the lists' memos (bgp_memo.h), with
+ * the defaults of a session without options. */
 static int
 bench_rte_better(const struct rte *a, const struct rte *b)
 {
   better_calls++;   /* bench thread only in the benchmarks that check it */
-  u32 x = ea_int(rte_attrs(a), BA(BA_LOCAL_PREF), 100), y = ea_int(rte_attrs(b), BA(BA_LOCAL_PREF), 100);
-  if (x != y)
-    return x > y;
-  x = as_path_len(rte_attrs(a));
-  y = as_path_len(rte_attrs(b));
-  if (x != y)
-    return x < y;
-  x = ea_int(rte_attrs(a), BA(BA_ORIGIN), 0);
-  y = ea_int(rte_attrs(b), BA(BA_ORIGIN), 0);
-  if (x != y)
-    return x < y;
-  x = ea_int(rte_attrs(a), BA(BA_MED), 0);
-  y = ea_int(rte_attrs(b), BA(BA_MED), 0);
-  if (x != y)
-    return x < y;
+  struct bgp_memo tx, ty;
+  const struct bgp_memo *x = bgp_memo(rte_attrs(a), &tx), *y = bgp_memo(rte_attrs(b), &ty);
+  u32 lx = (x->bits & BGP_MEMO_LOCAL_PREF) ? x->local_pref : 100;
+  u32 ly = (y->bits & BGP_MEMO_LOCAL_PREF) ? y->local_pref : 100;
+  if (lx != ly)
+    return lx > ly;
+  if (x->path_len != y->path_len)
+    return x->path_len < y->path_len;
+  if (bgp_memo_origin(x) != bgp_memo_origin(y))
+    return bgp_memo_origin(x) < bgp_memo_origin(y);
+  if (x->first_as == y->first_as && x->med != y->med)
+    return x->med < y->med;
   return rte_src(a)->global_id < rte_src(b)->global_id;
 }
 
@@ -356,7 +334,7 @@ intern_miss_run(void *s, u64 iters)
 {
   struct intern_state *st = s;
   for (u64 i = 0; i < iters; i++) {
-    ea_set_int(&st->b, BA(BA_MED), EAF_INT, 0x80, ++st->med);   /* a set never seen */
+    ea_set_int(&st->b, BA(BA_MULTI_EXIT_DISC), EAF_INT, 0x80, ++st->med);   /* a set never seen */
     st->made[i] = ea_intern(&st->b);
   }
 }
@@ -1267,6 +1245,7 @@ main(int argc, char **argv)
   log_init("rt_bench");
   hash_seed_init();
   ea_init();
+  bgp_memo_init();
   sched_main_init();
   pthread_t th;
   pthread_create(&th, NULL, bench_thread, NULL);

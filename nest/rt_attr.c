@@ -39,6 +39,8 @@ static const struct ea_class_desc *ea_classes[256];   /* written at start-up onl
 
 void ea_register_class(uint proto, const struct ea_class_desc *d) { ea_classes[proto & 0xff] = d; }
 const struct ea_class_desc *ea_class(uint proto) { return ea_classes[proto & 0xff]; }
+static void (*ea_memo_fill)(const struct ea_list *l, u8 *memo);   /* written at start-up only */
+void ea_register_memo(void (*fill)(const struct ea_list *l, u8 *memo)) { ea_memo_fill = fill; }
 static u64 ea_total;   /* atomic */
 
 /*
@@ -286,6 +288,8 @@ ea_intern(const struct ea_builder *b)
     l = mem_alloc_shared(MEM_ATTRS, size);
     memcpy(l, key, size);
   }
+  if (ea_memo_fill)
+    ea_memo_fill(l, l->memo);
   rcu_tsan_publish(l);
   struct cds_lfht_node *ret = cds_lfht_add_unique(ea_hash, l->hash, ea_match, l, &l->node);
   if (ret != &l->node) {

@@ -58,30 +58,42 @@ struct eattr {
 /* Attribute id space: high byte = protocol class, low byte = code. */
 #define EA_CODE(proto, code) ((u16) (((proto) << 8) | (code)))
 
+#define EA_MEMO_SIZE 18
+
 struct ea_list {
   struct cds_lfht_node node;    /* in the intern hash */
   struct rcu_head rcu;
   u32 uc;                       /* atomic use count */
   u32 hash;
-  /* Atomic: a value derived from the key by whoever needs it often,
-   * cached here the first time (0: not yet). Only BGP uses it: its
-   * exports ask for the well-known communities of every route for every
-   * session (proto/bgp/bgp_rules.c, bgp_wk_communities). */
-  u16 derived;
+  /* What a protocol reads of the key for every route it compares or
+   * exports, found once when the list is new (ea_register_memo: BGP's
+   * best-path inputs and well-known communities, proto/bgp/bgp_memo.h).
+   * Written before the list is published, constant after. */
+  u8 memo[EA_MEMO_SIZE] __attribute__((aligned(8)));
   /* --- key: everything from here to the end is hashed and compared --- */
   u16 count;                    /* eattrs */
+  u32 preference;
   u8 source;                    /* enum rte_source */
   u8 dest;                      /* enum rte_dest */
   u8 scope;
   u8 flags;                     /* EAL_* */
-  u32 preference;
   ip_addr gw;                   /* RTD_UNICAST with a gateway */
   u32 igp_metric;
   struct iface *iface;          /* RTD_UNICAST: outgoing interface (never freed) */
   u32 data_len;
   struct eattr a[];             /* sorted by id, then data_len bytes of payload */
 };
-_Static_assert(sizeof(struct ea_list) == 88, "struct ea_list grew");
+_Static_assert(sizeof(struct ea_list) == 104, "struct ea_list grew");
+/* The key is hashed and compared bytewise: no padding inside it. */
+_Static_assert(offsetof(struct ea_list, count) == offsetof(struct ea_list, memo) + EA_MEMO_SIZE &&
+               offsetof(struct ea_list, preference) == offsetof(struct ea_list, count) + 2 &&
+               offsetof(struct ea_list, gw) == offsetof(struct ea_list, flags) + 1 &&
+               offsetof(struct ea_list, a) == offsetof(struct ea_list, data_len) + 4, "padding in the key");
+/* What a comparison of two routes reads (rte_better: the preference, then
+ * the protocol's memo) is 24 bytes of the first 64: the table's writers
+ * ask for them ahead of their walk (nest/rt_table.c); reading further
+ * into every list compared cost a fifth of an insert at 2-5 paths a net. */
+_Static_assert(offsetof(struct ea_list, preference) + 4 <= 64, "the preference left the first line");
 
 /* The destination fields come from a recursive next hop (BIRD's
  * hostentry): such a route does not resolve others (nest/rt_hostcache.h). */
@@ -117,6 +129,10 @@ void ea_set_data(struct ea_builder *b, u16 id, u8 type, u8 flags, const void *da
 void ea_unset(struct ea_builder *b, u16 id);
 
 void ea_init(void);
+/* The memo's maker, called for each new list before it is published;
+ * register at start-up (before any thread runs). Lists interned before
+ * have a zeroed memo. */
+void ea_register_memo(void (*fill)(const struct ea_list *l, u8 *memo));
 /* Intern: returns a list with one reference held by the caller. */
 struct ea_list *ea_intern(const struct ea_builder *b);
 struct ea_list *ea_ref(struct ea_list *l);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "proto/bgp/bgp.h"
 #include "proto/bgp/bgp_group.h"
+#include "proto/bgp/bgp_memo.h"
 #include "nest/reconf.h"
 #include "lib/log.h"
 #include "lib/printf.h"
@@ -553,4 +554,5 @@ bgp_build(void)
 {
   proto_build(&proto_bgp);
   ea_register_class(EAP_BGP, &bgp_ea_class);
+  bgp_memo_init();
 }

@@ -98,43 +98,6 @@ bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b)
 
 /* --- Export --- */
 
-/* Cached in the list (ea_list.derived) with this bit: every export to
- * every session asks, a list has hundreds of communities at an IXP. */
-#define BGP_WK_KNOWN 0x8000
-
-static uint
-bgp_wk_scan(const struct ea_list *a)
-{
-  const struct eattr *e = ea_find(a, BGP_EA(BA_COMMUNITY));
-  if (!e)
-    return 0;
-  const u8 *d = ea_data(a, e);
-  uint wk = 0;
-  for (uint i = 0; i + 4 <= e->len; i += 4) {
-    u32 v = bgp_get_host32(d + i);
-    if (v < BGP_COMM_GRACEFUL_SHUTDOWN)
-      continue;               /* not well-known: most of them */
-    wk |= v == BGP_COMM_NO_EXPORT ? BGP_WK_NO_EXPORT :
-          v == BGP_COMM_NO_ADVERTISE ? BGP_WK_NO_ADVERTISE :
-          v == BGP_COMM_NO_EXPORT_SUBCONFED ? BGP_WK_NO_EXPORT_SUBCONFED :
-          v == BGP_COMM_LLGR_STALE ? BGP_WK_LLGR_STALE : 0;
-  }
-  return wk;
-}
-
-uint
-bgp_wk_communities(const struct ea_list *a)
-{
-  /* Threads that race here store the same value. */
-  u16 *memo = (u16 *) &a->derived;
-  uint d = __atomic_load_n(memo, __ATOMIC_RELAXED);
-  if (!(d & BGP_WK_KNOWN)) {
-    d = BGP_WK_KNOWN | bgp_wk_scan(a);
-    __atomic_store_n(memo, (u16) d, __ATOMIC_RELAXED);
-  }
-  return d & ~BGP_WK_KNOWN;
-}
-
 /* Both ends iBGP in the same AS: route reflection territory. */
 static inline bool
 rules_ibgp_to_ibgp(const struct bgp_peer_info *p, const struct bgp_peer_info *src)

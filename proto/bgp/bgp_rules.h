@@ -64,8 +64,9 @@ enum bgp_rx_verdict {
  * on accept the OTC ingress procedure may have added OTC to b. */
 enum bgp_rx_verdict bgp_rules_import(const struct bgp_peer_info *p, struct ea_builder *b);
 
-/* The well-known communities the export rules test, found in one pass
- * over a's COMMUNITIES: this runs for every route and every session. */
+/* The well-known communities the export rules test: this runs for every
+ * route and every session, so they are found once, in the list's memo
+ * (bgp_memo.c). */
 enum {
   BGP_WK_NO_EXPORT = 1,
   BGP_WK_NO_ADVERTISE = 2,

@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "proto/bgp/bgp.h"
+#include "proto/bgp/bgp_memo.h"
 #include "nest/cli.h"
 #include "nest/rt_hostcache.h"
 #include "lib/printf.h"
@@ -299,59 +300,64 @@ bgp_rte_from(const struct rte *r)
  * confederation segments; for a path without one (our own AS's routes),
  * as BIRD 2, the session's confederation or local AS. */
 static u32
-bgp_neighbor_as(const struct bgp_peer_info *i, const u8 *p, uint n)
+bgp_neighbor_as(const struct bgp_peer_info *i, const struct bgp_memo *m)
 {
-  u32 as = p ? bgp_as_path_first_as(p, n) : 0;
-  return as ? as : i->confederation ? i->confederation : i->local_as;
+  return m->first_as ? m->first_as : i->confederation ? i->confederation : i->local_as;
+}
+
+static u32
+bgp_origin_of(const struct ea_list *a, const struct bgp_memo *m)
+{
+  return (m->bits & BGP_MEMO_ORIGIN_ODD) ? bgp_attr_u32(a, BA_ORIGIN, ORIGIN_INCOMPLETE) : bgp_memo_origin(m);
 }
 
 /* RFC 4271 9.1.2.1 to 9.1.2.2 c), the steps through the MEDs, with
  * BIRD's order and options: 1 when a wins on them, -1 when b does, 0 when
  * they tie. ix, iy: their sessions' peer info, never the config
  * (bgp_rules.h). aigp: whether RFC 7311's metric counts (not for the
- * routes BIRD 2 takes as equal to a group's best, bgp_rte_mergable). */
+ * routes BIRD 2 takes as equal to a group's best, bgp_rte_mergable).
+ * What it reads of the attributes is in their lists' memos (bgp_memo.h). */
 static int
 bgp_rte_cmp_to_med(const struct rte *a, const struct rte *b, const struct bgp_peer_info *ix,
                    const struct bgp_peer_info *iy, bool aigp)
 {
 #define BGP_WINS(cond) ((cond) ? 1 : -1)
   const struct ea_list *x = rte_attrs(a), *y = rte_attrs(b);
+  struct bgp_memo tx, ty;
+  const struct bgp_memo *mx = bgp_memo(x, &tx), *my = bgp_memo(y, &ty);
   /* RFC 4271 9.1.2.1: unresolvable next hops lose (BIRD 2: unreachable) */
-  int ux = x->dest == RTD_UNREACHABLE, uy = y->dest == RTD_UNREACHABLE;
+  int ux = !!(mx->bits & BGP_MEMO_UNREACHABLE), uy = !!(my->bits & BGP_MEMO_UNREACHABLE);
   if (ux != uy)
     return BGP_WINS(uy);
   /* RFC 9494 4.3: long-lived stale routes lose against all others. */
-  int sx = bgp_llgr_stale(x), sy = bgp_llgr_stale(y);
+  int sx = !!(mx->bits & BGP_WK_LLGR_STALE), sy = !!(my->bits & BGP_WK_LLGR_STALE);
   if (sx != sy)
     return BGP_WINS(sy);
   /* a LOCAL_PREF dropped from an eBGP peer counts as the session's default */
-  u32 lx = bgp_attr_u32(x, BA_LOCAL_PREF, ix->default_local_pref);
-  u32 ly = bgp_attr_u32(y, BA_LOCAL_PREF, iy->default_local_pref);
+  u32 lx = (mx->bits & BGP_MEMO_LOCAL_PREF) ? mx->local_pref : ix->default_local_pref;
+  u32 ly = (my->bits & BGP_MEMO_LOCAL_PREF) ? my->local_pref : iy->default_local_pref;
   if (lx != ly)
     return BGP_WINS(lx > ly);
-  /* RFC 7311 4.1, where BIRD 2 puts it: AIGP before the AS path length */
-  u64 ax = aigp ? bgp_aigp_total(x) : 0, ay = aigp ? bgp_aigp_total(y) : 0;
-  if (ax != ay)
-    return BGP_WINS(ax < ay);
-  const u8 *px, *py;
-  uint nx, ny;
-  bgp_path_of(x, &px, &nx);
-  bgp_path_of(y, &py, &ny);
-  uint lenx = px ? bgp_as_path_length(px, nx) : 0, leny = py ? bgp_as_path_length(py, ny) : 0;
+  /* RFC 7311 4.1, where BIRD 2 puts it: AIGP before the AS path length
+   * (a list without one has the largest total, as one that is broken) */
+  if (aigp && ((mx->bits | my->bits) & BGP_MEMO_AIGP)) {
+    u64 ax = bgp_aigp_total(x), ay = bgp_aigp_total(y);
+    if (ax != ay)
+      return BGP_WINS(ax < ay);
+  }
   /* RFC 4271 9.1.2.2 a), unless both sessions have `path metric off` */
-  if (lenx != leny && (ix->path_metric || iy->path_metric))
-    return BGP_WINS(lenx < leny);
-  u32 ox = bgp_attr_u32(x, BA_ORIGIN, ORIGIN_INCOMPLETE), oy = bgp_attr_u32(y, BA_ORIGIN, ORIGIN_INCOMPLETE);
+  if (mx->path_len != my->path_len && (ix->path_metric || iy->path_metric))
+    return BGP_WINS(mx->path_len < my->path_len);
+  u32 ox = bgp_origin_of(x, mx), oy = bgp_origin_of(y, my);
   if (ox != oy)
     return BGP_WINS(ox < oy);
   /* MEDs compare between routes of one neighbor AS, or between any with
    * `med metric`; a missing one counts as the session's `default bgp_med` */
-  u32 fx = bgp_neighbor_as(ix, px, nx), fy = bgp_neighbor_as(iy, py, ny);
-  if (fx == fy || ix->med_metric || iy->med_metric) {
-    u32 mx = bgp_attr_u32(x, BA_MULTI_EXIT_DISC, ix->default_med);
-    u32 my = bgp_attr_u32(y, BA_MULTI_EXIT_DISC, iy->default_med);
-    if (mx != my)
-      return BGP_WINS(mx < my);
+  if (bgp_neighbor_as(ix, mx) == bgp_neighbor_as(iy, my) || ix->med_metric || iy->med_metric) {
+    u32 dx = (mx->bits & BGP_MEMO_MED) ? mx->med : ix->default_med;
+    u32 dy = (my->bits & BGP_MEMO_MED) ? my->med : iy->default_med;
+    if (dx != dy)
+      return BGP_WINS(dx < dy);
   }
   return 0;
 #undef BGP_WINS
@@ -379,13 +385,23 @@ bgp_rte_better(const struct rte *a, const struct rte *b)
   if ((ix->prefer_older || iy->prefer_older) && !ix->ibgp && !iy->ibgp && ix != iy &&
       rte_lastmod(a) != rte_lastmod(b))
     return rte_lastmod(a) < rte_lastmod(b);
-  u32 rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, ix->remote_id), ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, iy->remote_id);
+  /* ORIGINATOR_ID and CLUSTER_LIST: route reflection's, only flagged in
+   * the memos */
+  struct bgp_memo tx, ty;
+  uint rr = (bgp_memo(x, &tx)->bits | bgp_memo(y, &ty)->bits) & (BGP_MEMO_ORIGINATOR | BGP_MEMO_CLUSTER);
+  u32 rx = ix->remote_id, ry = iy->remote_id;
+  if (rr & BGP_MEMO_ORIGINATOR) {
+    rx = bgp_attr_u32(x, BA_ORIGINATOR_ID, rx);
+    ry = bgp_attr_u32(y, BA_ORIGINATOR_ID, ry);
+  }
   if (rx != ry)
     return rx < ry;
-  const struct eattr *cx = ea_find(x, BGP_EA(BA_CLUSTER_LIST)), *cy = ea_find(y, BGP_EA(BA_CLUSTER_LIST));
-  uint clx = cx ? cx->len : 0, cly = cy ? cy->len : 0;
-  if (clx != cly)
-    return clx < cly;
+  if (rr & BGP_MEMO_CLUSTER) {
+    const struct eattr *cx = ea_find(x, BGP_EA(BA_CLUSTER_LIST)), *cy = ea_find(y, BGP_EA(BA_CLUSTER_LIST));
+    uint clx = cx ? cx->len : 0, cly = cy ? cy->len : 0;
+    if (clx != cly)
+      return clx < cly;
+  }
   return ipa_compare(ix->remote_ip, iy->remote_ip) < 0;
 }
 
@@ -405,10 +421,8 @@ bgp_rte_group(const struct rte *r)
   const struct bgp_peer_info *i = bgp_src_peer(r);
   if (!i->deterministic_med)
     return 0;
-  const u8 *p;
-  uint n;
-  bgp_path_of(rte_attrs(r), &p, &n);
-  return 1ULL << 32 | bgp_neighbor_as(i, p, n);
+  struct bgp_memo tmp;
+  return 1ULL << 32 | bgp_neighbor_as(i, bgp_memo(rte_attrs(r), &tmp));
 }
 
 /* --- Attributes in `show route all` (BIRD 2 names) --- */
