@@ -213,6 +213,126 @@ test_hostcache_random(void **state)
   hc_done(&c);
 }
 
+/* Writers churn the table from threads of their own (nets filled and
+ * emptied, so that blocks free dead nets), a pin comes and goes and
+ * another reader reads beside them, while the table loop's cache reader
+ * polls and the cleanup frees the blocks every reader has passed: a
+ * reader's cursor must never outlive its block (the sanitizer builds
+ * catch a read of a freed one), and the entries end resolved as the
+ * nets left say. */
+#define CHURN_WRITERS 2
+#define CHURN_NETS 256
+
+struct churn {
+  struct hc_case *c;
+  struct rte_src *src;
+  struct ea_list *attrs;
+  uint seed, rounds;
+  int stop;
+};
+
+static u32
+churn_net_addr(uint k)
+{
+  return 0x0a000000 | (k << 8);
+}
+
+static void *
+churn_writer(void *arg)
+{
+  struct churn *w = arg;
+  rcu_thread_register();
+  uint x = w->seed;
+  net_addr n;
+  for (uint i = 0; i < w->rounds; i++) {
+    x = x * 1103515245 + 12345;
+    uint k = (x >> 8) % CHURN_NETS;
+    net_fill_ip4(&n, ip4_from_u32(churn_net_addr(k)), 16 + (x >> 28) % 9);
+    net_normalize(&n);
+    rt_update(w->c->t, &n, w->src, NULL, (x >> 4) & 1 ? w->attrs : NULL, 0);
+  }
+  rcu_thread_unregister();
+  return NULL;
+}
+
+/* A pin attached and detached over and over, and a reader reading to
+ * the end now and then: the readers' list changes under the cleanup. */
+static void *
+churn_readers(void *arg)
+{
+  struct churn *w = arg;
+  rcu_thread_register();
+  static struct rt_reader pin, rd;
+  rt_reader_attach(w->c->t, &rd, NULL, NULL);
+  while (!uatomic_read(&w->stop)) {
+    rt_reader_attach(w->c->t, &pin, NULL, NULL);
+    rcu_read_lock();
+    for (uint i = 0; i < 5000 && rt_reader_next(&rd); i++)
+      ;
+    rcu_read_unlock();
+    rt_reader_detach(&pin);
+    usleep(100);
+  }
+  rt_reader_detach(&rd);
+  rcu_thread_unregister();
+  return NULL;
+}
+
+static void
+test_hostcache_churn(void **state)
+{
+  (void) state;
+  static struct hc_case c;
+  memset(&c, 0, sizeof(c));
+  c.t = test_aux_table_new("igp4c", NET_IP4);
+  c.src = rt_get_source(&test_proto, 3);
+  char a[32];
+  for (uint i = 0; i < 64; i++) {
+    u32 x = churn_net_addr((i * 37) % CHURN_NETS) | (1 + i);
+    bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
+    hc_entry(&c, a);
+  }
+  struct churn w[CHURN_WRITERS], rd = { .c = &c };
+  pthread_t th[CHURN_WRITERS], rth;
+  for (uint i = 0; i < CHURN_WRITERS; i++) {
+    w[i] = (struct churn){ .c = &c, .src = rt_get_source(&test_proto, 10 + i), .attrs = attrs_pref(10 + i, i),
+                           .seed = 17 + i, .rounds = 150000 };
+    pthread_create(&th[i], NULL, churn_writer, &w[i]);
+  }
+  pthread_create(&rth, NULL, churn_readers, &rd);
+  for (uint i = 0; i < CHURN_WRITERS; i++)
+    pthread_join(th[i], NULL);
+  uatomic_set(&rd.stop, 1);
+  pthread_join(rth, NULL);
+
+  /* what the writers left, as hc_case's brute force knows it */
+  rcu_read_lock();
+  for (uint k = 0; k < CHURN_NETS; k++)
+    for (uint len = 16; len <= 24; len++) {
+      net_addr n;
+      net_fill_ip4(&n, ip4_from_u32(churn_net_addr(k)), len);
+      net_normalize(&n);
+      struct net *nt = rt_find_net(c.t, &n);
+      if (!nt || !net_best(nt))
+        continue;
+      uint i;
+      for (i = 0; i < c.nets_n && !net_equal(&c.nets[i], &n); i++)
+        ;
+      if (i == c.nets_n) {
+        assert_true(c.nets_n < MAX_NETS);
+        net_copy(&c.nets[c.nets_n++], &n);
+        c.on[i] = 1;
+      }
+    }
+  rcu_read_unlock();
+  hc_check(&c);
+  hc_done(&c);        /* flushes the writers' routes too */
+  for (uint i = 0; i < CHURN_WRITERS; i++) {
+    ea_unref(w[i].attrs);
+    rt_unlock_source(w[i].src);
+  }
+}
+
 static void
 hc_setup(void)
 {
@@ -222,6 +342,7 @@ hc_setup(void)
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_hostcache_cases),
   cmocka_unit_test(test_hostcache_random),
+  cmocka_unit_test(test_hostcache_churn),
 };
 
 int

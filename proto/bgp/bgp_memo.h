@@ -3,17 +3,17 @@
  *
  * The best-path comparison reads LOCAL_PREF, the AS path's length and
  * first AS, ORIGIN and MED of both routes, and every export to every
- * session asks for the list's well-known communities. Each of those was
- * an ea_find() (the path a walk of its segments) in both lists for every
- * comparison: the protocol's hook was most of a table insert's chain
- * walk at 2-5 paths a net. They are found once instead, when the list is
- * interned, and kept in its memo (nest/rt_attr.h, ea_register_memo).
+ * session asks for the list's well-known communities. They are found
+ * once, when the list is interned, and kept in its memo (nest/rt_attr.h,
+ * ea_register_memo), not looked up in both lists at every comparison.
  * What only iBGP route reflection sets (ORIGINATOR_ID, CLUSTER_LIST) and
  * AIGP is only flagged: comparisons read those from the list, as before.
- * The memo shares the list's first cache line with its preference, so a
- * comparison that ends by the MEDs reads one line of each list: a second
- * one cost a fifth of a table insert at 2-5 paths a net (doc/perf.md,
- * session 61).
+ * The lookups were the smaller cost: at 2-5 paths a net a comparison
+ * mostly waits for the other route's list, which a writer has not
+ * touched for a while. So the memo shares the list's first cache line
+ * with its preference, and a comparison that ends by the MEDs reads one
+ * line of each list; the memo alone, a line away from the preference,
+ * saved nothing (doc/perf.md, session 61).
  *
  * Owner: the list's; written before it is published, constant after.
  */
