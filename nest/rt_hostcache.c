@@ -467,6 +467,7 @@ rt_hostcache_free(struct rtable *t)
   /* Every holder (a channel) is gone before its table's data. */
   wlock_take(&t->lock);
   list_del(&hc->reader.n);
+  uatomic_set(&t->reader_count, t->reader_count - 1);
   wlock_give(&t->lock);
   tm_stop(&hc->poll);
   t->hostcache = NULL;

@@ -323,8 +323,8 @@ class Daemon:
     def check_log_clean(self):
         bad = [l for l in self.log().splitlines()
                if "AddressSanitizer" in l or "runtime error" in l or "LeakSanitizer" in l
-               or "ThreadSanitizer" in l]
-        assert not bad, "sanitizer reports in %s:\n%s" % (self.logfile, self.log())
+               or "ThreadSanitizer" in l or " <BUG> " in l]
+        assert not bad, "sanitizer reports or BUG lines in %s:\n%s" % (self.logfile, self.log())
 
     # --- talking to it -------------------------------------------------------
 
