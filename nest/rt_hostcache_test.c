@@ -42,6 +42,37 @@ struct hc_case {
   uint he_n;
 };
 
+/* A case on a table of its own. */
+static void
+hc_begin(struct hc_case *c, const char *table, uint src)
+{
+  memset(c, 0, sizeof(*c));
+  c->t = test_aux_table_new(table, NET_IP4);
+  c->src = rt_get_source(&test_proto, src);
+}
+
+/* Dotted text of an IPv4 address. */
+static const char *
+hc_text(char a[32], u32 x)
+{
+  bsnprintf(a, 32, "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
+  return a;
+}
+
+/* Net n's place in the case, made when new. */
+static uint
+hc_net_slot(struct hc_case *c, const net_addr *n)
+{
+  uint i;
+  for (i = 0; i < c->nets_n && !net_equal(&c->nets[i], n); i++)
+    ;
+  if (i == c->nets_n) {
+    assert_true(c->nets_n < MAX_NETS);
+    net_copy(&c->nets[c->nets_n++], n);
+  }
+  return i;
+}
+
 static void
 hc_net(struct hc_case *c, const char *pfx, uint len, int on)
 {
@@ -50,13 +81,7 @@ hc_net(struct hc_case *c, const char *pfx, uint len, int on)
   net_addr n;
   net_fill_ip4(&n, a, len);
   net_normalize(&n);
-  uint i;
-  for (i = 0; i < c->nets_n && !net_equal(&c->nets[i], &n); i++)
-    ;
-  if (i == c->nets_n) {
-    assert_true(c->nets_n < MAX_NETS);
-    net_copy(&c->nets[c->nets_n++], &n);
-  }
+  uint i = hc_net_slot(c, &n);
   c->on[i] = on;
   rt_update(c->t, &n, c->src, NULL, on ? attrs_pref(10, i) : NULL, 0);
 }
@@ -131,9 +156,7 @@ test_hostcache_cases(void **state)
 {
   (void) state;
   static struct hc_case c;
-  memset(&c, 0, sizeof(c));
-  c.t = test_aux_table_new("igp4", NET_IP4);
-  c.src = rt_get_source(&test_proto, 1);
+  hc_begin(&c, "igp4", 1);
   char a[32];
   /* one next hop per neighbor of a route server: 10.i.0.1 */
   for (uint i = 0; i < 200; i++) {
@@ -187,22 +210,14 @@ test_hostcache_random(void **state)
 {
   (void) state;
   static struct hc_case c;
-  memset(&c, 0, sizeof(c));
   srandom(7);
-  c.t = test_aux_table_new("igp4r", NET_IP4);
-  c.src = rt_get_source(&test_proto, 2);
+  hc_begin(&c, "igp4r", 2);
   char a[32];
-  for (uint i = 0; i < 300; i++) {
-    u32 x = 0x0a000000 | (random() & 0x000fffff);
-    bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
-    hc_entry(&c, a);
-  }
+  for (uint i = 0; i < 300; i++)
+    hc_entry(&c, hc_text(a, 0x0a000000 | (random() & 0x000fffff)));
   for (uint round = 0; round < 20; round++) {
-    for (uint k = 0; k < 40; k++) {
-      u32 x = 0x0a000000 | (random() & 0x000fffff);
-      bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
-      hc_net(&c, a, 12 + random() % 21, 1);
-    }
+    for (uint k = 0; k < 40; k++)
+      hc_net(&c, hc_text(a, 0x0a000000 | (random() & 0x000fffff)), 12 + random() % 21, 1);
     for (uint i = 0; i < c.nets_n; i++)
       if (c.on[i] && random() % 3 == 0) {
         c.on[i] = 0;
@@ -283,15 +298,10 @@ test_hostcache_churn(void **state)
 {
   (void) state;
   static struct hc_case c;
-  memset(&c, 0, sizeof(c));
-  c.t = test_aux_table_new("igp4c", NET_IP4);
-  c.src = rt_get_source(&test_proto, 3);
+  hc_begin(&c, "igp4c", 3);
   char a[32];
-  for (uint i = 0; i < 64; i++) {
-    u32 x = churn_net_addr((i * 37) % CHURN_NETS) | (1 + i);
-    bsnprintf(a, sizeof(a), "%u.%u.%u.%u", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255);
-    hc_entry(&c, a);
-  }
+  for (uint i = 0; i < 64; i++)
+    hc_entry(&c, hc_text(a, churn_net_addr((i * 37) % CHURN_NETS) | (1 + i)));
   struct churn w[CHURN_WRITERS], rd = { .c = &c };
   pthread_t th[CHURN_WRITERS], rth;
   for (uint i = 0; i < CHURN_WRITERS; i++) {
@@ -313,16 +323,8 @@ test_hostcache_churn(void **state)
       net_fill_ip4(&n, ip4_from_u32(churn_net_addr(k)), len);
       net_normalize(&n);
       struct net *nt = rt_find_net(c.t, &n);
-      if (!nt || !net_best(nt))
-        continue;
-      uint i;
-      for (i = 0; i < c.nets_n && !net_equal(&c.nets[i], &n); i++)
-        ;
-      if (i == c.nets_n) {
-        assert_true(c.nets_n < MAX_NETS);
-        net_copy(&c.nets[c.nets_n++], &n);
-        c.on[i] = 1;
-      }
+      if (nt && net_best(nt))
+        c.on[hc_net_slot(&c, &n)] = 1;
     }
   rcu_read_unlock();
   hc_check(&c);
