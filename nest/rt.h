@@ -810,6 +810,16 @@ static inline void rt_reader_polls(struct rt_reader *r, struct event *ev) { uato
 void rt_reader_press(struct rt_reader *r, u32 level);
 void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
+/* nest/rt_readers_check.c, sanitizer builds only: the readers' list
+ * checked at a cleanup or trim (under the lock), and a reader's item seq
+ * before its loop reads it; a failure logs BUG lines. */
+#ifdef BIRD_SANITIZED
+void rt_readers_check(struct rtable *t, const char *where);
+void rt_reader_check(struct rt_reader *r, u64 seq);
+#else
+static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
+static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}
+#endif
 
 /* nest/rt_settle.c: export settle. Made with the table's loop; the times
  * from the config (main loop); a publish with settle.on set kicks the
