@@ -55,6 +55,8 @@ static struct {
   int quick;
   double target_ms;
   int list;
+  /* perf's control and ack FIFOs (--perf-ctl): counting only while timed */
+  FILE *perf_ctl, *perf_ack;
 } opt = { .samples = 15, .target_ms = 100 };
 
 static struct bench_spec benches[BENCH_MAX];
@@ -77,14 +79,55 @@ void
 bench_usage(const char *prog)
 {
   fprintf(stderr,
-          "Usage: %s [--filter SUBSTR] [--samples N] [--quick] [--csv FILE] [--target-ms MS] [--list]\n"
+          "Usage: %s [--filter SUBSTR] [--samples N] [--quick] [--csv FILE] [--target-ms MS] [--list] [--perf-ctl C,A]\n"
           "  --filter SUBSTR  run only benchmarks whose name contains SUBSTR\n"
           "  --samples N      samples per benchmark (default 15; a benchmark may ask for fewer)\n"
           "  --quick          3 samples and smaller inputs where a benchmark allows it (CI smoke runs)\n"
           "  --csv FILE       append one CSV row per result to FILE\n"
           "  --target-ms MS   calibrated sample length (default 100)\n"
-          "  --list           list benchmark names and exit\n",
+          "  --list           list benchmark names and exit\n"
+          "  --perf-ctl C,A   enable perf's events only around timed runs: C and A are the FIFOs\n"
+          "                   given to `perf record -D -1 --control fifo:C,A`\n",
           prog);
+}
+
+/* A profile of a whole run is mostly its untimed setup (loading and
+ * emptying tables between samples); with perf started disabled and these
+ * FIFOs, it samples the timed runs only. */
+static int
+perf_ctl_open(const char *arg)
+{
+  char ctl[TEXT];
+  const char *comma = strchr(arg, ',');
+  if (!comma || (size_t) (comma - arg) >= sizeof(ctl)) {
+    fprintf(stderr, "--perf-ctl: want CTL_FIFO,ACK_FIFO, got %s\n", arg);
+    return -1;
+  }
+  memcpy(ctl, arg, (size_t) (comma - arg));
+  ctl[comma - arg] = 0;
+  opt.perf_ctl = fopen(ctl, "w");
+  opt.perf_ack = opt.perf_ctl ? fopen(comma + 1, "r") : NULL;
+  if (!opt.perf_ack) {
+    fprintf(stderr, "--perf-ctl: %s: %s\n", opt.perf_ctl ? comma + 1 : ctl, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Waits for perf's ack, so that the switch lands outside the clock. */
+static void
+perf_ctl_say(const char *what)
+{
+  if (!opt.perf_ctl)
+    return;
+  char ack[16];
+  fprintf(opt.perf_ctl, "%s\n", what);
+  fflush(opt.perf_ctl);
+  if (!fgets(ack, sizeof(ack), opt.perf_ack)) {
+    fprintf(stderr, "--perf-ctl: perf went away\n");
+    fclose(opt.perf_ctl);
+    opt.perf_ctl = NULL;
+  }
 }
 
 int
@@ -110,6 +153,10 @@ bench_parse_args(int argc, char **argv)
       opt.quick = 1;
     else if (!strcmp(a, "--list"))
       opt.list = 1;
+    else if (!strcmp(a, "--perf-ctl") && has) {
+      if (perf_ctl_open(argv[++i]) < 0)
+        return -1;
+    }
     else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
       bench_usage(argv[0]);
       return -2;
@@ -197,9 +244,11 @@ timed_run(const struct bench_spec *b, uint64_t iters)
 {
   if (b->before)
     b->before(b->state, iters);
+  perf_ctl_say("enable");
   uint64_t t0 = bench_now_ns();
   b->run(b->state, iters);
   uint64_t t = bench_now_ns() - t0;
+  perf_ctl_say("disable");
   if (b->after)
     b->after(b->state, iters);
   return t ? t : 1;
