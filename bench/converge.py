@@ -448,6 +448,7 @@ def one_run(args, binary, version, threads):
     finally:
         stop_marked = (args.stop_peak and not args.stop_peak_peers and dut and table_done is not None
                        and dut.poll() is None and proc_hwm_reset(dut.pid))
+        stop_sent = time.monotonic()
         for p in ((dut,) if args.stop_peak_daemon else (blast, dut)):
             if p:
                 p.send_signal(signal.SIGTERM)
@@ -462,7 +463,8 @@ def one_run(args, binary, version, threads):
                 except (OSError, ValueError, AttributeError):
                     break           # gone, or a zombie without VmRSS
                 time.sleep(0.01)
-            sys.stderr.write("%s: RSS at convergence %d KiB, peak while stopping %d KiB\n" % (version, rss, peak))
+            sys.stderr.write("%s: RSS at convergence %d KiB, peak while stopping %d KiB; stopped in %.2f s\n"
+                             % (version, rss, peak, time.monotonic() - stop_sent))
         if blast and args.stop_peak_daemon:
             blast.send_signal(signal.SIGTERM)
         stopping = time.monotonic()

@@ -850,7 +850,7 @@ void rt_index_mark(struct rtable *t, const net_addr *n);
 void rt_index_regions_free(u64 *regions);
 void rt_cleanup(void *table);
 void rt_cleanup_tick(struct timer *tm);     /* cleanup_tm's hook */
-void rt_table_destroy_data(struct rtable *t);
+void rt_table_destroy_data(struct rtable *t, int at_exit);
 /* Next journal item for this reader or NULL; the item stays valid until the
  * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */
 const struct rt_journal_item *rt_reader_next(struct rt_reader *r);

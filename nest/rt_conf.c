@@ -118,16 +118,20 @@ rt_table_free_done(void *data)
   config_shutdown_check();
 }
 
-/* Runs in the table's loop: after this, nothing references the table. */
+/* Runs in the table's loop: after this, nothing references the table.
+ * The second for the daemon's exit (rt_shutdown()), which leaves the
+ * table's routes to the process's end. */
 static void
-rt_table_teardown(void *data)
+rt_table_teardown_as(struct rtable *t, int at_exit)
 {
-  struct rtable *t = data;
-  rt_table_destroy_data(t);
+  rt_table_destroy_data(t, at_exit);
   struct event *done = mb_allocz(t->pool, sizeof(struct event));
   ev_init(done, rt_table_free_done, t);
   loop_stop(t->loop, done);
 }
+
+static void rt_table_teardown(void *data) { rt_table_teardown_as(data, 0); }
+static void rt_table_teardown_exit(void *data) { rt_table_teardown_as(data, 1); }
 
 static void
 rt_table_maybe_free(struct rtable *t)
@@ -137,7 +141,7 @@ rt_table_maybe_free(struct rtable *t)
   list_del(&t->n);
   tables_dying++;
   struct event *e = mb_allocz(t->pool, sizeof(struct event));
-  ev_init(e, rt_table_teardown, t);
+  ev_init(e, tables_shut ? rt_table_teardown_exit : rt_table_teardown, t);
   ev_send(t->loop, e);
 }
 

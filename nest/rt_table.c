@@ -1405,13 +1405,27 @@ rt_cleanup_run(struct rtable *t)
             (unsigned long long) left);
 }
 
-/* Free everything of a table nobody uses any more (table loop, last act). */
+/* Free everything of a table nobody uses any more (table loop, last act).
+ * At the daemon's exit a plain build leaves the routes, nets and journal
+ * to the end of the process: freeing them one by one, with the references
+ * they hold, took 35 s of the shutdown of a multi layout's 101 tables of
+ * a million routes each (2 cores). Sanitizer builds free everything (their
+ * slabs are malloc's), so that the leak checker and the use-after-free
+ * checks still see every reference a route held let go. */
 void
-rt_table_destroy_data(struct rtable *t)
+rt_table_destroy_data(struct rtable *t, int at_exit)
 {
   rt_hostcache_free(t);
   rt_settle_stop(t);
   tm_stop(&t->cleanup_tm);
+#ifndef BIRD_SANITIZED
+  if (at_exit) {
+    tm_stop(&t->index_tm);
+    return;
+  }
+#else
+  (void) at_exit;
+#endif
   rcu_read_lock();
   wlock_take(&t->lock);
   ASSERT_DIE(list_empty(&t->readers));
