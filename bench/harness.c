@@ -126,7 +126,8 @@ perf_ctl_say(const char *what)
   if (!fgets(ack, sizeof(ack), opt.perf_ack)) {
     fprintf(stderr, "--perf-ctl: perf went away\n");
     fclose(opt.perf_ctl);
-    opt.perf_ctl = NULL;
+    fclose(opt.perf_ack);
+    opt.perf_ctl = opt.perf_ack = NULL;
   }
 }
 

@@ -44,6 +44,12 @@ struct event {
 
 static inline void ev_init(struct event *e, void (*hook)(void *), void *data)
 {
+#ifdef BIRD_SANITIZED
+  /* A queued event made anew drops the rest of its queue, or, sent on to
+   * another loop, joins two loops' queues: both would run what follows. */
+  if (__atomic_load_n(&e->pending, __ATOMIC_SEQ_CST))
+    bug("ev_init() of a queued event %p (hook %p, now %p)", e, (void *) e->hook, (void *) hook);
+#endif
   cds_wfcq_node_init(&e->qn);
   e->hook = hook;
   e->data = data;

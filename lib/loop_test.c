@@ -69,6 +69,7 @@ static void
 stop_all(struct sched *s, struct loop **loops, int n)
 {
   struct event done[n];
+  memset(done, 0, sizeof(done));   /* ev_init() checks that it is not queued */
   stops_left = n;
   for (int i = 0; i < n; i++)
   {

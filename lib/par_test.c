@@ -90,6 +90,7 @@ static void
 stop_all(struct par *p, struct sched *s, struct loop **loops, uint n)
 {
   struct event done[n + 1];
+  memset(done, 0, sizeof(done));   /* ev_init() checks that it is not queued */
   stops_left = n + 1;
   ev_init(&done[n], stop_done, NULL);
   par_stop(p, &done[n]);
@@ -165,7 +166,7 @@ test_many_callers(void **state UNUSED)
         l[i] = loop_new(s, "caller");
       job_init(&j[i], p, 1 + (i * 37 + round * 11) % CHUNKS);
     }
-    struct event ev[CALLERS];
+    struct event ev[CALLERS] = { 0 };
     for (uint i = 0; i < CALLERS; i++) {
       ev_init(&ev[i], job_run, &j[i]);
       ev_send(l[i], &ev[i]);

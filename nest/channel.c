@@ -85,7 +85,10 @@ chan_exports(struct channel *c)
 static void
 chan_export_attach(struct channel *c, const struct rt_reader *at)
 {
-  ev_init(&c->export_ev, chan_export_run, c);
+  /* Made once: it may still be queued from the last time the channel
+   * read (ev_init() of a queued event breaks its loop's queue) */
+  if (!c->export_ev.hook)
+    ev_init(&c->export_ev, chan_export_run, c);
   rt_reader_attach_at(c->table, &c->reader, c->proto->loop, &c->export_ev, at);
 }
 

@@ -811,14 +811,17 @@ void rt_reader_press(struct rt_reader *r, u32 level);
 void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
 /* nest/rt_readers_check.c, sanitizer builds only: the readers' list
- * checked at a cleanup or trim (under the lock), and a reader's item seq
- * before its loop reads it; a failure logs BUG lines. */
+ * checked at a cleanup or trim (under the lock), a reader's item seq
+ * (and its loop) before it reads it, and the reader a new one starts at
+ * (under the lock); a failure logs BUG lines. */
 #ifdef BIRD_SANITIZED
 void rt_readers_check(struct rtable *t, const char *where);
 void rt_reader_check(struct rt_reader *r, u64 seq);
+void rt_reader_check_at(struct rtable *t, const struct rt_reader *at);
 #else
 static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
 static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}
+static inline void rt_reader_check_at(struct rtable *t UNUSED, const struct rt_reader *at UNUSED) {}
 #endif
 
 /* nest/rt_settle.c: export settle. Made with the table's loop; the times

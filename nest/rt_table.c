@@ -1024,6 +1024,7 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   uatomic_set(&r->idle, 0);
   uatomic_set(&r->polls, NULL);
   wlock_take(&t->lock);
+  rt_reader_check_at(t, at);
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   uatomic_set(&r->done, r->seq);

@@ -708,7 +708,7 @@ test_refresh_in_loop(void **state)
   uatomic_set(&stop_readers, 0);
   pthread_create(&walker, NULL, walker_main, t);
 
-  struct event ev;
+  struct event ev = { 0 };
   ev_init(&ev, refresh_in_loop, NULL);
   uatomic_set(&refresh_step, 0);
   ev_send(main_loop(), &ev);

@@ -327,7 +327,13 @@ class Run:
         member, it pauses and, with more floods, falls behind the table's
         journal and catches up; a member may be let go for lagging."""
         self.stall(sorted(CLIENTS))
-        what = [self.flood(self.rnd.choice(sorted(FEEDERS)), spread=True) for _ in range(self.rnd.randint(1, 6))]
+        what = []
+        for _ in range(self.rnd.randint(1, 6)):
+            what.append(self.flood(self.rnd.choice(sorted(FEEDERS)), spread=True))
+            # six floods through the multi layout's tables under TSan
+            # took longer than the 90 s hold time (the step's keepalive
+            # came too late: `Hold timer expired`)
+            self.keepalive()
         return "every client stops reading for %d steps; %s" % (self.stall_steps, "; ".join(what))
 
     def refresh(self, x):
