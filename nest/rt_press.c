@@ -215,6 +215,11 @@ rt_hold_timer(struct timer *tm)
 void
 rt_hold_init(struct rt_hold *h, struct loop *l, struct event *ev, int copies)
 {
+#ifdef BIRD_SANITIZED
+  /* still in a table's list of waiters, it would cut the list there */
+  if (uatomic_read(&h->wait.table))
+    bug("rt_hold_init() of a hold still waiting in %s", uatomic_read(&h->wait.table)->name);
+#endif
   h->wait = (struct rt_press_wait) { .loop = l, .ev = ev, .copies = !!copies };
   tm_init(&h->tm, l, rt_hold_timer, h);
   h->since = 0;

@@ -687,6 +687,11 @@ bgp_timer_hook_init(struct bgp_proto *p, struct bgp_conn *c)
 void
 bgp_conn_init(struct bgp_proto *p, struct bgp_conn *c, int outgoing)
 {
+#ifdef BIRD_SANITIZED
+  /* the last run's connection let its hold and event go (rt_hold_init) */
+  if (uatomic_read(&c->rx_hold.wait.table) || ev_active(&c->rx_wait_ev))
+    bug("%s: bgp_conn_init() of a connection still waiting", p->p.name);
+#endif
   memset(c, 0, sizeof(*c));
   c->p = p;
   c->fd = -1;
