@@ -92,7 +92,9 @@ static int
 chan_reload_walk(struct channel *c)
 {
   if (!c->reloading) {
-    ev_init(&c->reload_ev, chan_reload_step, c);
+    /* made once: a walk stopped (channel down) may have left it queued */
+    if (!c->reload_ev.hook)
+      ev_init(&c->reload_ev, chan_reload_step, c);
     rt_reader_attach(c->in_table, &c->reload_pin, c->proto->loop, NULL);
     c->reloading = 1;
   }
