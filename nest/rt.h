@@ -284,6 +284,9 @@ struct rt_reader {
    * prefetched: the reader's channel does not export its own routes.
    * `sender` is that of the item rt_reader_next() gave last. */
   u16 own, sender;
+#ifdef BIRD_SANITIZED
+  u32 busy;                   /* atomic: a thread is in rt_reader_next() */
+#endif
 };
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
@@ -818,6 +821,7 @@ void rt_press_check(struct rtable *t, struct rt_reader *r);
 void rt_readers_check(struct rtable *t, const char *where);
 void rt_reader_check(struct rt_reader *r, u64 seq);
 void rt_reader_check_at(struct rtable *t, const struct rt_reader *at);
+void rt_reader_twice(struct rt_reader *r);
 #else
 static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
 static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}

@@ -84,4 +84,16 @@ rt_reader_check_at(struct rtable *t, const struct rt_reader *at)
             (unsigned long long) uatomic_read(&at->seq));
   rt_readers_dump(t, why);
 }
+
+/* The reader's loop: another thread is in rt_reader_next() for r too. */
+void
+rt_reader_twice(struct rt_reader *r)
+{
+  char why[128];
+  struct loop *l = loop_current();
+  bsnprintf(why, sizeof(why), "reader %p read by two threads at once (one in loop %s)", r, l ? loop_name(l) : "none");
+  wlock_take(&r->table->lock);
+  rt_readers_dump(r->table, why);
+  wlock_give(&r->table->lock);
+}
 #endif

@@ -1105,8 +1105,8 @@ rt_reader_release(struct rt_reader *r)
     rt_reader_done_to(r, r->seq);
 }
 
-const struct rt_journal_item *
-rt_reader_next(struct rt_reader *r)
+static inline const struct rt_journal_item *
+rt_reader_next_one(struct rt_reader *r)
 {
   struct rtable *t = r->table;
   u64 seq = r->seq;
@@ -1148,6 +1148,21 @@ rt_reader_next(struct rt_reader *r)
       rt_reader_press_ease(r, uatomic_read(&t->jend) - seq);
   }
   return item;
+}
+
+const struct rt_journal_item *
+rt_reader_next(struct rt_reader *r)
+{
+#ifdef BIRD_SANITIZED
+  /* two threads at once: one's cursor, written back stale, would go back */
+  if (uatomic_xchg(&r->busy, 1))
+    rt_reader_twice(r);
+  const struct rt_journal_item *it = rt_reader_next_one(r);
+  uatomic_set(&r->busy, 0);
+  return it;
+#else
+  return rt_reader_next_one(r);
+#endif
 }
 
 /* Distances ahead of the reader: the records of an item, then (once those
