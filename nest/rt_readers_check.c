@@ -11,6 +11,7 @@
  * which reader and where, as BUG lines the functional tests fail on. Plain builds compile none of it (nest/rt.h makes the
  * calls empty).
  */
+#include <stdarg.h>
 #include "nest/rt.h"
 #include "lib/log.h"
 #include "lib/printf.h"
@@ -47,31 +48,46 @@ rt_readers_check(struct rtable *t, const char *where)
     rt_readers_dump(t, where);
 }
 
+/* Outside the lock: the dump under it, for a reason made like printf's. */
+static void
+rt_readers_dump_why(struct rtable *t, const char *fmt, ...)
+{
+  char why[128];
+  va_list args;
+  va_start(args, fmt);
+  bvsnprintf(why, sizeof(why), fmt, args);
+  va_end(args);
+  wlock_take(&t->lock);
+  rt_readers_dump(t, why);
+  wlock_give(&t->lock);
+}
+
 /* The reader's loop, before it reads item seq: still in the journal? */
 void
 rt_reader_check(struct rt_reader *r, u64 seq)
 {
   struct rtable *t = r->table;
-  char why[128];
   /* Only its loop moves a reader that is sent events (a pin goes from
    * hand to hand): from two threads, one's stale cursor written back
    * would take it behind what the cleanup freed. (Unit tests read in
    * threads of no loop.) */
   struct loop *l = loop_current();
-  if (r->notify && l && l != r->loop) {
-    bsnprintf(why, sizeof(why), "reader %p of loop %s read in loop %s", r, loop_name(r->loop), loop_name(l));
-    wlock_take(&t->lock);
-    rt_readers_dump(t, why);
-    wlock_give(&t->lock);
-  }
-  if (seq >= uatomic_read(&t->jfirst_seq))
-    return;
-  bsnprintf(why, sizeof(why), "reader %p at %llu, behind the journal's start: its items were freed", r,
-            (unsigned long long) seq);
-  wlock_take(&t->lock);
-  rt_readers_dump(t, why);
-  wlock_give(&t->lock);
+  if (r->notify && l && l != r->loop)
+    rt_readers_dump_why(t, "reader %p of loop %s read in loop %s", r, loop_name(r->loop), loop_name(l));
+  if (seq < uatomic_read(&t->jfirst_seq))
+    rt_readers_dump_why(t, "reader %p at %llu, behind the journal's start: its items were freed", r,
+                        (unsigned long long) seq);
 }
+
+/* The reader's loop: another thread is in rt_reader_next() for r too. */
+void
+rt_reader_twice(struct rt_reader *r)
+{
+  struct loop *l = loop_current();
+  rt_readers_dump_why(r->table, "reader %p read by two threads at once (one in loop %s)", r,
+                      l ? loop_name(l) : "none");
+}
+
 /* Under the writer lock: a new reader takes at's place, so at must be
  * one of the table's, whose items are still there. */
 void
@@ -83,17 +99,5 @@ rt_reader_check_at(struct rtable *t, const struct rt_reader *at)
   bsnprintf(why, sizeof(why), "a reader starts at %p (of %s), at %llu", at, at->table ? at->table->name : "none",
             (unsigned long long) uatomic_read(&at->seq));
   rt_readers_dump(t, why);
-}
-
-/* The reader's loop: another thread is in rt_reader_next() for r too. */
-void
-rt_reader_twice(struct rt_reader *r)
-{
-  char why[128];
-  struct loop *l = loop_current();
-  bsnprintf(why, sizeof(why), "reader %p read by two threads at once (one in loop %s)", r, l ? loop_name(l) : "none");
-  wlock_take(&r->table->lock);
-  rt_readers_dump(r->table, why);
-  wlock_give(&r->table->lock);
 }
 #endif
