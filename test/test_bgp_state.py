@@ -237,3 +237,42 @@ protocol bgp b2 {
         s.close()
     # the error wait ends without a new run
     assert wait_start(d, r"^Passive +BGP Error: Bad peer AS$")[1] == after[1]
+
+
+def test_hold_timer_spares_unread_input(start_daemon, ports):
+    """A daemon that could not read for longer than the hold time (here
+    stopped for 5 s of a 3 s hold time) finds its timer expired and the
+    neighbor's keepalives waiting in the socket: as BIRD 2, it gives the
+    session ten seconds more and reads them, rather than drop a neighbor
+    that kept talking (a loop's run takes its timers before its sockets)."""
+    ours, peer = "127.90.6.1", "127.90.6.2"
+    d = start_daemon("""router id 10.90.6.1;
+protocol device {}
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor %s as 65002;
+  passive; multihop; hold time 3;
+  ipv4 { import all; export none; };
+}
+""" % (ours, ports[0], peer))
+    wait_start(d, r"^Passive$")
+    p = bgp_raw.RawPeer(peer, ours, ports[0], 65002, 65001)
+    try:
+        assert poll(lambda: row(d)[0] == "up", timeout=10), details(d)
+
+        def talk(seconds):
+            end = time.time() + seconds
+            while time.time() < end:
+                p.send(bgp_raw.msg(4))
+                time.sleep(0.5)
+
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        try:
+            talk(5)
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        talk(4)
+        assert row(d)[0] == "up", details(d)
+        assert "Hold timer expired" not in d.log(), d.log()
+    finally:
+        p.s.close()

@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "proto/bgp/bgp.h"
@@ -705,6 +706,15 @@ bgp_hold_expired(struct timer *t)
 {
   struct bgp_conn *c = t->data;
   struct bgp_proto *p = c->p;
+  /* As BIRD 2: what waits in the socket may be the peer's keepalives,
+   * unread because the daemon is busy (a loop's run takes its timers
+   * before its sockets) or holds the peer's input back for its table:
+   * ten seconds more, while anything does. A silent peer sends nothing. */
+  int waiting = 0;
+  if (c->fd >= 0 && ioctl(c->fd, FIONREAD, &waiting) == 0 && waiting > 0) {
+    tm_start(&c->hold_timer, S_ 10);
+    return;
+  }
   if (c == p->conn && bgp_llgr_ready(p)) {
     /* As BIRD 2: a silent peer that can restart long-lived gets the
      * chance (graceful restart first, then long-lived) and no last error;
