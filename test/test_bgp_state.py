@@ -41,6 +41,19 @@ def peer_conf(port, our_port, bgp_opts=""):
     return test_bgp.peer_conf(PEER, port, 65002, our_port, "route %s blackhole;" % ROUTE, bgp_opts, ours=OURS)
 
 
+def passive_conf(ours, port, peer, options):
+    """b2 waiting, passive, for a hand-driven neighbor on peer."""
+    return """router id 10.90.0.1;
+protocol device {}
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor %s as 65002;
+  passive; multihop; %s
+  ipv4 { import all; export none; };
+}
+""" % (ours, port, peer, options)
+
+
 def row(d):
     """(state, since, info) of b2 in `show protocols`."""
     r = d.protocols()["b2"]
@@ -210,15 +223,7 @@ def test_error_before_session_restarts(start_daemon, ports):
     the run: BIRD 2 restarts the protocol, so Since moves to the error, the state stays
     start, and after the error wait the protocol waits for the neighbor again."""
     ours, peer = "127.90.5.1", "127.90.5.2"
-    d = start_daemon("""router id 10.90.5.1;
-protocol device {}
-protocol bgp b2 {
-  local %s port %d as 65001;
-  neighbor %s as 65002;
-  passive; multihop; hold time 90; error wait time 2, 4;
-  ipv4 { import all; export none; };
-}
-""" % (ours, ports[0], peer))
+    d = start_daemon(passive_conf(ours, ports[0], peer, "hold time 90; error wait time 2, 4;"))
     first = wait_start(d, r"^Passive$")
     time.sleep(0.1)     # a restart within the same millisecond would not show
     s = socket.socket()
@@ -246,15 +251,7 @@ def test_hold_timer_spares_unread_input(start_daemon, ports):
     session ten seconds more and reads them, rather than drop a neighbor
     that kept talking (a loop's run takes its timers before its sockets)."""
     ours, peer = "127.90.6.1", "127.90.6.2"
-    d = start_daemon("""router id 10.90.6.1;
-protocol device {}
-protocol bgp b2 {
-  local %s port %d as 65001;
-  neighbor %s as 65002;
-  passive; multihop; hold time 3;
-  ipv4 { import all; export none; };
-}
-""" % (ours, ports[0], peer))
+    d = start_daemon(passive_conf(ours, ports[0], peer, "hold time 3;"))
     wait_start(d, r"^Passive$")
     p = bgp_raw.RawPeer(peer, ours, ports[0], 65002, 65001)
     try:
