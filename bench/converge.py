@@ -147,10 +147,10 @@ def gen_config(layout, peers, port, threads, rs_filter=False, monitors=1, export
     return "\n".join(out) + "\n"
 
 
-def ctl(sock, cmd):
+def ctl(sock, cmd, timeout=30):
     """One command over the control socket (what birdc does, without its start-up cost)."""
     s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
+    s.settimeout(timeout)
     s.connect(sock)
     buf = b""
     while not re.search(rb"^\d{4} ", buf, re.M):
@@ -425,14 +425,15 @@ def one_run(args, binary, version, threads):
                 peak = max(peak, proc_mem(dut.pid)[0])
                 if args.stop_trace:
                     mem = dict(re.findall(r"^(?:\d{4}[- ])?\s*([A-Z][a-z ]+):\s+([\d.]+ [kMG]?B)",
-                                          ctl(sock, "show memory"), re.M))
+                                          ctl(sock, "show memory", args.timeout), re.M))
                     sys.stderr.write("%5.2f s RSS %d KiB tables %s attrs %s protocols %s\n"
                                      % (time.time() - t1, proc_mem(dut.pid)[0], mem.get("Routing tables"),
                                         mem.get("Route attributes"), mem.get("Protocols")))
                 # every table: in the multi layouts the peers' own tables
-                # empty after master4 does
+                # empty after master4 does; BIRD 2 answers once its
+                # flush is over (a minute at 100 x 10k in multi)
                 counts = re.findall(r"\b(\d+) of \d+ routes for \d+ networks in table",
-                                    ctl(sock, "show route table all count"))
+                                    ctl(sock, "show route table all count", args.timeout))
                 if counts and not any(int(c) for c in counts):
                     break
                 time.sleep(0.02)

@@ -827,18 +827,36 @@ chan_export_drained(struct channel *c)
  * and was never exported here either. Neither route is loaded: in a
  * pipe's peer table nearly every item is the pipe's own copy. 0: not
  * such an item, or not done here. */
+static void
+chan_export_own_count(struct channel *c, uint updates, uint withdrawals)
+{
+  chan_stat_add(&c->stats.exp_updates_received, updates);
+  chan_stat_add(&c->stats.exp_updates_rejected, updates);
+  chan_stat_add(&c->stats.exp_withdraws_received, withdrawals);
+}
+
 static int
 chan_export_own_item(struct channel *c, const struct rt_journal_item *it)
 {
   /* a feed's bookkeeping and the filters' trace want the routes */
   if (!c->reader.own || c->reader.sender != c->reader.own || c->feed_rejected || chan_debug(c, D_FILTERS))
     return 0;
-  if (it->new_rte) {
-    chan_stat_add(&c->stats.exp_updates_received, 1);
-    chan_stat_add(&c->stats.exp_updates_rejected, 1);
-  } else
-    chan_stat_add(&c->stats.exp_withdraws_received, 1);
+  chan_export_own_count(c, !!it->new_rte, !it->new_rte);
   return 1;
+}
+
+void
+chan_export_pass_own(struct channel *c)
+{
+  /* what chan_export_own_item() asks, and a reader that reads on from
+   * where it is: no walk of the table going on or to come, no stop */
+  if (!c->reader.table || !c->reader.own || c->reader.own != c->sender_id || c->cf->secondary ||
+      !chan_exports_every_route(c) || c->feed_rejected || chan_debug(c, D_FILTERS) || c->feeding || c->catchup ||
+      c->export_hold || uatomic_read(&c->reader.laggard))
+    return;
+  uint withdrawals = 0, n = rt_reader_pass_own(&c->reader, &withdrawals);
+  if (n)
+    chan_export_own_count(c, n - withdrawals, withdrawals);
 }
 
 /* Items of one export pass at most. A pass holds what it read until its

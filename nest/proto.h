@@ -667,6 +667,12 @@ void chan_catch_up_discard(struct chan_catchup *owed);
 void chan_catch_up_adopt(struct channel *c, struct chan_catchup *owed);
 /* The end of an export pass: the class's export_flush, if any. */
 void chan_export_flush(struct channel *c);
+/* c's protocol wrote routes into c's table through c (a pipe's copies),
+ * which c, exporting every route, rejects unread: its reader passes them
+ * now if it is where they begin, counted as its pass would, so that the
+ * table's journal does not keep them until c's next pass (a pipe busy the
+ * other way). In c's loop, outside c's export pass. */
+void chan_export_pass_own(struct channel *c);
 
 /* Reload exports (refeed). */
 void chan_refeed(struct channel *c);

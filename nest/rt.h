@@ -861,6 +861,13 @@ void rt_table_destroy_data(struct rtable *t, int at_exit);
 /* Next journal item for this reader or NULL; the item stays valid until the
  * next call of rt_reader_next/detach. Call inside rcu_read_lock(). */
 const struct rt_journal_item *rt_reader_next(struct rt_reader *r);
+/* The reader's loop wrote items of the reader's own sender (r->own) into
+ * its table, which it would skip unread (a pipe's copies, read back by
+ * the pipe): move the reader past those at its cursor now, up to the
+ * first of another sender, so that they do not wait in the journal for
+ * its next pass. Not in a pass (held). Returns the items passed, adding
+ * the withdrawals among them to *withdrawals. */
+uint rt_reader_pass_own(struct rt_reader *r, uint *withdrawals);
 /* The items given from now until rt_reader_release() stay the reader's:
  * the routes they name keep their references, even those a later item
  * retires (the cleanup drops a retired route's references once every

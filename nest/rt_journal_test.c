@@ -1,8 +1,9 @@
 /*
  * Unit tests of what frees the export journal: the table loop's cleanup
  * spares what readers hold, a table nothing reads keeps one block, and
- * writers free what every reader passed when the cleanup cannot come
- * (run under TSan in CI).
+ * writers free what every reader passed when the cleanup cannot come,
+ * and a reader passes its own channel's writes at once (run under TSan
+ * in CI).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -229,6 +230,76 @@ test_writers_trim_the_journal(void **state)
   assert_true(most <= 2 * RT_CLEANUP_THRESHOLD);
 }
 
+/* Writes of `count` routes of nets base.. through c: routes of src, or
+ * their withdrawals (attrs NULL). */
+static void
+write_through(struct rtable *t, struct channel *c, struct rte_src *src, struct ea_list *attrs, u32 base, u32 count)
+{
+  enum { BATCH = 64 };
+  net_addr nets[BATCH];
+  struct rt_import im[BATCH];
+  for (u32 done = 0; done < count;) {
+    uint k = 0;
+    for (; k < BATCH && done < count; k++, done++) {
+      net4(&nets[k], base + done);
+      im[k] = (struct rt_import){ .net = &nets[k], .src = src, .attrs = attrs };
+    }
+    rt_update_batch(t, c, im, k);
+  }
+}
+
+/* A pipe's reader passes the copies the pipe just wrote into its table
+ * (rt_reader_pass_own), across blocks, up to the first item of another
+ * sender, which it reads as before; a reader in a pass (held) is left
+ * alone. Passed, the items no longer keep the journal. */
+static void
+test_reader_passes_own_writes(void **state)
+{
+  (void) state;
+  enum { BASE = 31000, OWN = RT_JOURNAL_BLOCK + 40, GONE = 30, LATER = 2 * RT_JOURNAL_BLOCK };
+  struct rtable *t = test_aux_table_new("passing", NET_IP4);
+  struct channel *own = fake_channel(t, "pipe"), *other = fake_channel(t, "peer");
+  struct two_srcs x = two_srcs_new();
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+  r.own = own->sender_id;
+  u64 start = r.seq;
+  write_through(t, own, x.s1, x.lo, BASE, OWN);
+  write_through(t, own, x.s1, NULL, BASE, GONE);
+  write_through(t, other, x.s2, x.hi, BASE + OWN, 1);
+  uint wd = 0;
+  assert_int_equal(rt_reader_pass_own(&r, &wd), OWN + GONE);
+  assert_int_equal(wd, GONE);
+  assert_int_equal(r.seq, start + OWN + GONE);
+  assert_int_equal(uatomic_read(&r.done), r.seq);
+  /* another's item stops it; read, as ever */
+  assert_int_equal(rt_reader_pass_own(&r, &wd), 0);
+  rcu_read_lock();
+  const struct rt_journal_item *it = rt_reader_next(&r);
+  assert_non_null(it);
+  assert_int_equal(r.sender, other->sender_id);
+  assert_null(rt_reader_next(&r));
+  rcu_read_unlock();
+  /* in a pass, the reader's items are its pass's */
+  write_through(t, own, x.s1, x.lo, BASE + OWN + 1, LATER);
+  rt_reader_hold(&r);
+  assert_int_equal(rt_reader_pass_own(&r, &wd), 0);
+  rt_reader_release(&r);
+  wd = 0;
+  assert_int_equal(rt_reader_pass_own(&r, &wd), LATER);
+  assert_int_equal(wd, 0);
+  /* nothing holds the blocks passed */
+  loop_call_sync(t->loop, rt_cleanup, t);
+  assert_true(uatomic_read(&t->jfirst_seq) > start + OWN + GONE + 1);
+  rt_reader_detach(&r);
+  write_through(t, own, x.s1, NULL, BASE + GONE, OWN + 1 + LATER - GONE);
+  write_through(t, other, x.s2, NULL, BASE + OWN, 1);
+  fake_channel_free(own);
+  fake_channel_free(other);
+  test_aux_table_free(t);
+  two_srcs_free(&x);
+}
+
 /* Run by nest/test_loops.h in a thread of their own; the main thread runs
  * the main loop, which the table code sends its cleanup events through. */
 static const struct CMUnitTest tests[] = {
@@ -236,6 +307,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_cleanup_spares_what_a_hold_keeps),
   cmocka_unit_test(test_journal_freed_without_readers),
   cmocka_unit_test(test_writers_trim_the_journal),
+  cmocka_unit_test(test_reader_passes_own_writes),
 };
 
 int

@@ -1105,6 +1105,37 @@ rt_reader_release(struct rt_reader *r)
     rt_reader_done_to(r, r->seq);
 }
 
+/* The reader's cursor, the block of item seq (its next). Inside
+ * rcu_read_lock(). */
+static inline struct rt_journal_block *
+rt_reader_block(struct rt_reader *r, u64 seq)
+{
+  if (!r->block) {
+    struct rt_journal_block *b = rcu_dereference(r->table->jfirst);
+    while (b->first_seq + RT_JOURNAL_BLOCK <= seq)
+      b = rcu_dereference(b->next);
+    r->block = b;
+  }
+  return r->block;
+}
+
+/* The reader was given item seq. Never keep a pointer to a block we are
+ * done with: cleanup may free it as soon as our done passes its end. NULL
+ * is found again from jfirst. */
+static inline void
+rt_reader_moved(struct rt_reader *r, u64 seq)
+{
+  struct rtable *t = r->table;
+  if (seq + 1 != r->block->first_seq + RT_JOURNAL_BLOCK)
+    return;
+  /* the cleanup is told once we are done with this item */
+  r->left_oldest |= r->block->first_seq == uatomic_read(&t->jfirst_seq);
+  r->block = rcu_dereference(r->block->next);
+  /* a block's worth at a time: jend's line is the importers' */
+  if (uatomic_read(&r->press))
+    rt_reader_press_ease(r, uatomic_read(&t->jend) - seq);
+}
+
 static inline const struct rt_journal_item *
 rt_reader_next_one(struct rt_reader *r)
 {
@@ -1128,41 +1159,70 @@ rt_reader_next_one(struct rt_reader *r)
     }
   }
   rt_reader_check(r, seq);
-  if (!r->block) {
-    struct rt_journal_block *b = rcu_dereference(t->jfirst);
-    while (b->first_seq + RT_JOURNAL_BLOCK <= seq)
-      b = rcu_dereference(b->next);
-    r->block = b;
-  }
-  const struct rt_journal_item *item = &r->block->items[seq - r->block->first_seq];
+  const struct rt_journal_item *item = &rt_reader_block(r, seq)->items[seq - r->block->first_seq];
   r->sender = r->block->sender[seq - r->block->first_seq];
   uatomic_set(&r->seq, seq + 1);
-  /* Never keep a pointer to a block we are done with: cleanup may free it
-   * as soon as our done passes its end. NULL is found again from jfirst. */
-  if (seq + 1 == r->block->first_seq + RT_JOURNAL_BLOCK) {
-    /* the cleanup is told once we are done with this item */
-    r->left_oldest |= r->block->first_seq == uatomic_read(&t->jfirst_seq);
-    r->block = rcu_dereference(r->block->next);
-    /* a block's worth at a time: jend's line is the importers' */
-    if (uatomic_read(&r->press))
-      rt_reader_press_ease(r, uatomic_read(&t->jend) - seq);
-  }
+  rt_reader_moved(r, seq);
   return item;
+}
+
+/* Sanitizer builds: two threads moving one reader at once, one's cursor
+ * written back stale would go back. */
+static inline void
+rt_reader_enter(struct rt_reader *r UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  if (uatomic_xchg(&r->busy, 1))
+    rt_reader_twice(r);
+#endif
+}
+
+static inline void
+rt_reader_leave(struct rt_reader *r UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  uatomic_set(&r->busy, 0);
+#endif
 }
 
 const struct rt_journal_item *
 rt_reader_next(struct rt_reader *r)
 {
-#ifdef BIRD_SANITIZED
-  /* two threads at once: one's cursor, written back stale, would go back */
-  if (uatomic_xchg(&r->busy, 1))
-    rt_reader_twice(r);
+  rt_reader_enter(r);
   const struct rt_journal_item *it = rt_reader_next_one(r);
-  uatomic_set(&r->busy, 0);
+  rt_reader_leave(r);
   return it;
-#else
-  return rt_reader_next_one(r);
-#endif
+}
+
+uint
+rt_reader_pass_own(struct rt_reader *r, uint *withdrawals)
+{
+  struct rtable *t = r->table;
+  if (!t || !r->own || r->held)
+    return 0;
+  rt_reader_enter(r);
+  rcu_read_lock();
+  u64 start = r->seq, seq = start, end = uatomic_read(&t->jend);   /* acquire: pairs with publish */
+  if (seq < end)
+    rt_reader_check(r, seq);
+  for (; seq < end; seq++) {
+    struct rt_journal_block *b = rt_reader_block(r, seq);
+    uint i = seq - b->first_seq;
+    if (b->sender[i] != r->own)
+      break;
+    *withdrawals += !b->items[i].new_rte;
+    r->sender = r->own;
+    uatomic_set(&r->seq, seq + 1);
+    rt_reader_moved(r, seq);
+  }
+  uint n = seq - start;
+  if (n) {
+    r->end = end;
+    rt_reader_done_to(r, seq);
+  }
+  rcu_read_unlock();
+  rt_reader_leave(r);
+  return n;
 }
 
 /* Distances ahead of the reader: the records of an item, then (once those

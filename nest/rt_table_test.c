@@ -300,26 +300,6 @@ test_batch(void **state)
 
 /* --- Refresh cycles --- */
 
-static struct channel *
-fake_channel(struct rtable *t, const char *name)
-{
-  struct channel *c = calloc(1, sizeof(*c));
-  c->proto = fake_proto(name);
-  c->table = t;
-  c->name = "ipv4";
-  c->sender_id = rt_sender_add(t, c);
-  return c;
-}
-
-static void
-fake_channel_free(struct channel *c)
-{
-  rt_sender_remove(c->table, c->sender_id);
-  rcu_barrier();
-  free(c->proto);
-  free(c);
-}
-
 /* Routes of c in nets [0, count): how many, and how many are stale. */
 static void
 chan_count(struct rtable *t, struct channel *c, u32 base, u32 count, u32 *routes, u32 *stale)

@@ -1,7 +1,8 @@
 /*
  * Unit-test helpers shared by the table tests (rt_table_test.c,
- * rt_press_test.c): fake protocols and their route sources, the master4
- * table of an empty config, and a numbering of /24 nets.
+ * rt_press_test.c, rt_journal_test.c): fake protocols, channels and
+ * their route sources, the master4 table of an empty config, and a
+ * numbering of /24 nets.
  */
 #ifndef NEST_TEST_TABLE_H
 #define NEST_TEST_TABLE_H
@@ -35,6 +36,28 @@ test_table(void)
     t = rt_find_table("master4");
   }
   return t;
+}
+
+/* A channel of a fake protocol into t, with a sender number of its own:
+ * what its routes and journal items carry. */
+static inline struct channel *
+fake_channel(struct rtable *t, const char *name)
+{
+  struct channel *c = calloc(1, sizeof(*c));
+  c->proto = fake_proto(name);
+  c->table = t;
+  c->name = "ipv4";
+  c->sender_id = rt_sender_add(t, c);
+  return c;
+}
+
+static inline void
+fake_channel_free(struct channel *c)
+{
+  rt_sender_remove(c->table, c->sender_id);
+  rcu_barrier();
+  free(c->proto);
+  free(c);
 }
 
 static inline void

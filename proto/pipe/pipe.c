@@ -237,6 +237,7 @@ pipe_flush(struct proto *pp, struct channel *c)
     return;
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   rt_update_batch(dst->table, dst, q->im, q->n);
+  chan_export_pass_own(dst);
   /* The import side of dst counts what entered its table (BIRD's pipe
    * statistics). A copy the table refused (a route of its source from
    * someone else is there: a loop) did not go out: its withdrawal, later,
