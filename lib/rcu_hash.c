@@ -276,12 +276,33 @@ rh_skip_before(struct rcu_hash_iter *it, struct rcu_hash_node *n)
   return n;
 }
 
+/* A walk's steps go to buckets far apart (bit-reversed): each bucket's
+ * word and first node a cache miss, one after the other, 200 ns a net of
+ * a table of a million. Steps ahead, the walk asks for the word of the
+ * bucket RH_WALK_AHEAD steps on and for the first node of the bucket
+ * half as far, whose word it asked for then. */
+#define RH_WALK_AHEAD 16
+
+static inline void
+rh_walk_prefetch(const struct rcu_hash_array *a, u64 s)
+{
+  if (s + RH_WALK_AHEAD <= a->mask)
+    __builtin_prefetch(&a->b[rh_step_bucket(a, (u32) (s + RH_WALK_AHEAD))]);
+  if (s + RH_WALK_AHEAD / 2 <= a->mask) {
+    struct rcu_hash_node *n = rcu_hash_word_node(
+        rcu_dereference(((struct rcu_hash_array *) a)->b[rh_step_bucket(a, (u32) (s + RH_WALK_AHEAD / 2))]));
+    if (n)
+      __builtin_prefetch(n);
+  }
+}
+
 /* From step s on: the first node of a non-empty bucket. */
 static struct rcu_hash_node *
 rh_walk_buckets(struct rcu_hash_iter *it, u64 s)
 {
   const struct rcu_hash_array *a = it->a;
   for (; s <= a->mask; s++) {
+    rh_walk_prefetch(a, s);
     it->step = (u32) s;
     it->bucket = rh_step_bucket(a, it->step);
     struct rcu_hash_node *n = rh_skip_before(it, rcu_hash_word_node(rcu_dereference(((struct rcu_hash_array *) a)->b[it->bucket])));
