@@ -820,13 +820,7 @@ chan_export_drained(struct channel *c)
          !uatomic_read(&c->reader.laggard) && !uatomic_read(&c->stats.exp_routes);
 }
 
-/* An item of a route that came in through this channel, read while it
- * exports every route: chan_export_one() would reject the route (never
- * back to the protocol that announced it) without more than counting.
- * The route it retires is of the same source, so of the same protocol,
- * and was never exported here either. Neither route is loaded: in a
- * pipe's peer table nearly every item is the pipe's own copy. 0: not
- * such an item, or not done here. */
+/* What a pass counts of the channel's own items it skips. */
 static void
 chan_export_own_count(struct channel *c, uint updates, uint withdrawals)
 {
@@ -835,6 +829,13 @@ chan_export_own_count(struct channel *c, uint updates, uint withdrawals)
   chan_stat_add(&c->stats.exp_withdraws_received, withdrawals);
 }
 
+/* An item of a route that came in through this channel, read while it
+ * exports every route: chan_export_one() would reject the route (never
+ * back to the protocol that announced it) without more than counting.
+ * The route it retires is of the same source, so of the same protocol,
+ * and was never exported here either. Neither route is loaded: in a
+ * pipe's peer table nearly every item is the pipe's own copy. 0: not
+ * such an item, or not done here. */
 static int
 chan_export_own_item(struct channel *c, const struct rt_journal_item *it)
 {
