@@ -64,6 +64,10 @@ settle_begin(struct settle_case *c, struct event *ev, struct rt_settle_times exp
   ev_init(ev, settle_notified, NULL);
   rt_settle_set(c->t, exp, rr);
   rt_reader_attach(c->t, &c->r, main_loop(), ev);
+  /* The table is the previous test's too: the wake-up for its last
+   * withdrawals, or the kick of the new times, may still be on its way
+   * and would wake this reader early on a loaded machine. */
+  sleep_ms(200);
   uatomic_set(&woken, 0);
 }
 
