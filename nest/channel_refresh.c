@@ -10,7 +10,9 @@
  * ending it starts a walk that withdraws what is still older. The walk
  * does a bounded batch of nets per event and yields when the loop's time
  * budget runs out, resuming by key, so a million-route flush never stalls
- * the session that runs beside it.
+ * the session that runs beside it. A walk that only withdraws is the
+ * table's, in its loop, shared by every channel flushing the table at the
+ * time (nest/rt_flush.c); the import table's, after it, is ours.
  *
  * Ownership: struct chan_refresh belongs to the protocol's loop; only gen
  * and walking are read from elsewhere (atomics).
@@ -22,13 +24,25 @@
 
 void chan_flush_done(struct channel *c);    /* channel.c */
 
+/* The walk is over. */
+static void
+chan_refresh_finish(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  rf->op.flush = 0;
+  rf->op.modify = NULL;
+  chan_flush_done(c);     /* chan_flush_down()'s walk: the channel is down */
+  /* last: whoever waits for the walk may free the channel after this */
+  uatomic_set(&rf->walking, 0);
+}
+
 static void
 chan_refresh_run(void *data)
 {
   struct channel *c = data;
   struct chan_refresh *rf = &c->refresh;
-  if (!uatomic_read(&rf->walking))
-    return;           /* stopped while queued */
+  if (!uatomic_read(&rf->walking) || (rf->joined && !rf->in_table_phase))
+    return;           /* stopped while queued, or the table walks */
   for (;;) {
     uint removed = 0, modified = 0;
     /* the table first, then the channel's import table (Adj-RIB-In): what
@@ -45,11 +59,7 @@ chan_refresh_run(void *data)
       done = 0;
     }
     if (done) {
-      rf->op.flush = 0;
-      rf->op.modify = NULL;
-      chan_flush_done(c);     /* chan_flush_down()'s walk: the channel is down */
-      /* last: whoever waits for the walk may free the channel after this */
-      uatomic_set(&rf->walking, 0);
+      chan_refresh_finish(c);
       return;
     }
     if (loop_budget_left() <= 0) {
@@ -60,18 +70,57 @@ chan_refresh_run(void *data)
   }
 }
 
+/* The table's walk for a flush is over (rt_flush_join's done): the
+ * import table's, in this loop, or the end. A done of a join left since
+ * (chan_refresh_stop) or made again finds it no longer or still pending. */
+static void
+chan_refresh_joined(void *data)
+{
+  struct channel *c = data;
+  struct chan_refresh *rf = &c->refresh;
+  if (!rf->joined || rt_flush_pending(c->table, c))
+    return;
+  rf->joined = 0;
+  if (!c->in_table) {
+    chan_refresh_finish(c);
+    return;
+  }
+  rf->in_table_phase = 1;
+  rf->pos = 0;
+  ev_schedule(&rf->ev);
+}
+
+static void
+chan_refresh_leave(struct channel *c)
+{
+  struct chan_refresh *rf = &c->refresh;
+  if (!rf->joined)
+    return;
+  rt_flush_leave(c->table, c);
+  rf->joined = 0;
+}
+
 /* (Re)start the walk from the first net with the op as it is now: the
- * part walked before may need the new op too. */
+ * part walked before may need the new op too. A flush alone walks with
+ * those of the other channels of the table going down (nest/rt_flush.c). */
 static void
 chan_refresh_walk(struct channel *c)
 {
   struct chan_refresh *rf = &c->refresh;
-  if (!rf->ev.hook)
+  if (!rf->ev.hook) {
     ev_init(&rf->ev, chan_refresh_run, c);
+    ev_init(&rf->joined_ev, chan_refresh_joined, c);
+  }
   rf->op.c = c;
   rf->pos = 0;
   rf->in_table_phase = 0;
   uatomic_set(&rf->walking, 1);
+  if (rf->op.flush && !rf->op.modify) {
+    rf->joined = 1;
+    rt_flush_join(c->table, c, rf->op.flush_gen, &rf->joined_ev);
+    return;
+  }
+  chan_refresh_leave(c);
   ev_schedule(&rf->ev);
 }
 
@@ -129,6 +178,7 @@ chan_refresh_stop(struct channel *c)
 {
   struct chan_refresh *rf = &c->refresh;
   chan_refresh_active(c, 0);
+  chan_refresh_leave(c);
   rf->op.flush = 0;
   rf->op.modify = NULL;
   uatomic_set(&rf->walking, 0);

@@ -108,7 +108,10 @@ struct chan_refresh {
   struct rt_stale_op op;      /* what the walk does */
   u64 pos;                    /* where the walk resumes (rcu_hash_walk) */
   int in_table_phase;         /* the walk is in the channel's import table */
-  struct event ev;
+  /* A flush's walk of the table is the table's (rt_flush_join), which
+   * sends joined_ev when it is over */
+  int joined;
+  struct event ev, joined_ev;
 };
 
 struct channel {

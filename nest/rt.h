@@ -397,6 +397,13 @@ struct rtable {
   u32 refreshing;             /* atomic: channels writing here in a refresh cycle */
   struct rt_settle settle;
   struct sched *sched;        /* its loop's, fixed */
+  /* Channels' flushes in one walk of the table for all of them
+   * (nest/rt_flush.c): joins and flush_pos under flush_lock, which the
+   * walk (table loop, flush_ev) holds for each of its parts */
+  pthread_mutex_t flush_lock;
+  struct rt_flush_join *flush_joins;
+  u64 flush_pos;
+  struct event flush_ev;
   pthread_mutex_t press_lock; /* importers waiting for the pressing to end */
   struct rt_press_wait *press_waiters;  /* under press_lock */
   struct lnode readers;       /* struct rt_reader, under lock */
@@ -514,6 +521,10 @@ struct rt_import {
    * it stale) */
   u8 keep_gen;
   u16 gen;
+  /* A withdrawal that takes the route of the source only if it is older
+   * than gen (rte_gen_older): a walk outside the sender's loop, which may
+   * have imported it again since the walk saw it (rt_flush_join) */
+  u8 stale_only;
   uint result;                /* out: what rt_update would have returned */
 };
 /*
@@ -525,6 +536,22 @@ struct rt_import {
 void rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, uint n);
 /* Remove every route sent by this channel (flush on channel down). */
 uint rt_flush_channel(struct rtable *t, struct channel *c);
+/* nest/rt_flush.c. Channel c (its loop) asks the table to withdraw its
+ * routes older than gen: one walk in the table's loop serves every
+ * channel flushing the table at the time (a route server's sessions all
+ * going down walk it once, not once each). The walk withdraws in c's
+ * name and subtracts what it withdrew from c's route counts; when it has
+ * been over every net since c joined it sends done to the loop c joined
+ * from. c may import meanwhile (a session back up): what it imports
+ * since the generation moved past gen stays. Joining again moves gen
+ * and starts over. */
+void rt_flush_join(struct rtable *t, struct channel *c, u16 gen, struct event *done);
+/* c's join ends, done or not; when this returns, the walk no longer
+ * names c (c's loop). */
+void rt_flush_leave(struct rtable *t, struct channel *c);
+/* Is c's join still under way? */
+int rt_flush_pending(struct rtable *t, struct channel *c);
+void rt_flush_init(struct rtable *t);
 /*
  * Refresh cycle walk over the routes sent by one channel (any loop; locks
  * like rt_update): withdraw those older than flush_gen (when flush is set),

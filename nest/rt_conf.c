@@ -82,6 +82,7 @@ rt_table_alloc(const char *name, uint net_type, struct sched *sched)
   t->press_high = RT_PRESS_HIGH;
   t->press_auto = 1;
   ev_init(&t->cleanup_ev, rt_cleanup, t);
+  rt_flush_init(t);
   tm_init(&t->cleanup_tm, t->loop, rt_cleanup_tick, t);
   rt_settle_init(t);
   rt_index_init(t);

@@ -582,6 +582,9 @@ struct rt_upd {
   u64 pre_seq;
   u16 pre_ver;
   uint res;
+  /* A withdrawal only of a route older than stale_gen (rt_import) */
+  u8 stale_only;
+  u16 stale_gen;
 };
 
 static void
@@ -702,6 +705,9 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
     u->res = RT_UPD_CLASH;
     return;
   }
+  /* the route came again since the walk that withdraws it saw it */
+  if (u->stale_only && old && !rte_gen_older(old, u->stale_gen))
+    return;
   if (old && new && rte_attrs(old) == rte_attrs(new) && rte_flags(old) == rte_flags(new)) {
     /* Announced again unchanged: only a refresh cycle cares (the route is
      * fresh now); no journal item, nothing to export. */
@@ -870,6 +876,8 @@ rt_batch_prepare(struct rtable *t, struct channel *sender, struct rt_import *b, 
   for (uint i = 0; i < k; i++) {
     rt_upd_prepare(t, &u[i], b[i].net, b[i].src, sender, b[i].attrs, b[i].flags, b[i].keep_gen ? b[i].gen : -1, 1,
                    now);
+    u[i].stale_only = b[i].stale_only && !b[i].attrs;
+    u[i].stale_gen = b[i].gen;
     rcu_hash_prefetch(&t->nets, u[i].hash);
   }
 }

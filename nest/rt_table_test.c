@@ -720,6 +720,107 @@ test_refresh_in_loop(void **state)
   fake_channel_free(c);
 }
 
+/* A withdrawal of a walk outside the sender's loop (rt_flush_join) takes
+ * the route only if it is older than the walk's generation: one imported
+ * again since (a session back up) stays. */
+static void
+test_stale_only_withdrawal(void **state)
+{
+  (void) state;
+  struct rtable *t = test_aux_table_new("stale-only", NET_IP4);
+  struct channel *c = fake_channel(t, "stale");
+  struct rte_src *s = rt_get_source(c->proto, 0);
+  struct ea_list *a = attrs_pref(100, 1);
+  net_addr n;
+  net4(&n, 7001);
+  rt_update(t, &n, s, c, a, 0);           /* generation 0 */
+  struct rt_import im = { .net = &n, .src = s, .stale_only = 1, .gen = 0 };
+  rt_update_batch(t, c, &im, 1);
+  u32 routes, stale;
+  chan_count(t, c, 7001, 1, &routes, &stale);
+  assert_int_equal(im.result, RT_UPD_NONE);
+  assert_int_equal(routes, 1);
+  im = (struct rt_import){ .net = &n, .src = s, .stale_only = 1, .gen = 1 };
+  rt_update_batch(t, c, &im, 1);
+  chan_count(t, c, 7001, 1, &routes, &stale);
+  assert_int_equal(im.result & RT_UPD_USABLE, RT_UPD_REMOVE);
+  assert_int_equal(routes, 0);
+  ea_unref(a);
+  rt_unlock_source(s);
+  fake_channel_free(c);
+  test_aux_table_free(t);
+}
+
+/* Channels going down together are flushed by one walk of the table
+ * (nest/rt_flush.c): two channels with routes on the same nets, a third
+ * whose routes stay, the flushes begun and ended in the main loop (the
+ * channels' loop here) one after the other, so that the second joins the
+ * walk where the first has taken it. */
+#define JF_BASE 60000
+#define JF_NETS 20000
+static struct channel *jf_chan[2];
+static int jf_step;
+
+static void
+jf_flush(void *data)
+{
+  (void) data;
+  for (int i = 0; i < 2; i++) {
+    chan_refresh_begin(jf_chan[i]);
+    chan_refresh_end(jf_chan[i]);
+    if (!i)
+      usleep(2000);
+  }
+  uatomic_set(&jf_step, 1);
+}
+
+static void
+test_flush_joined_walk(void **state)
+{
+  (void) state;
+  struct rtable *t = test_aux_table_new("joined", NET_IP4);
+  struct channel *stay = fake_channel(t, "stays");
+  struct rte_src *src[3];
+  struct ea_list *a = attrs_pref(100, 1);
+  for (int i = 0; i < 3; i++) {
+    struct channel *c = i < 2 ? (jf_chan[i] = fake_channel(t, i ? "two" : "one")) : stay;
+    src[i] = rt_get_source(c->proto, 0);
+    for (u32 k = 0; k < JF_NETS; k++) {
+      net_addr n;
+      net4(&n, JF_BASE + k);
+      rt_update(t, &n, src[i], c, a, 0);
+    }
+    uatomic_set(&c->stats.imp_routes, JF_NETS);
+  }
+  struct event ev = { 0 };
+  ev_init(&ev, jf_flush, NULL);
+  uatomic_set(&jf_step, 0);
+  ev_send(main_loop(), &ev);
+  while (!uatomic_read(&jf_step) || uatomic_read(&jf_chan[0]->refresh.walking) ||
+         uatomic_read(&jf_chan[1]->refresh.walking))
+    usleep(1000);
+  assert_false(rt_flush_pending(t, jf_chan[0]) || rt_flush_pending(t, jf_chan[1]));
+  u32 routes, stale;
+  for (int i = 0; i < 3; i++) {
+    struct channel *c = i < 2 ? jf_chan[i] : stay;
+    chan_count(t, c, JF_BASE, JF_NETS, &routes, &stale);
+    assert_int_equal(routes, i < 2 ? 0 : JF_NETS);
+    assert_int_equal(uatomic_read(&c->stats.imp_routes), i < 2 ? 0 : JF_NETS);
+  }
+  for (u32 k = 0; k < JF_NETS; k++) {
+    net_addr n;
+    net4(&n, JF_BASE + k);
+    rt_update(t, &n, src[2], stay, NULL, 0);
+  }
+  ea_unref(a);
+  for (int i = 0; i < 3; i++)
+    rt_unlock_source(src[i]);
+  fake_channel_free(jf_chan[0]);
+  fake_channel_free(jf_chan[1]);
+  fake_channel_free(stay);
+  test_aux_table_free(t);
+}
+
 /* --- Concurrency --- */
 
 #define WRITERS 4
@@ -1336,6 +1437,8 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_sender_home),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
+  cmocka_unit_test(test_stale_only_withdrawal),
+  cmocka_unit_test(test_flush_joined_walk),
   cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_route_groups_merging),

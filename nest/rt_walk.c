@@ -2,9 +2,11 @@
  * DOC: Walks over the routes of one channel: its flush when it goes down
  * for good, and a refresh cycle's walk (withdraw what was not sent again,
  * replace what goes stale), which is also how a BGP session that goes
- * down drops its routes. Both visit every net of the table in parts, each
- * in a read section of its own and resumed from a position of the index,
- * and change the channel's routes in batches (rt_update_batch).
+ * down drops its routes (in the table's loop for every channel going
+ * down at the time: nest/rt_flush.c). Both visit every net of the table
+ * in parts, each in a read section of its own and resumed from a
+ * position of the index, and change the channel's routes in batches
+ * (rt_update_batch).
  *
  * The walker's state (struct rt_walk_batch, the position) is on the stack
  * of the loop that walks: the channel's, the only one that imports
