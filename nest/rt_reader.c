@@ -32,6 +32,26 @@ rt_journal_end_settled(struct rtable *t)
   return end;
 }
 
+/* Sanitizer builds: two threads moving one reader at once, one's cursor
+ * written back stale would go back; one taking it off the list while the
+ * other reads would read blocks the cleanup no longer keeps for it. */
+static inline void
+rt_reader_enter(struct rt_reader *r UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  if (uatomic_xchg(&r->busy, 1))
+    rt_reader_twice(r);
+#endif
+}
+
+static inline void
+rt_reader_leave(struct rt_reader *r UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  uatomic_set(&r->busy, 0);
+#endif
+}
+
 void
 rt_reader_attach(struct rtable *t, struct rt_reader *r, struct loop *l, struct event *notify)
 {
@@ -73,6 +93,7 @@ rt_reader_detach(struct rt_reader *r)
   struct rtable *t = r->table;
   if (!t)
     return;
+  rt_reader_enter(r);
   wlock_take(&t->lock);
   list_del(&r->n);
   uatomic_set(&t->reader_count, t->reader_count - 1);
@@ -83,6 +104,7 @@ rt_reader_detach(struct rt_reader *r)
   rt_reader_press(r, RT_PRESS_NONE);
   r->table = NULL;
   r->block = NULL;
+  rt_reader_leave(r);
   ev_send(t->loop, &t->cleanup_ev);
 }
 
@@ -196,25 +218,6 @@ rt_reader_next_one(struct rt_reader *r)
   uatomic_set(&r->seq, seq + 1);
   rt_reader_moved(r, seq);
   return item;
-}
-
-/* Sanitizer builds: two threads moving one reader at once, one's cursor
- * written back stale would go back. */
-static inline void
-rt_reader_enter(struct rt_reader *r UNUSED)
-{
-#ifdef BIRD_SANITIZED
-  if (uatomic_xchg(&r->busy, 1))
-    rt_reader_twice(r);
-#endif
-}
-
-static inline void
-rt_reader_leave(struct rt_reader *r UNUSED)
-{
-#ifdef BIRD_SANITIZED
-  uatomic_set(&r->busy, 0);
-#endif
 }
 
 const struct rt_journal_item *

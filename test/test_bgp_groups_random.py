@@ -264,8 +264,11 @@ class Run:
             self.stalled = set()
 
     def keepalive(self):
+        # right after a flood the socket still holds what the daemon has
+        # not taken in yet: the flood's own time (CI's TSan half, multi
+        # layout: over 10 s once)
         for s in SOURCES:
-            self.peers[s].send(msg(4))
+            self.peers[s].send(msg(4), timeout=120)
 
     # --- events ---------------------------------------------------------------
 
