@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include "nest/rt.h"
 #include "nest/proto.h"
+#include "nest/rt_walk.h"
 #include "lib/log.h"
 
 #define RT_FLUSH_JOIN_BATCH 64      /* withdrawals a channel's batch holds */
@@ -31,14 +32,13 @@
 /* One channel's flush. Under the table's flush_lock. */
 struct rt_flush_join {
   struct rt_flush_join *next;
-  struct channel *c;
-  u16 sid, gen;
+  u16 gen;
   u64 start;                  /* the walk's position when c joined */
   int wrapped;                /* the walk went past the end since */
   struct loop *loop;          /* where done goes */
   struct event *done;
-  uint k;
-  struct rt_import im[RT_FLUSH_JOIN_BATCH];
+  struct rt_walk_batch b;     /* the channel, its sender number; im: imb */
+  struct rt_import imb[RT_FLUSH_JOIN_BATCH];
 };
 
 /* A part's joins by their channel's sender number. */
@@ -47,22 +47,19 @@ struct rt_flush_part {
   uint sids;
 };
 
+/* The end of a part: what is left of j's batch, and c's counts of what
+ * the part withdrew. */
 static void
 rt_flush_apply(struct rtable *t, struct rt_flush_join *j)
 {
-  if (!j->k)
-    return;
-  rt_update_batch(t, j->c, j->im, j->k);
-  uint removed = 0, filtered = 0;
-  for (uint i = 0; i < j->k; i++) {
-    removed += (j->im[i].result & RT_UPD_USABLE) == RT_UPD_REMOVE;
-    filtered += !!(j->im[i].result & RT_UPD_FILTERED_REMOVE);
-  }
-  if (removed)
-    uatomic_sub(&j->c->stats.imp_routes, removed);
-  if (filtered)
-    uatomic_sub(&j->c->stats.filt_routes, filtered);
-  j->k = 0;
+  struct rt_walk_batch *b = &j->b;
+  if (b->k)
+    rt_walk_batch_apply(t, b);
+  if (b->removed)
+    uatomic_sub(&b->c->stats.imp_routes, b->removed);
+  if (b->filt_removed)
+    uatomic_sub(&b->c->stats.filt_routes, b->filt_removed);
+  b->removed = b->filt_removed = 0;
 }
 
 /* One net, inside the part's read section. Its routes are picked first
@@ -75,9 +72,7 @@ rt_flush_join_net(struct rtable *t, struct net *n, void *ctx)
     struct rt_flush_join *j = r->sender < p->sids ? p->by_sid[r->sender] : NULL;
     if (!j || !rte_gen_older(r, j->gen))
       continue;
-    if (j->k == RT_FLUSH_JOIN_BATCH)
-      rt_flush_apply(t, j);
-    j->im[j->k++] = (struct rt_import){ .net = &n->n, .src = rte_src(r), .stale_only = 1, .gen = j->gen };
+    rt_walk_batch_add(t, &j->b, (struct rt_import){ .net = &n->n, .src = rte_src(r), .stale_only = 1, .gen = j->gen });
   }
 }
 
@@ -100,12 +95,12 @@ rt_flush_run(void *data)
   }
   struct rt_flush_part p = { 0 };
   for (struct rt_flush_join *j = t->flush_joins; j; j = j->next)
-    p.sids = MAX(p.sids, (uint) j->sid + 1);
+    p.sids = MAX(p.sids, (uint) j->b.sid + 1);
   p.by_sid = calloc(p.sids, sizeof(*p.by_sid));
   if (!p.by_sid)
     die("Out of memory");
   for (struct rt_flush_join *j = t->flush_joins; j; j = j->next)
-    p.by_sid[j->sid] = j;
+    p.by_sid[j->b.sid] = j;
   rcu_read_lock();
   int end = rt_walk_part(t, &t->flush_pos, RT_FLUSH_JOIN_NETS, rt_flush_join_net, &p);
   for (struct rt_flush_join *j = t->flush_joins; j; j = j->next)
@@ -138,7 +133,7 @@ static struct rt_flush_join *
 rt_flush_unlink(struct rtable *t, struct channel *c)
 {
   for (struct rt_flush_join **jp = &t->flush_joins, *j; (j = *jp); jp = &j->next)
-    if (j->c == c) {
+    if (j->b.c == c) {
       *jp = j->next;
       return j;
     }
@@ -154,8 +149,10 @@ rt_flush_join(struct rtable *t, struct channel *c, u16 gen, struct event *done)
   struct rt_flush_join *j = rt_flush_unlink(t, c);
   if (!j && !(j = malloc(sizeof(*j))))
     die("Out of memory");
-  *j = (struct rt_flush_join){ .c = c, .sid = chan_sender_id(c, t), .gen = gen, .start = t->flush_pos,
-                               .loop = loop_current(), .done = done, .next = t->flush_joins };
+  *j = (struct rt_flush_join){ .gen = gen, .start = t->flush_pos, .loop = loop_current(), .done = done,
+                               .next = t->flush_joins,
+                               .b = { .c = c, .sid = chan_sender_id(c, t), .cap = RT_FLUSH_JOIN_BATCH } };
+  j->b.im = j->imb;
   t->flush_joins = j;
   pthread_mutex_unlock(&t->flush_lock);
   ev_send(t->loop, &t->flush_ev);
@@ -175,7 +172,7 @@ rt_flush_pending(struct rtable *t, struct channel *c)
 {
   pthread_mutex_lock(&t->flush_lock);
   struct rt_flush_join *j = t->flush_joins;
-  while (j && j->c != c)
+  while (j && j->b.c != c)
     j = j->next;
   pthread_mutex_unlock(&t->flush_lock);
   return !!j;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include "nest/rt.h"
 #include "nest/proto.h"
+#include "nest/rt_walk.h"
 
 /* A flush withdraws in batches of this many routes, and leaves its read
  * section every RT_FLUSH_NETS nets: a walk of a million nets in one
@@ -77,18 +78,7 @@ rt_walk_part(struct rtable *t, u64 *pos, uint max, void (*visit)(struct rtable *
   return !n;
 }
 
-/* A walk's changes to the routes of one channel (a flush's withdrawals,
- * a refresh cycle's withdrawals and replacements), applied in batches,
- * and what they did. On the walking loop's stack. */
-struct rt_walk_batch {
-  struct channel *c;
-  u16 sid;
-  uint k;
-  uint count, removed, modified, filt_removed;
-  struct rt_import im[RT_FLUSH_BATCH];
-};
-
-static void
+void
 rt_walk_batch_apply(struct rtable *t, struct rt_walk_batch *b)
 {
   rt_update_batch(t, b->c, b->im, b->k);
@@ -105,12 +95,10 @@ rt_walk_batch_apply(struct rtable *t, struct rt_walk_batch *b)
   b->k = 0;
 }
 
-/* Applied once the batch is full: call it only where changing the
- * routes of the nets walked so far cannot disturb the caller. */
-static void
+void
 rt_walk_batch_add(struct rtable *t, struct rt_walk_batch *b, struct rt_import im)
 {
-  if (b->k == RT_FLUSH_BATCH)
+  if (b->k == b->cap)
     rt_walk_batch_apply(t, b);
   b->im[b->k++] = im;
 }
@@ -133,7 +121,8 @@ rt_flush_channel(struct rtable *t, struct channel *c)
 {
   /* Only the channel's own loop imports through it, and that is where
    * this runs: its routes the walk sees stay until withdrawn here. */
-  struct rt_walk_batch f = { .c = c, .sid = chan_sender_id(c, t) };
+  struct rt_import im[RT_FLUSH_BATCH];
+  struct rt_walk_batch f = { .c = c, .sid = chan_sender_id(c, t), .im = im, .cap = RT_FLUSH_BATCH };
   u64 pos = 0;
   int done;
   do {
@@ -200,7 +189,8 @@ int
 rt_stale_walk(struct rtable *t, const struct rt_stale_op *op, u64 *pos, uint max,
               uint *removed, uint *modified)
 {
-  struct rt_stale_ctx w = { .op = op, .b = { .c = op->c, .sid = chan_sender_id(op->c, t) } };
+  struct rt_import im[RT_FLUSH_BATCH];
+  struct rt_stale_ctx w = { .op = op, .b = { .c = op->c, .sid = chan_sender_id(op->c, t), .im = im, .cap = RT_FLUSH_BATCH } };
   rcu_read_lock();
   int done = rt_walk_part(t, pos, max, rt_stale_net, &w);
   if (w.b.k)
