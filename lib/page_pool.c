@@ -21,6 +21,18 @@
  * showed. As the use drops the reserve drops with it, and the blocks
  * above it go back.
  *
+ * The use also swings fast: a table's journal frees its blocks a grace
+ * period at a time, dozens at once, while its writer takes new ones one by
+ * one. With only the quarter kept, each swing above it went to the kernel
+ * and faulted back in a moment later (an insert benchmark with no reader
+ * released 43% of the blocks it took, 4,000 releases a second, each a
+ * TLB shootdown of the other core). So free blocks up to the recent swing
+ * stay too: the pool's resident blocks, in use and free, may reach the
+ * most it had in use lately (this epoch of PAGE_POOL_EPOCH allocations
+ * or the last); what the swing keeps beyond the reserve above is at most
+ * PAGE_POOL_SWING_MAX bytes. The pool then holds no more than it held a
+ * moment ago, and at rest at most that much more than before.
+ *
  * Accounting: a resident free block is overhead of MEM_STANDBY; blocks in
  * use are their owners' to count; released and never-touched pages are
  * not resident and count nowhere.
@@ -44,6 +56,8 @@ struct page_pool {
   size_t align;                     /* of blocks: size if a power of two, else a page */
   uint reserve;                     /* resident free blocks kept at least */
   size_t in_use;                    /* under lock: blocks handed out */
+  size_t peak, peak_prev;           /* under lock: most in use in this epoch, the last */
+  uint epoch_left;                  /* under lock: allocations before the epoch ends */
   void *hot;                        /* under lock: resident free blocks */
   uint hot_count;
   void **cold;                      /* under lock: released free blocks */
@@ -120,6 +134,12 @@ page_pool_get(struct page_pool *p, int zero)
 {
   pthread_mutex_lock(&p->lock);
   p->in_use++;
+  p->peak = MAX(p->peak, p->in_use);
+  if (!p->epoch_left--) {
+    p->peak_prev = p->peak;
+    p->peak = p->in_use;
+    p->epoch_left = PAGE_POOL_EPOCH - 1;
+  }
   void *b = p->hot;
   int resident = b != NULL;
   if (resident) {
@@ -145,7 +165,9 @@ void *page_pool_alloc_dirty(struct page_pool *p) { return page_pool_get(p, 0); }
 static size_t
 page_pool_keep(const struct page_pool *p)
 {
-  return MAX((size_t) p->reserve, p->in_use / 4);
+  size_t recent = MAX(p->peak, p->peak_prev);
+  size_t swing = MIN(recent - MIN(recent, p->in_use), PAGE_POOL_SWING_MAX / p->size);
+  return MAX(MAX((size_t) p->reserve, p->in_use / 4), swing);
 }
 
 /* Hand a block's pages back and list it as released. */

@@ -9,8 +9,9 @@
  * chunks itself, keeps a small reserve of free blocks resident for the
  * next burst, and hands the pages of every other free block back to the
  * kernel (MADV_DONTNEED), so resident memory follows what is in use. The
- * reserve grows with the use (a quarter of the blocks in use), so a large
- * load's swings do not go to the kernel and back.
+ * reserve grows with the use (a quarter of the blocks in use, or what a
+ * recent swing of it took), so a large load's swings do not go to the
+ * kernel and back.
  *
  * Blocks whose size is a power of two are aligned to it (slab pages find
  * their header by masking an object's address).
@@ -29,9 +30,15 @@
 
 struct page_pool;
 
+/* Free blocks that a recent swing of the use took stay resident too: up
+ * to the most in use during this epoch of PAGE_POOL_EPOCH allocations or
+ * the last, at most PAGE_POOL_SWING_MAX bytes of them. */
+#define PAGE_POOL_EPOCH 256
+#define PAGE_POOL_SWING_MAX (1U << 20)
+
 /* Blocks of size bytes (rounded up to whole pages); free blocks up to
- * reserve bytes, or a quarter as many as are in use where that is more,
- * stay resident. */
+ * reserve bytes, or a quarter as many as are in use, or the recent swing
+ * above, whichever is more, stay resident. */
 struct page_pool *page_pool_new(size_t size, size_t reserve);
 void *page_pool_alloc(struct page_pool *p);        /* zeroed */
 /* Contents undefined (a recycled block keeps what was written in it):

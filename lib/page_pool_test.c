@@ -2,7 +2,8 @@
  * Unit tests for lib/page_pool.c: blocks zeroed, distinct and aligned,
  * accounting exact (the resident reserve is standby overhead, blocks in
  * use and released ones count nothing), released pages really gone from
- * memory (mincore), and blocks allocated and freed on several threads. Under ASan/TSan
+ * memory (mincore), the recent swing of the use kept resident up to its
+ * bound, and blocks allocated and freed on several threads. Under ASan/TSan
  * the pool is calloc and the residency check is skipped.
  */
 #include <pthread.h>
@@ -36,6 +37,29 @@ all_zero(const u8 *b, size_t n)
   return 1;
 }
 
+/* Standby bytes of the pools other than tp (each keeps the block its
+ * last epoch churned): the tests that count tp's take them off. */
+static size_t others;
+
+static size_t
+tp_standby(void)
+{
+  struct mem_usage u;
+  mem_class_usage(MEM_STANDBY, &u);
+  assert_int_equal(u.effective, 0);
+  return u.overhead - others;
+}
+
+/* Three epochs of one block at a time: the pool forgets its last swing
+ * in two, and what it kept for it goes back in the third (two blocks a
+ * free). */
+static void
+forget_swing(struct page_pool *p)
+{
+  for (int i = 0; i < 3 * PAGE_POOL_EPOCH; i++)
+    page_pool_free(p, page_pool_alloc(p));
+}
+
 static void
 test_size_rounds_to_pages(void **state UNUSED)
 {
@@ -62,6 +86,8 @@ test_aligned(void **state UNUSED)
   }
   for (int i = 0; i < 100; i++)
     page_pool_free(q, b[i]);
+  forget_swing(q);
+  others = tp_standby();      /* tp is untouched so far */
 }
 
 /* Every block comes zeroed, whether new, from the reserve or released. */
@@ -91,58 +117,63 @@ static void
 test_accounting(void **state UNUSED)
 {
   enum { N = RESERVE + 6 };
-  struct mem_usage a, b, c;
   void *blk[N];
-  mem_class_usage(MEM_STANDBY, &a);
+  forget_swing(tp);
+  size_t a = tp_standby();
   for (int i = 0; i < N; i++)
     blk[i] = page_pool_alloc(tp);
-  mem_class_usage(MEM_STANDBY, &b);
-  assert_int_equal(b.effective, 0);
-  assert_int_equal(b.overhead, 0);
+  assert_int_equal(tp_standby(), 0);
   for (int i = 0; i < N; i++)
     page_pool_free(tp, blk[i]);
-  mem_class_usage(MEM_STANDBY, &c);
-  assert_int_equal(c.effective, 0);
+  size_t c = tp_standby();
 #ifdef BIRD_SANITIZED
-  assert_int_equal(c.overhead, 0);
+  assert_int_equal(a + c, 0);
 #else
-  /* the previous test filled the reserve already */
-  assert_int_equal(a.overhead, RESERVE * page_pool_block_size(tp));
-  assert_int_equal(c.overhead, RESERVE * page_pool_block_size(tp));
+  /* the reserve, then the swing of this test: every block it took */
+  assert_int_equal(a, RESERVE * page_pool_block_size(tp));
+  assert_int_equal(c, N * page_pool_block_size(tp));
 #endif
 }
 
-/* Blocks freed beyond the reserve leave memory. */
+/* Blocks freed beyond the swing's bound leave memory at once, those the
+ * swing kept once it is forgotten; the reserve stays. */
 static void
 test_released_pages_not_resident(void **state UNUSED)
 {
 #ifdef BIRD_SANITIZED
   skip();
 #else
-  enum { N = RESERVE + 8 };
   size_t size = page_pool_block_size(tp), pages = size / page;
+  enum { N = 100 };
+  uint swing = PAGE_POOL_SWING_MAX / size;
+  assert_true(swing + 8 <= N);
   u8 *blk[N];
+  forget_swing(tp);
   for (int i = 0; i < N; i++) {
     blk[i] = page_pool_alloc(tp);
     memset(blk[i], 1, size);
   }
   for (int i = 0; i < N; i++)
     page_pool_free(tp, blk[i]);
-  /* The reserve filled first: the later blocks were released. */
   unsigned char vec[16];
   assert_true(pages <= sizeof(vec));
-  for (int i = RESERVE; i < N; i++) {
+  for (int i = 0; i < N; i++) {
     assert_int_equal(mincore(blk[i], size, vec), 0);
     for (size_t k = 0; k < pages; k++)
-      assert_int_equal(vec[k] & 1, 0);
+      assert_int_equal(vec[k] & 1, i < (int) swing);
   }
-  assert_int_equal(mincore(blk[0], size, vec), 0);
-  assert_int_equal(vec[0] & 1, 1);
+  /* The swing forgotten: the blocks freed last went first. */
+  forget_swing(tp);
+  for (int i = 0; i < (int) swing; i++) {
+    assert_int_equal(mincore(blk[i], size, vec), 0);
+    assert_int_equal(vec[0] & 1, i < RESERVE);
+  }
 #endif
 }
 
 /* Beyond the floor, a quarter as many blocks as are in use wait
- * resident, and they go back as the use drops. */
+ * resident, or what the recent swing took; once the swing is forgotten
+ * they go back with the use. */
 static void
 test_reserve_follows_use(void **state UNUSED)
 {
@@ -152,22 +183,46 @@ test_reserve_follows_use(void **state UNUSED)
   enum { N = 40, FIRST = 8 };
   size_t size = page_pool_block_size(tp);
   void *blk[N];
-  struct mem_usage u;
+  forget_swing(tp);
   for (int i = 0; i < N; i++)
     blk[i] = page_pool_alloc(tp);
-  mem_class_usage(MEM_STANDBY, &u);
-  assert_int_equal(u.overhead, 0);              /* the reserve was taken first */
+  assert_int_equal(tp_standby(), 0);            /* the reserve was taken first */
   for (int i = 0; i < FIRST; i++)
     page_pool_free(tp, blk[i]);
-  mem_class_usage(MEM_STANDBY, &u);
-  assert_int_equal(u.overhead, FIRST * size);   /* 32 in use: 8 may wait */
+  assert_int_equal(tp_standby(), FIRST * size); /* 32 in use: 8 may wait */
   unsigned char vec[16];
   assert_int_equal(mincore(blk[FIRST - 1], size, vec), 0);
   assert_int_equal(vec[0] & 1, 1);
   for (int i = FIRST; i < N; i++)
     page_pool_free(tp, blk[i]);
-  mem_class_usage(MEM_STANDBY, &u);
-  assert_int_equal(u.overhead, RESERVE * size);
+  assert_int_equal(tp_standby(), N * size);     /* the swing: 40 were in use */
+  forget_swing(tp);
+  assert_int_equal(tp_standby(), RESERVE * size);
+#endif
+}
+
+/* The swing keeps at most PAGE_POOL_SWING_MAX bytes, however many blocks
+ * it took. */
+static void
+test_swing_bounded(void **state UNUSED)
+{
+#ifdef BIRD_SANITIZED
+  skip();
+#else
+  enum { N = 600 };
+  static void *blk[N];
+  uint swing = PAGE_POOL_SWING_MAX / page;
+  assert_true(swing < N);
+  size_t u0 = tp_standby();
+  for (int i = 0; i < N; i++)
+    blk[i] = page_pool_alloc(one_page);
+  for (int i = 0; i < N; i++)
+    page_pool_free(one_page, blk[i]);
+  assert_int_equal(tp_standby() - u0, swing * page);
+  /* one_page has no floor: the last epoch's single block is all that stays */
+  forget_swing(one_page);
+  assert_int_equal(tp_standby() - u0, page);
+  others += page;
 #endif
 }
 
@@ -211,9 +266,8 @@ test_threads(void **state UNUSED)
     assert_null(rc);
   }
 #ifndef BIRD_SANITIZED
-  struct mem_usage u;
-  mem_class_usage(MEM_STANDBY, &u);
-  assert_int_equal(u.overhead, RESERVE * page_pool_block_size(tp));
+  forget_swing(tp);
+  assert_int_equal(tp_standby(), RESERVE * page_pool_block_size(tp));
 #endif
 }
 
@@ -231,6 +285,7 @@ main(void)
     cmocka_unit_test(test_accounting),
     cmocka_unit_test(test_released_pages_not_resident),
     cmocka_unit_test(test_reserve_follows_use),
+    cmocka_unit_test(test_swing_bounded),
     cmocka_unit_test(test_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
