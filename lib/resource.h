@@ -114,5 +114,8 @@ void *mem_alloc_shared(enum mem_class cls, size_t size);
 void mem_free_shared(enum mem_class cls, void *m, size_t size);
 void mem_account(enum mem_class cls, s64 effective, s64 overhead);
 void mem_class_usage(enum mem_class cls, struct mem_usage *u);
+/* Whether the calling thread counts in a stripe of its own (plain adds);
+ * it gets one at its first count if fewer than 64 threads hold one. */
+int mem_stripe_mine(void);
 
 #endif

@@ -600,7 +600,7 @@ test_shared(void **state)
 
 /* More threads than stripes: the first ones own theirs (plain adds), the
  * rest share (atomic adds); not one count is lost either way. */
-enum { ACC_THREADS = 24, ACC_ADDS = 1000000, ACC_SUBS = 400000 };
+enum { ACC_THREADS = 80, ACC_ADDS = 250000, ACC_SUBS = 100000 };
 static pthread_barrier_t acc_start;
 
 static void *
@@ -634,6 +634,51 @@ test_accounting_threads(void **state)
   mem_account(MEM_PROTOCOLS, -(s64) d.effective, -(s64) d.overhead);
 }
 
+/* Threads that come and go (a worker pool resized by configure): each
+ * wave of fewer threads than owned stripes owns one stripe a thread,
+ * taken over from the waves before (four waves need 160), and no count is
+ * lost in the handover. */
+enum { WAVES = 4, WAVE_THREADS = 40, WAVE_ADDS = 50000 };
+static pthread_barrier_t wave_start;
+
+static void *
+wave_thread(void *arg UNUSED)
+{
+  pthread_barrier_wait(&wave_start);
+  int mine = mem_stripe_mine();
+  for (int i = 0; i < WAVE_ADDS; i++)
+    mem_account(MEM_PROTOCOLS, 2, 1);
+  return (void *) (uintptr_t) mine;
+}
+
+static void
+test_accounting_thread_waves(void **state)
+{
+  (void) state;
+  struct class_snapshot base;
+  snapshot(&base);
+  for (int w = 0; w < WAVES; w++) {
+    pthread_t t[WAVE_THREADS];
+    pthread_barrier_init(&wave_start, NULL, WAVE_THREADS);
+    for (int i = 0; i < WAVE_THREADS; i++)
+      pthread_create(&t[i], NULL, wave_thread, NULL);
+    int owned = 0;
+    for (int i = 0; i < WAVE_THREADS; i++) {
+      void *mine;
+      pthread_join(t[i], &mine);
+      owned += (int) (uintptr_t) mine;
+    }
+    pthread_barrier_destroy(&wave_start);
+    /* the main thread holds one; every other stripe came back */
+    assert_int_equal(owned, WAVE_THREADS);
+  }
+  struct mem_usage d;
+  class_delta(&base, MEM_PROTOCOLS, &d);
+  assert_int_equal(d.effective, (size_t) WAVES * WAVE_THREADS * WAVE_ADDS * 2);
+  assert_int_equal(d.overhead, (size_t) WAVES * WAVE_THREADS * WAVE_ADDS);
+  mem_account(MEM_PROTOCOLS, -(s64) d.effective, -(s64) d.overhead);
+}
+
 int
 main(void)
 {
@@ -650,6 +695,7 @@ main(void)
     cmocka_unit_test(test_slab_sizes),
     cmocka_unit_test(test_shared),
     cmocka_unit_test(test_accounting_threads),
+    cmocka_unit_test(test_accounting_thread_waves),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
