@@ -359,7 +359,6 @@ struct rtable {
   u32 filtered_count;         /* routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in
                                  the table list, counts no preferred routes */
-  btime last_change;
 
   /* Journal: appended under lock; end published with release semantics. */
   struct rt_journal_block *jfirst, *jlast;

@@ -419,7 +419,6 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new, c
     .net = net, .new_best = new_best, .old_best = old_best,
     .new_rte = rte_usable(new), .retired = old,
   };
-  t->last_change = new ? rte_lastmod(new) : loop_now_real();
   return res;
 }
 
@@ -482,7 +481,6 @@ rt_group_flip(struct rtable *t, struct net *net, struct rte *r)
                              rte_lastmod(r));
   rte_set_suppressed(copy, !rte_suppressed(r));
   rt_change(t, net, r, copy, &(struct rt_place){ 0 });
-  t->last_change = loop_now_real();   /* not the route's own, older time */
 }
 
 /* Whether route r of group g is to be unsuppressed when best is the
