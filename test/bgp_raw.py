@@ -121,9 +121,10 @@ class RawPeer:
                 return None, b""
             self.buf += chunk
 
-    def send(self, data, timeout=10):
+    def send(self, data, timeout=60):
         """timeout: for the whole of data (a flood of megabytes waits for
-        the daemon to take in what is ahead of it in the socket)."""
+        the daemon to take in what is ahead of it in the socket; under CI's
+        sanitizer builds run side by side that took more than 10 s)."""
         before = self.s.gettimeout()
         self.s.settimeout(timeout)
         try:
