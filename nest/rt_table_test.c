@@ -166,9 +166,12 @@ test_reader_may_meet(void **state)
 /* rt_update_batch makes the same changes as rt_update one by one: the
  * same results, chains and journal items, whatever the batch holds (a net
  * several times, withdrawals of what is not there, unchanged routes,
- * filtered ones) and wherever its steps split it. */
-#define BATCH_OPS 300
+ * filtered ones) and wherever its steps split it. Six sources make chains
+ * longer than a batch walks ahead of its lock (four routes), with the new
+ * route's place and the old route anywhere in them. */
+#define BATCH_OPS 600
 #define BATCH_NETS 40
+#define BATCH_SRCS 6
 
 struct batch_op { u32 net; u8 src, attrs, flags; };
 
@@ -196,32 +199,45 @@ batch_items(struct rt_reader *r, u32 base, struct batch_item *out, uint max)
   return n;
 }
 
+/* The use counts of the test's attribute sets (attrs[1..3]) and sources. */
+static void
+use_counts(struct ea_list *const *attrs, struct rte_src *const *srcs, u32 *out)
+{
+  for (uint i = 0; i < 3; i++)
+    out[i] = uatomic_read(&attrs[i + 1]->uc);
+  for (uint i = 0; i < BATCH_SRCS; i++)
+    out[3 + i] = uatomic_read(&srcs[i]->uc);
+}
+
 static void
 test_batch(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct two_srcs x = two_srcs_new();
+  static const char *const names[BATCH_SRCS] = { "b0", "b1", "b2", "b3", "b4", "b5" };
+  struct rte_src *srcs[BATCH_SRCS];
+  for (uint i = 0; i < BATCH_SRCS; i++)
+    srcs[i] = rt_get_source(fake_proto(names[i]), 0);
   /* attribute sets of this test alone: their use counts move with its
    * routes only */
-  struct ea_list *lo = attrs_pref(100, 901), *hi = attrs_pref(200, 902);
-  struct rte_src *srcs[2] = { x.s1, x.s2 };
-  struct ea_list *attrs[3] = { NULL, lo, hi };
+  struct ea_list *lo = attrs_pref(100, 901), *mid = attrs_pref(150, 903), *hi = attrs_pref(200, 902);
+  struct ea_list *attrs[4] = { NULL, lo, mid, hi };
   const u32 seq_base = 20000, batch_base = 21000;
 
   struct batch_op ops[BATCH_OPS];
   u32 rnd = 12345;
   for (uint i = 0; i < BATCH_OPS; i++) {
     rnd = rnd * 1103515245 + 12345;
-    ops[i] = (struct batch_op){ (rnd >> 8) % BATCH_NETS, (rnd >> 16) & 1, (rnd >> 18) % 3,
-                                ((rnd >> 21) & 7) == 0 ? REF_FILTERED : 0 };
+    ops[i] = (struct batch_op){ (rnd >> 8) % BATCH_NETS, (rnd >> 16) % BATCH_SRCS, (rnd >> 20) % 4,
+                                ((rnd >> 23) & 7) == 0 ? REF_FILTERED : 0 };
   }
 
   /* The reader reads nothing until both runs are done: it pins every
    * route they retire, so the use counts say how many each run holds. */
   struct rt_reader r = { 0 };
   rt_reader_attach(t, &r, main_loop(), NULL);
-  u32 uc0[4] = { uatomic_read(&lo->uc), uatomic_read(&hi->uc), uatomic_read(&x.s1->uc), uatomic_read(&x.s2->uc) };
+  u32 uc0[3 + BATCH_SRCS], uc1[3 + BATCH_SRCS], uc2[3 + BATCH_SRCS];
+  use_counts(attrs, srcs, uc0);
 
   uint seq_res[BATCH_OPS];
   net_addr seq_nets[BATCH_OPS], batch_nets[BATCH_OPS];
@@ -229,7 +245,7 @@ test_batch(void **state)
     net4(&seq_nets[i], seq_base + ops[i].net);
     seq_res[i] = rt_update(t, &seq_nets[i], srcs[ops[i].src], NULL, attrs[ops[i].attrs], ops[i].flags);
   }
-  u32 uc1[4] = { uatomic_read(&lo->uc), uatomic_read(&hi->uc), uatomic_read(&x.s1->uc), uatomic_read(&x.s2->uc) };
+  use_counts(attrs, srcs, uc1);
 
   struct rt_import im[BATCH_OPS];
   for (uint i = 0; i < BATCH_OPS; i++) {
@@ -238,8 +254,8 @@ test_batch(void **state)
                                 .flags = ops[i].flags, .result = ~0U };
   }
   rt_update_batch(t, NULL, im, BATCH_OPS);
-  u32 uc2[4] = { uatomic_read(&lo->uc), uatomic_read(&hi->uc), uatomic_read(&x.s1->uc), uatomic_read(&x.s2->uc) };
-  for (uint i = 0; i < 4; i++)
+  use_counts(attrs, srcs, uc2);
+  for (uint i = 0; i < ARRAY_SIZE(uc2); i++)
     assert_int_equal(uc2[i] - uc1[i], uc1[i] - uc0[i]);
 
   static struct batch_item items[4 * BATCH_OPS];
@@ -255,18 +271,19 @@ test_batch(void **state)
     changes += seq_res[i] != RT_UPD_NONE;
   }
   assert_true(changes > BATCH_OPS / 3);     /* the script does change things */
+  uint longest = 0;
   assert_int_equal(nitems - nseq, nseq);
   for (uint i = 0; i < nseq; i++)
     assert_memory_equal(&items[nseq + i], &items[i], sizeof(items[i]));
 
   /* the same chains, then both emptied by one batch each */
   for (uint base = 0; base < 2; base++) {
-    struct rt_import wd[2 * BATCH_NETS];
+    struct rt_import wd[BATCH_SRCS * BATCH_NETS];
     net_addr nets[BATCH_NETS];
     for (u32 i = 0; i < BATCH_NETS; i++) {
       net4(&nets[i], (base ? batch_base : seq_base) + i);
-      wd[2 * i] = (struct rt_import){ .net = &nets[i], .src = x.s1 };
-      wd[2 * i + 1] = (struct rt_import){ .net = &nets[i], .src = x.s2 };
+      for (uint k = 0; k < BATCH_SRCS; k++)
+        wd[BATCH_SRCS * i + k] = (struct rt_import){ .net = &nets[i], .src = srcs[(i + k) % BATCH_SRCS] };
     }
     if (!base) {
       rcu_read_lock();
@@ -275,15 +292,18 @@ test_batch(void **state)
         net4(&other, batch_base + i);
         struct net *na = rt_find_net(t, &nets[i]), *nb = rt_find_net(t, &other);
         assert_int_equal(!na, !nb);
+        uint len = 0;
         for (struct rte *ra = na ? na->routes : NULL, *rb = nb ? nb->routes : NULL; ra || rb;
-             ra = ra->next, rb = rb->next) {
+             ra = ra->next, rb = rb->next, len++) {
           assert_true(ra && rb);
           assert_ptr_equal(rte_src(ra), rte_src(rb));
           assert_ptr_equal(rte_attrs(ra), rte_attrs(rb));
           assert_int_equal(rte_flags(ra), rte_flags(rb));
         }
+        longest = MAX(longest, len);
       }
       rcu_read_unlock();
+      assert_true(longest > 4);
     }
     rt_update_batch(t, NULL, wd, ARRAY_SIZE(wd));
     rcu_read_lock();
@@ -293,9 +313,16 @@ test_batch(void **state)
   }
   batch_items(&r, 0, items, ARRAY_SIZE(items));
   rt_reader_detach(&r);
-  ea_unref(lo);
-  ea_unref(hi);
-  two_srcs_free(&x);
+  for (uint i = 1; i < ARRAY_SIZE(attrs); i++)
+    ea_unref(attrs[i]);
+  struct proto *ps[BATCH_SRCS];
+  for (uint i = 0; i < BATCH_SRCS; i++) {
+    ps[i] = srcs[i]->proto;
+    rt_unlock_source(srcs[i]);
+  }
+  rcu_barrier();      /* the sources go through RCU: then their protocols */
+  for (uint i = 0; i < BATCH_SRCS; i++)
+    free(ps[i]);
 }
 
 /* --- Refresh cycles --- */
