@@ -571,9 +571,8 @@ rnd_round(uint seed, int secondary, int all_paths, uint steps)
   const char *trace = getenv("FEED_RANDOM_TRACE");
   rnd.trace = trace ? atoi(trace) : -1;
   rnd.c = feed_channel_new(&rnd_class, secondary, all_paths);
-  struct proto *peer[RND_SRCS];
   for (uint i = 0; i < RND_SRCS; i++)
-    rnd.src[i] = rt_get_source(peer[i] = fake_proto("peer"), 0);
+    rnd.src[i] = rt_get_source(fake_proto("peer"), 0);
   for (uint i = 0; i < RND_ATTRS; i++)
     rnd.attrs[i] = attrs_pref(100 + 10 * (i % 3), 40 + i);
   struct feed_step s = { .c = rnd.c };
@@ -608,11 +607,7 @@ rnd_round(uint seed, int secondary, int all_paths, uint steps)
     }
   for (uint i = 0; i < RND_ATTRS; i++)
     ea_unref(rnd.attrs[i]);
-  for (uint i = 0; i < RND_SRCS; i++)
-    rt_unlock_source(rnd.src[i]);
-  rcu_barrier();
-  for (uint i = 0; i < RND_SRCS; i++)
-    free(peer[i]);
+  test_srcs_free(rnd.src, RND_SRCS);
 }
 
 /* Each export mode: the best route, the best the policy accepts

@@ -315,14 +315,7 @@ test_batch(void **state)
   rt_reader_detach(&r);
   for (uint i = 1; i < ARRAY_SIZE(attrs); i++)
     ea_unref(attrs[i]);
-  struct proto *ps[BATCH_SRCS];
-  for (uint i = 0; i < BATCH_SRCS; i++) {
-    ps[i] = srcs[i]->proto;
-    rt_unlock_source(srcs[i]);
-  }
-  rcu_barrier();      /* the sources go through RCU: then their protocols */
-  for (uint i = 0; i < BATCH_SRCS; i++)
-    free(ps[i]);
+  test_srcs_free(srcs, BATCH_SRCS);
 }
 
 /* --- Refresh cycles --- */
@@ -1318,13 +1311,12 @@ route_groups_run(const struct proto_class *class)
 {
   enum { SRCS = 6, STEPS = 3000 };
   struct rtable *t = test_table();
-  struct proto *p[SRCS];
   struct rte_src *src[SRCS];
   struct ea_list *have[SRCS] = { 0 };
   for (uint i = 0; i < SRCS; i++) {
-    p[i] = fake_proto("g");
-    p[i]->class = class;
-    src[i] = rt_get_source(p[i], 0);
+    struct proto *p = fake_proto("g");
+    p->class = class;
+    src[i] = rt_get_source(p, 0);
   }
   net_addr n;
   net4(&n, 8888);
@@ -1375,11 +1367,7 @@ route_groups_run(const struct proto_class *class)
     ;
   rcu_read_unlock();
   rt_reader_detach(&rd);
-  for (uint i = 0; i < SRCS; i++)
-    rt_unlock_source(src[i]);
-  rcu_barrier();
-  for (uint i = 0; i < SRCS; i++)
-    free(p[i]);
+  test_srcs_free(src, SRCS);
 }
 
 static void

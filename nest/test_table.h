@@ -66,6 +66,21 @@ net4(net_addr *n, u32 i)
   net_fill_ip4(n, ip4_from_u32(0x0a000000 | (i << 8)), 24);
 }
 
+/* Unlocks n sources of fake protocols (fake_proto) and frees those
+ * protocols once the sources, which go through RCU, are gone. */
+static inline void
+test_srcs_free(struct rte_src *const *srcs, uint n)
+{
+  struct proto *ps[n];
+  for (uint i = 0; i < n; i++) {
+    ps[i] = srcs[i]->proto;
+    rt_unlock_source(srcs[i]);
+  }
+  rcu_barrier();
+  for (uint i = 0; i < n; i++)
+    free(ps[i]);
+}
+
 /* Two sources of fake protocols, a low and a high preference attribute
  * set: what the single-net tests start from. */
 struct two_srcs {
@@ -85,12 +100,7 @@ two_srcs_free(struct two_srcs *x)
 {
   ea_unref(x->lo);
   ea_unref(x->hi);
-  struct proto *p1 = x->s1->proto, *p2 = x->s2->proto;
-  rt_unlock_source(x->s1);
-  rt_unlock_source(x->s2);
-  rcu_barrier();      /* the sources go through RCU: then their protocols */
-  free(p1);
-  free(p2);
+  test_srcs_free((struct rte_src *[]){ x->s1, x->s2 }, 2);
 }
 
 #endif
