@@ -33,6 +33,13 @@ wlock_try(struct wlock *l)
   return __atomic_compare_exchange_n(&l->state, &free, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
+/* Whether some thread holds it (a test's check that none was left held). */
+static inline int
+wlock_held(struct wlock *l)
+{
+  return __atomic_load_n(&l->state, __ATOMIC_RELAXED) != 0;
+}
+
 /* The contended path: spin, then sleep. */
 void wlock_wait(struct wlock *l);
 /* Wakes one sleeper. */
