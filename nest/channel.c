@@ -55,6 +55,7 @@ channel_new(struct proto *p, struct channel_config *cc)
     c->in_sender_id = rt_sender_add(c->in_table, c);
   }
   c->sender_id = rt_sender_add(c->table, c);
+  proto_run_home_add(p->run_info, c->table);
   rt_lock_table(c->table);
   list_add_tail(&p->channels, &c->n);
   return c;

@@ -175,6 +175,8 @@ proto_set_state_main(struct proto *p, enum proto_state s)
 }
 
 
+static struct proto_run_info *proto_run_plain(void);
+
 static void
 proto_start(struct proto *p)
 {
@@ -192,7 +194,7 @@ proto_start(struct proto *p)
   p->restart_pending = 0;
   static u32 run_ids;         /* main loop */
   p->run_id = ++run_ids;
-  p->run_info = p->class->run_info ? p->class->run_info(p) : NULL;
+  p->run_info = p->class->run_info ? p->class->run_info(p) : proto_run_plain();
   list_init(&p->channels);
   LIST_WALK_ENTRY(cc, &p->cf->channels, struct channel_config, n)
     channel_new(p, cc);
@@ -442,10 +444,55 @@ proto_src_unref(struct proto *p)
 
 void proto_run_info_hold(struct proto_run_info *ri) { uatomic_inc(&ri->uc); }
 
+/* A table by its id, not its address: a table gone, another may come at
+ * its address while routes of the run live on. */
+struct proto_run_home {
+  struct proto_run_home *next;
+  u32 table_id;
+};
+
+void
+proto_run_home_add(struct proto_run_info *ri, const struct rtable *t)
+{
+  ASSERT_INSIDE(main_loop());
+  if (!ri || proto_run_home(ri, t))
+    return;
+  struct proto_run_home *h = mem_alloc_shared(MEM_PROTOCOLS, sizeof(*h));
+  h->table_id = t->id;
+  h->next = ri->home;
+  rcu_assign_pointer(ri->home, h);
+}
+
+int
+proto_run_home(const struct proto_run_info *ri, const struct rtable *t)
+{
+  for (const struct proto_run_home *h = ri ? rcu_dereference(ri->home) : NULL; h; h = rcu_dereference(h->next))
+    if (h->table_id == t->id)
+      return 1;
+  return 0;
+}
+
+static void proto_run_plain_free(struct proto_run_info *ri) { mem_free_shared(MEM_PROTOCOLS, ri, sizeof(*ri)); }
+
+/* The run's info for a class that keeps none of its own. */
+static struct proto_run_info *
+proto_run_plain(void)
+{
+  struct proto_run_info *ri = mem_alloc_shared(MEM_PROTOCOLS, sizeof(*ri));
+  memset(ri, 0, sizeof(*ri));
+  ri->uc = 1;
+  ri->free = proto_run_plain_free;
+  return ri;
+}
+
 static void
 proto_run_info_free_rcu(struct rcu_head *h)
 {
   struct proto_run_info *ri = caa_container_of(h, struct proto_run_info, rcu);
+  for (struct proto_run_home *x = ri->home, *n; x; x = n) {
+    n = x->next;
+    mem_free_shared(MEM_PROTOCOLS, x, sizeof(*x));
+  }
   ri->free(ri);
 }
 

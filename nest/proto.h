@@ -197,21 +197,35 @@ struct proto_status {         /* RCU-published snapshot for the CLI */
 };
 
 /* What a protocol's routes tell of the run that made them beyond its
- * number: the class's own account of the run (BGP: the session identity
- * its best path and export rules read). The class makes it in the main
- * loop before the run's first route source (the run_info hook) and changes
- * nothing in it after, but fields it names atomic. The run holds it, and
- * so does each rte_src made in the run: copies of the run's routes in
- * other tables, exported after the protocol restarted with other
- * settings, still read the run that made them. */
+ * number: the tables the run writes into itself, and the class's own
+ * account of the run (BGP: the session identity its best path and export
+ * rules read). The main loop makes it before the run's first route source
+ * (the class's run_info hook, or a plain one) and changes nothing in it
+ * after, but fields it names atomic. The run holds it, and so does each
+ * rte_src made in the run: copies of the run's routes in other tables,
+ * exported after the protocol restarted with other settings, still read
+ * the run that made them. */
+struct proto_run_home;
 struct proto_run_info {
   u32 uc;                     /* atomic */
   void (*free)(struct proto_run_info *);  /* a grace period after the last drop */
+  struct proto_run_home *home;  /* RCU list, prepended by the main loop */
   struct rcu_head rcu;
 };
 /* Any thread. */
 void proto_run_info_hold(struct proto_run_info *ri);
 void proto_run_info_drop(struct proto_run_info *ri);
+/* The run's channel writes into t (main loop, channel_new). */
+void proto_run_home_add(struct proto_run_info *ri, const struct rtable *t);
+/* Does the run write into t itself, or did it (its channel there gone)?
+ * A pipe never writes that run's routes there: that is where they come
+ * from, and in a ring of pipes copies of a route gone would keep one
+ * another alive. The answer lasts as long as any route of the run, not
+ * its channel: copies may still go round after the run ended. The next
+ * run's routes are others (new sources), free to come in through a pipe
+ * (a peer moved by `configure` from the single layout to the multi one).
+ * Anyone holding a route of the run, in its read section; ri NULL: no. */
+int proto_run_home(const struct proto_run_info *ri, const struct rtable *t);
 
 struct proto {
   struct lnode n;             /* global list; owner: main */
@@ -258,8 +272,7 @@ struct proto {
                                  the loop does not run, else owner: proto */
   struct rte_src *main_source;
   struct proto_run_info *run_info;  /* main makes it at each start, before
-                                       the loop runs, and drops it at Down;
-                                       NULL: the class keeps none */
+                                       the loop runs, and drops it at Down */
   int req_state;              /* atomic: last state reported by the proto loop */
   int req_restart;            /* atomic: proto_notify_restart() not yet seen by main */
   struct proto_status *status;/* RCU; written by the proto loop */
@@ -311,7 +324,7 @@ struct proto_class {
   int (*init)(struct proto *, char *err, size_t errlen);
   void (*cleanup)(struct proto *);
   /* Main loop, at each start once pcf is set: the run's account for its
-   * routes (struct proto_run_info, one reference). NULL: none. */
+   * routes (struct proto_run_info, one reference). NULL: a plain one. */
   struct proto_run_info *(*run_info)(struct proto *);
   /* Protocol loop. Return the new state (PS_START/PS_UP, PS_STOP/PS_DOWN). */
   enum proto_state (*start)(struct proto *);

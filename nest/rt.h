@@ -303,8 +303,6 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
-  /* the same: the run of the sender's protocol (proto.run_id, never reused) */
-  u32 *owner;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
@@ -321,6 +319,7 @@ struct rt_settle {
 struct rtable {
   struct lnode n;             /* in the global table list; owner: main loop */
   const char *name;
+  u32 id;                     /* set at creation, never reused (an address is) */
   struct rtable_config *config;   /* owner: main loop */
   u32 debug;                  /* atomic: the config's; set by the main loop, read by writers */
   uint net_type;
@@ -423,8 +422,6 @@ struct rtable {
   /* The channels that write here, by the number their routes carry
    * (nest/rt_sender.c): RCU, changed by the main loop. */
   struct rt_senders *senders;
-  u32 senders_gen;            /* atomic, bumped under the senders' lock at
-                                 every change of senders; read anywhere */
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
@@ -464,16 +461,6 @@ static inline const struct rtable *rt_sender_origin(const struct rtable *t, u16 
   const struct rt_senders *s = rcu_dereference(t->senders);
   return __atomic_load_n(&s->origin[id], __ATOMIC_ACQUIRE);
 }
-/* Does the protocol's run run_id write into t itself, not through a pipe
- * (or did it until lately: a number keeps its run and origin until
- * reused)? A pipe never writes that run's routes there: that is where
- * they come from. A later run of the protocol is another matter: moved
- * to another table by a `configure` (a peer taken from the single layout
- * to the multi one), its routes come back through the pipe from there.
- * Anyone, under RCU; a scan of the senders, so callers cache the answer
- * per rt_senders_gen(). */
-int rt_sender_home(const struct rtable *t, u32 run_id);
-static inline u32 rt_senders_gen(const struct rtable *t) { return uatomic_read(&t->senders_gen); }
 
 void rt_lock_table(struct rtable *t);     /* use count (main loop) */
 /* Shutdown: retire every table; rt_all_gone() once all are freed. */

@@ -69,6 +69,8 @@ rt_table_alloc(const char *name, uint net_type, struct sched *sched)
   pool *p = rp_new(root_pool(), MEM_TABLES, name);
   struct rtable *t = mb_allocz(p, sizeof(struct rtable));
   t->pool = p;
+  static u32 table_ids;        /* any thread: tests make tables on theirs */
+  t->id = uatomic_add_return(&table_ids, 1);
   t->name = mb_strdup(p, name);
   t->net_type = net_type;
   wlock_init(&t->lock);

@@ -16,13 +16,11 @@
  * anyone reads the array under RCU. A sender whose routes are copies of
  * another table's (a pipe's) names that table, so that a pipe never
  * copies them back where they came from; the number keeps naming it after
- * the channel goes, until the number is reused. So does the run of the
- * sender's protocol: a pipe never writes a run's routes into a table the
- * run writes into itself, so that in a ring of pipes the copies of a
- * route gone cannot keep one another alive; the next run's routes are
- * others (new sources), free to come in through a pipe. A grown array replaces the old one,
- * which stays allocated until the table goes: growth is by doubling, so
- * the old ones together are smaller than the current one.
+ * the channel goes, until the number is reused. (Which tables a
+ * protocol's run writes into itself is the run's to say, for as long as
+ * any route of it lives: proto_run_home.) A grown array replaces the old
+ * one, which stays allocated until the table goes: growth is by doubling,
+ * so the old ones together are smaller than the current one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +37,10 @@ static pthread_mutex_t rt_senders_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rt_senders *
 rt_senders_alloc(u32 size)
 {
-  struct rt_senders *s = calloc(1, sizeof(*s) + size * (sizeof(s->ch[0]) + sizeof(s->origin[0]) + sizeof(s->owner[0])));
+  struct rt_senders *s = calloc(1, sizeof(*s) + size * (sizeof(s->ch[0]) + sizeof(s->origin[0])));
   if (!s)
     die("Out of memory");
   s->origin = (const struct rtable **) (s->ch + size);
-  s->owner = (u32 *) (s->origin + size);
   s->size = size;
   s->next = 1;
   return s;
@@ -68,7 +65,6 @@ rt_sender_add(struct rtable *t, struct channel *c)
     struct rt_senders *g = rt_senders_alloc(s->size * 2);
     memcpy(g->ch, s->ch, s->size * sizeof(s->ch[0]));
     memcpy(g->origin, s->origin, s->size * sizeof(s->origin[0]));
-    memcpy(g->owner, s->owner, s->size * sizeof(s->owner[0]));
     g->older = s;
     id = s->size;
     rcu_assign_pointer(t->senders, s = g);
@@ -76,10 +72,8 @@ rt_sender_add(struct rtable *t, struct channel *c)
   /* Before any route with this number is published (the publish orders it):
    * the number's origin from its last user goes (set_origin may follow) */
   __atomic_store_n(&s->origin[id], NULL, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->owner[id], c->proto ? c->proto->run_id : 0, __ATOMIC_RELAXED);
   __atomic_store_n(&s->ch[id], c, __ATOMIC_RELEASE);
   s->next = id + 1 < s->size ? id + 1 : 1;
-  uatomic_inc(&t->senders_gen);
   pthread_mutex_unlock(&rt_senders_lock);
   return (u16) id;
 }
@@ -96,7 +90,6 @@ rt_sender_remove(struct rtable *t, u16 id)
    * a copy for one after the pipe that made it went (else it would pass
    * on the copy's withdrawal as the original's, same source). */
   __atomic_store_n(&s->ch[id], NULL, __ATOMIC_RELAXED);
-  uatomic_inc(&t->senders_gen);
   pthread_mutex_unlock(&rt_senders_lock);
 }
 
@@ -110,18 +103,7 @@ rt_sender_set_origin(struct rtable *t, u16 id, const struct rtable *from)
   struct rt_senders *s = t->senders;
   ASSERT_DIE(s && id < s->size);
   __atomic_store_n(&s->origin[id], from, __ATOMIC_RELEASE);
-  uatomic_inc(&t->senders_gen);
   pthread_mutex_unlock(&rt_senders_lock);
-}
-
-int
-rt_sender_home(const struct rtable *t, u32 run_id)
-{
-  const struct rt_senders *s = rcu_dereference(t->senders);
-  for (u32 i = 1; run_id && s && i < s->size; i++)
-    if (__atomic_load_n(&s->owner[i], __ATOMIC_RELAXED) == run_id && !__atomic_load_n(&s->origin[i], __ATOMIC_ACQUIRE))
-      return 1;
-  return 0;
 }
 
 void

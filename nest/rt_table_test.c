@@ -561,37 +561,61 @@ test_flush_many(void **state)
   fake_channel_free(o);
 }
 
-/* A protocol's home tables: where it writes itself, not through a pipe;
- * still home after its channel goes, until the number is reused. */
+/* A run's home tables: where its channels write themselves, known for as
+ * long as the run's info lives (its routes' sources hold it), whatever
+ * became of the channels and their sender numbers; a table by its id, not
+ * its address, which a table made later may get. */
+struct run_home_arg { struct proto_run_info *ri; struct rtable *t; };
+static void run_home_add_(void *data)
+{
+  struct run_home_arg *a = data;
+  proto_run_home_add(a->ri, a->t);
+}
+static void run_home_add(struct proto_run_info *ri, struct rtable *t)
+{
+  struct run_home_arg a = { ri, t };
+  loop_call_sync(main_loop(), run_home_add_, &a);
+}
+static void run_info_free(struct proto_run_info *ri) { free(ri); }
+
 static void
-test_sender_home(void **state)
+test_run_home(void **state)
 {
   (void) state;
   struct rtable *t = test_table();
-  struct channel *a = fake_channel(t, "direct"), *p = fake_channel(t, "pipe");
-  a->proto->run_id = 1001;
-  p->proto->run_id = 1002;
-  /* the fake channels were numbered before their protocols had runs */
-  rt_sender_remove(t, a->sender_id);
-  rt_sender_remove(t, p->sender_id);
-  a->sender_id = rt_sender_add(t, a);
-  p->sender_id = rt_sender_add(t, p);
-  rt_sender_set_origin(t, p->sender_id, t);
-  u32 gen = rt_senders_gen(t);
+  struct rtable *aux = test_aux_table_new("home", NET_IP4);
+  struct proto_run_info *ri = calloc(1, sizeof(*ri)), *other = calloc(1, sizeof(*other));
+  ri->uc = other->uc = 1;
+  ri->free = other->free = run_info_free;
+  run_home_add(ri, t);
+  run_home_add(other, aux);
   rcu_read_lock();
-  assert_true(rt_sender_home(t, 1001));
-  assert_false(rt_sender_home(t, 1002));
-  assert_false(rt_sender_home(t, 1003));
-  assert_false(rt_sender_home(t, 0));
+  assert_true(proto_run_home(ri, t));
+  assert_false(proto_run_home(ri, aux));
+  assert_false(proto_run_home(other, t));
+  assert_false(proto_run_home(NULL, t));
   rcu_read_unlock();
-  fake_channel_free(a);
-  assert_true(rt_senders_gen(t) != gen);
+  /* a second table: both */
+  run_home_add(ri, aux);
   rcu_read_lock();
-  assert_true(rt_sender_home(t, 1001));
-  /* the protocol's next run is another: its routes are not at home here */
-  assert_false(rt_sender_home(t, 1003));
+  assert_true(proto_run_home(ri, t) && proto_run_home(ri, aux));
   rcu_read_unlock();
-  fake_channel_free(p);
+  /* the table goes; tables made since are no run's home */
+  u32 gone_id = aux->id;
+  test_aux_table_free(aux);
+  rcu_barrier();
+  for (int i = 0; i < 4; i++) {
+    struct rtable *n = test_aux_table_new("home", NET_IP4);
+    assert_true(n->id != gone_id);
+    rcu_read_lock();
+    assert_false(proto_run_home(ri, n));
+    assert_false(proto_run_home(other, n));
+    rcu_read_unlock();
+    test_aux_table_free(n);
+  }
+  proto_run_info_drop(ri);
+  proto_run_info_drop(other);
+  rcu_barrier();
 }
 
 static struct ea_list *
@@ -1449,7 +1473,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_refresh_cycle),
   cmocka_unit_test(test_copy_clash),
   cmocka_unit_test(test_flush_many),
-  cmocka_unit_test(test_sender_home),
+  cmocka_unit_test(test_run_home),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_stale_only_withdrawal),

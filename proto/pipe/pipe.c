@@ -12,9 +12,9 @@
  * the pass ends (export_flush) or the queue is full.
  *
  * Loops of pipes would bounce a route forever; a route is therefore never
- * written into a table its source's protocol writes into itself (where it
- * came from: in a ring of pipes, copies of a route gone would otherwise
- * keep one another alive), nor into one that already holds a route of the
+ * written into a table the run of its source's protocol writes into
+ * itself (where it came from: in a ring of pipes, copies of a route gone
+ * would otherwise keep one another alive; proto_run_home), nor into one that already holds a route of the
  * same source from someone else (another pipe's copy), and such attempts
  * are logged and count as rejected exports, so that the route's withdrawal
  * is not passed on either. When two pipes bring copies of one route into a
@@ -27,7 +27,6 @@
  */
 #include <string.h>
 #include "proto/pipe/pipe.h"
-#include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/printf.h"
 
@@ -304,28 +303,6 @@ pipe_copied_from(struct channel *c, const struct rte *r, struct channel *dst)
   return r && rt_sender_origin(c->table, r->sender) == dst->table;
 }
 
-/* Does the run of src's protocol write into dst's table itself? Then a
- * copy of its route never goes there (with the original gone, copies in a
- * ring of pipes would keep one another alive). Inside the export's read
- * section. */
-static int
-pipe_home(struct pipe_proto *p, struct channel *dst, const struct rte_src *src)
-{
-  struct pipe_home_cache *hc = &p->home[dst == p->pri];
-  u32 gen = rt_senders_gen(dst->table);
-  if (hc->gen != gen) {
-    memset(hc, 0, sizeof(*hc));
-    hc->gen = gen;
-  }
-  u32 id = src->run_id;
-  uint k = hash_u32(id) % PIPE_HOME_SLOTS;
-  if (hc->id[k] != id) {
-    hc->id[k] = id;
-    hc->home[k] = rt_sender_home(dst->table, id);
-  }
-  return hc->home[k];
-}
-
 static void
 pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
                const struct ea_list *new_src)
@@ -334,8 +311,9 @@ pipe_rt_notify(struct proto *pp, struct channel *c, const net_addr *n, struct rt
   struct channel *dst = c == p->pri ? p->sec : p->pri;
   /* A route of the same source someone else put into dst (another
    * pipe's copy) is neither replaced nor withdrawn by ours: the table
-   * refuses (RT_UPD_CLASH, pipe_flush). */
-  int take = new && !pipe_copied_from(c, new, dst) && !pipe_home(p, dst, rte_src(new));
+   * refuses (RT_UPD_CLASH, pipe_flush). Nor does a copy go where the run
+   * that made the route writes itself. */
+  int take = new && !pipe_copied_from(c, new, dst) && !proto_run_home(rte_src(new)->run_info, dst->table);
   if (pipe_copied_from(c, old, dst))
     old = NULL;                     /* never ours to withdraw */
   if (old && (!take || new->src_ix != old->src_ix)) {

@@ -21,20 +21,10 @@ struct pipe_config {
   struct channel_config *pri, *sec;   /* set by postconfig */
 };
 
-/* Which protocols' runs write into a table themselves (rt_sender_home),
- * as of the table's senders generation gen; direct-mapped by run. */
-#define PIPE_HOME_SLOTS 16
-struct pipe_home_cache {
-  u32 gen;
-  u32 id[PIPE_HOME_SLOTS];      /* proto.run_id, 0: empty slot */
-  u8 home[PIPE_HOME_SLOTS];
-};
-
 struct pipe_proto {
   struct proto p;
   struct channel *pri, *sec;    /* owner: the pipe's loop */
   struct log_rate rl;
-  struct pipe_home_cache home[2];     /* [0]: sec's table, [1]: pri's; the pipe's loop */
   /* Copies declined because another pipe's were there ([0]: into sec's
    * table, [1]: into pri's; the pipe's loop), offered again by a refeed
    * when copies leave the table (reoffer_ev, sent by the main loop) */
