@@ -828,13 +828,15 @@ void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
 /* nest/rt_readers_check.c, sanitizer builds only: the readers' list
  * checked at a cleanup or trim (under the lock), a reader's item seq
- * (and its loop) before it reads it, and the reader a new one starts at
- * (under the lock); a failure logs BUG lines. */
+ * (and its loop) before it reads it, its done that would go back, and
+ * the reader a new one starts at (under the lock); a failure logs BUG
+ * lines. */
 #ifdef BIRD_SANITIZED
 void rt_readers_check(struct rtable *t, const char *where);
 void rt_reader_check(struct rt_reader *r, u64 seq);
 void rt_reader_check_at(struct rtable *t, const struct rt_reader *at);
 void rt_reader_twice(struct rt_reader *r);
+void rt_reader_back(struct rt_reader *r, u64 seq);
 #else
 static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
 static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}

@@ -135,6 +135,10 @@ rt_reader_done_to(struct rt_reader *r, u64 seq)
 {
   if (uatomic_read(&r->done) == seq)
     return;
+#ifdef BIRD_SANITIZED
+  if (seq < uatomic_read(&r->done))
+    rt_reader_back(r, seq);
+#endif
   uatomic_set(&r->done, seq);
   /* Done with the oldest block: we may have been what kept it. Without
    * this, what the slowest reader still held when the last change came

@@ -7,9 +7,14 @@
  * would have its blocks freed under it. TSan saw that twice (the host
  * cache's reader in test_rejoin_under_churn[marker]; a pipe's channel
  * reader in test_groups_random[floods-multi], whose done had gone back
- * behind what the cleanup freed) but could not say how. These say
- * which reader and where, as BUG lines the functional tests fail on. Plain builds compile none of it (nest/rt.h makes the
- * calls empty).
+ * behind what the cleanup freed; a third time the host cache's reader
+ * in floods-multi, seq and done both a block behind the journal's start)
+ * but could not say how. These say which reader and where, as BUG lines
+ * the functional tests fail on: the list is checked before and after each
+ * cleanup or trim frees blocks (after: that one freed what a reader still
+ * reads; before: something since did), and a reader whose done would go
+ * back is reported at once. Plain builds compile none of it (nest/rt.h
+ * makes the calls empty).
  */
 #include <stdarg.h>
 #include "nest/rt.h"
@@ -27,8 +32,9 @@ rt_readers_dump(struct rtable *t, const char *why)
           (unsigned long long) t->jend, t->reader_count);
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
     log_msg(L_BUG, "%s: reader %u %p of %s in %s: seq %llu done %llu notify %p polls %p", t->name, cnt++, r,
-            r->table ? r->table->name : "none", r->loop ? loop_name(r->loop) : "-", (unsigned long long) r->seq,
-            (unsigned long long) r->done, r->notify, r->polls);
+            r->table ? r->table->name : "none", r->loop ? loop_name(r->loop) : "-",
+            (unsigned long long) uatomic_read(&r->seq), (unsigned long long) uatomic_read(&r->done), r->notify,
+            uatomic_read(&r->polls));
 }
 
 void
@@ -77,6 +83,14 @@ rt_reader_check(struct rt_reader *r, u64 seq)
   if (seq < uatomic_read(&t->jfirst_seq))
     rt_readers_dump_why(t, "reader %p at %llu, behind the journal's start: its items were freed", r,
                         (unsigned long long) seq);
+}
+
+/* The reader's loop: its done was to go back to seq. */
+void
+rt_reader_back(struct rt_reader *r, u64 seq)
+{
+  rt_readers_dump_why(r->table, "reader %p done goes back from %llu to %llu", r,
+                      (unsigned long long) uatomic_read(&r->done), (unsigned long long) seq);
 }
 
 /* The reader's loop: another thread is in rt_reader_next() for r too. */

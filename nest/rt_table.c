@@ -1122,6 +1122,8 @@ rt_journal_trim(struct rtable *t)
     min = MIN(min, uatomic_read(&r->done));
   rt_readers_check(t, "journal trim");
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
+  if (gone != kept)
+    rt_readers_check(t, "after journal trim");
   uatomic_set(&t->jtrim_at, t->jend);
   wlock_give(&t->lock);
   rt_journal_retire(gone, kept);
@@ -1220,6 +1222,8 @@ rt_cleanup_run(struct rtable *t)
   rt_readers_check(t, "journal cleanup");
   u64 from = uatomic_read(&t->jfirst_seq);
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
+  if (gone != kept)
+    rt_readers_check(t, "after journal cleanup");
   uatomic_set(&t->jtrim_at, t->jend);
   uint freed = (uint) (uatomic_read(&t->jfirst_seq) - from);
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
