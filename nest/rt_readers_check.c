@@ -1,15 +1,15 @@
 /*
  * DOC: Sanitizer builds check what the journal's freeing rests on: every
  * reader of a table is in its list, none behind the journal's first item,
- * one sent events is read in its own loop only, and a reader started at
- * another starts where that one's items still are. A reader missing from
- * the list, a done ahead of its cursor, or a cursor moved by two threads
- * would have its blocks freed under it. TSan saw that twice (the host
- * cache's reader in test_rejoin_under_churn[marker]; a pipe's channel
- * reader in test_groups_random[floods-multi], whose done had gone back
- * behind what the cleanup freed; a third time the host cache's reader
- * in floods-multi, seq and done both a block behind the journal's start)
- * but could not say how. These say which reader and where, as BUG lines
+ * one sent events or polling is read in its own loop only, and a reader
+ * started at another starts where that one's items still are. A reader
+ * missing from the list, a done ahead of its cursor, or a cursor moved by
+ * two threads would have its blocks freed under it. TSan saw that (the
+ * host cache's reader in test_rejoin_under_churn[marker]; a pipe's
+ * channel reader in test_groups_random[floods-multi], whose done had gone
+ * back behind what the cleanup freed; twice more the host cache's reader
+ * in floods-multi, seq and done one or two blocks behind the journal's
+ * start) but could not say how. These say which reader and where, as BUG lines
  * the functional tests fail on: the list is checked before and after each
  * cleanup or trim frees blocks (after: that one freed what a reader still
  * reads; before: something since did), and a reader whose done would go
@@ -73,12 +73,12 @@ void
 rt_reader_check(struct rt_reader *r, u64 seq)
 {
   struct rtable *t = r->table;
-  /* Only its loop moves a reader that is sent events (a pin goes from
-   * hand to hand): from two threads, one's stale cursor written back
-   * would take it behind what the cleanup freed. (Unit tests read in
+  /* Only its loop moves a reader that is sent events or polls (a pin
+   * goes from hand to hand): from two threads, one's stale cursor written
+   * back would take it behind what the cleanup freed. (Unit tests read in
    * threads of no loop.) */
   struct loop *l = loop_current();
-  if (r->notify && l && l != r->loop)
+  if ((r->notify || uatomic_read(&r->polls)) && l && l != r->loop)
     rt_readers_dump_why(t, "reader %p of loop %s read in loop %s", r, loop_name(r->loop), loop_name(l));
   if (seq < uatomic_read(&t->jfirst_seq))
     rt_readers_dump_why(t, "reader %p at %llu, behind the journal's start: its items were freed", r,

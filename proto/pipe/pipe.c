@@ -14,10 +14,11 @@
  * Loops of pipes would bounce a route forever; a route is therefore never
  * written into a table the run of its source's protocol writes into
  * itself (where it came from: in a ring of pipes, copies of a route gone
- * would otherwise keep one another alive; proto_run_home), nor into one that already holds a route of the
- * same source from someone else (another pipe's copy), and such attempts
- * are logged and count as rejected exports, so that the route's withdrawal
- * is not passed on either. When two pipes bring copies of one route into a
+ * would otherwise keep one another alive; proto_run_home), nor into one
+ * that already holds a route of the same source from someone else
+ * (another pipe's copy), and such attempts are logged and count as
+ * rejected exports, so that the route's withdrawal is not passed on
+ * either. When two pipes bring copies of one route into a
  * table (a diamond), the second pipe's copy is refused while the first's
  * is there; when the first pipe goes down, its copies leave and the second
  * offers what it left out again (copies_gone, a refeed). So it does when
