@@ -303,6 +303,9 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
+  /* by number, in the same block, under the lock: the journal's end when
+   * the number's last channel went; reused once every reader passed it */
+  u64 *gone_at;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };
 
@@ -707,6 +710,10 @@ int rt_reader_may_meet(const struct rt_reader *r);
 /* The journal's end, past the item of every route in the table's chains
  * before the call (it waits for a writer inside to publish). Any loop. */
 u64 rt_journal_end_settled(struct rtable *t);
+/* The journal position every reader of t is done with (the end when none
+ * reads): what lies before it no reader will see again. */
+u64 rt_readers_done_min(struct rtable *t);
+u64 rt_readers_done_min_locked(struct rtable *t);    /* under the writer lock */
 /* The lag past which a reader with a notify event is flagged laggard if
  * it has not moved for RT_LAGGARD_STUCK: the table's nets (a refeed costs
  * one walk of them), plus RT_LAGGARD_MIN. One that moves is flagged at

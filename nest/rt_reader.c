@@ -32,6 +32,24 @@ rt_journal_end_settled(struct rtable *t)
   return end;
 }
 
+u64
+rt_readers_done_min_locked(struct rtable *t)
+{
+  u64 min = t->jend;
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
+    min = MIN(min, uatomic_read(&r->done));
+  return min;
+}
+
+u64
+rt_readers_done_min(struct rtable *t)
+{
+  wlock_take(&t->lock);
+  u64 min = rt_readers_done_min_locked(t);
+  wlock_give(&t->lock);
+  return min;
+}
+
 /* Sanitizer builds: two threads moving one reader at once, one's cursor
  * written back stale would go back; one taking it off the list while the
  * other reads would read blocks the cleanup no longer keeps for it. */

@@ -1117,9 +1117,7 @@ static void
 rt_journal_trim(struct rtable *t)
 {
   wlock_take(&t->lock);
-  u64 min = t->jend;
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    min = MIN(min, uatomic_read(&r->done));
+  u64 min = rt_readers_done_min_locked(t);
   rt_readers_check(t, "journal trim");
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
   if (gone != kept)

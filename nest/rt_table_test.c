@@ -618,6 +618,53 @@ test_run_home(void **state)
   rcu_barrier();
 }
 
+/* A gone channel's number is not reused while a reader has yet to read
+ * the journal's items that carry it, and is reused once it has. */
+static void
+test_sender_reuse(void **state)
+{
+  (void) state;
+  struct rtable *t = test_aux_table_new("senders", NET_IP4);
+  struct two_srcs x = two_srcs_new();
+  struct rt_reader r = { 0 };
+  rt_reader_attach(t, &r, main_loop(), NULL);
+  struct channel *c[7];
+  for (int i = 0; i < 7; i++)
+    c[i] = fake_channel(t, "num");        /* the first array's every number */
+  u16 gone = c[0]->sender_id;
+  net_addr n;
+  net4(&n, 4242);
+  rt_update(t, &n, x.s1, c[0], x.lo, 0);
+  rt_update(t, &n, x.s1, c[0], NULL, 0);  /* flushed: the channel goes */
+  fake_channel_free(c[0]);
+  /* the reader has not seen those items: no number is free */
+  struct channel *d = fake_channel(t, "num");
+  assert_int_not_equal(d->sender_id, gone);
+  rcu_read_lock();
+  while (rt_reader_next(&r))
+    ;
+  rt_reader_release(&r);
+  rcu_read_unlock();
+  /* read: the number comes back in its turn, after the grown array's */
+  int back = 0;
+  struct channel *more[16];
+  uint k = 0;
+  while (k < 16 && !back) {
+    more[k] = fake_channel(t, "num");
+    back = more[k++]->sender_id == gone;
+  }
+  assert_true(back);
+  while (k)
+    fake_channel_free(more[--k]);
+  fake_channel_free(d);
+  for (int i = 1; i < 7; i++)
+    fake_channel_free(c[i]);
+  rt_reader_detach(&r);
+  two_srcs_free(&x);
+  test_aux_table_free(t);
+  rcu_barrier();
+}
+
 static struct ea_list *
 modify_tag(struct channel *c, const struct rte *r)
 {
@@ -1474,6 +1521,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_copy_clash),
   cmocka_unit_test(test_flush_many),
   cmocka_unit_test(test_run_home),
+  cmocka_unit_test(test_sender_reuse),
   cmocka_unit_test(test_refresh_modify),
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_stale_only_withdrawal),
