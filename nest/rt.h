@@ -286,8 +286,25 @@ struct rt_reader {
   u16 own, sender;
 #ifdef BIRD_SANITIZED
   u32 busy;                   /* atomic: a thread is in rt_reader_next() */
+  u64 attach_seq;             /* under the lock: where it was attached last, */
+  char attach_loop[40];       /* and in which loop */
 #endif
 };
+
+#ifdef BIRD_SANITIZED
+/* Sanitizer builds: the table's last unlinks of journal blocks, as the
+ * readers' check tells them when a reader is found behind the journal
+ * (nest/rt_readers_check.c). Under the writer lock. */
+#define RT_UNLINK_LOG 8
+#define RT_UNLINK_READERS 6
+struct rt_unlink_note {
+  const char *where;
+  char loop[40];
+  u64 min, from, to, end;
+  u32 readers;
+  struct { const struct rt_reader *r; u64 done; } seen[RT_UNLINK_READERS];
+};
+#endif
 
 #define RT_INDEX_MIN_ORDER 10       /* 2^N buckets at least in a net index */
 /* A net index that grew ahead of its nets (lib/rcu_hash.h) is compacted
@@ -425,6 +442,10 @@ struct rtable {
   /* The channels that write here, by the number their routes carry
    * (nest/rt_sender.c): RCU, changed by the main loop. */
   struct rt_senders *senders;
+#ifdef BIRD_SANITIZED
+  struct rt_unlink_note unlinks[RT_UNLINK_LOG];   /* under lock, a ring */
+  u32 unlink_next;
+#endif
 };
 
 struct rtable_config *rt_new_table_config(struct config *c, struct symbol *s, uint net_type);
@@ -840,12 +861,17 @@ void rt_press_check(struct rtable *t, struct rt_reader *r);
  * lines. */
 #ifdef BIRD_SANITIZED
 void rt_readers_check(struct rtable *t, const char *where);
+/* Under the lock, after blocks before seq `from` up to the journal's
+ * first now left it for min: noted, and the list checked again. */
+void rt_readers_unlinked(struct rtable *t, const char *where, u64 min, u64 from);
 void rt_reader_check(struct rt_reader *r, u64 seq);
 void rt_reader_check_at(struct rtable *t, const struct rt_reader *at);
 void rt_reader_twice(struct rt_reader *r);
 void rt_reader_back(struct rt_reader *r, u64 seq);
 #else
 static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
+static inline void rt_readers_unlinked(struct rtable *t UNUSED, const char *where UNUSED, u64 min UNUSED,
+                                       u64 from UNUSED) {}
 static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}
 static inline void rt_reader_check_at(struct rtable *t UNUSED, const struct rt_reader *at UNUSED) {}
 #endif

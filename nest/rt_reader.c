@@ -12,6 +12,7 @@
 #include "nest/rt.h"
 #include "nest/proto.h"
 #include "lib/log.h"
+#include "lib/printf.h"
 
 int
 rt_reader_may_meet(const struct rt_reader *r)
@@ -98,6 +99,10 @@ rt_reader_attach_at(struct rtable *t, struct rt_reader *r, struct loop *l, struc
   /* at is attached, so its items are there until we are too */
   uatomic_set(&r->seq, at ? uatomic_read(&at->seq) : t->jend);
   uatomic_set(&r->done, r->seq);
+#ifdef BIRD_SANITIZED
+  r->attach_seq = r->seq;
+  bsnprintf(r->attach_loop, sizeof(r->attach_loop), "%s", loop_current() ? loop_name(loop_current()) : "none");
+#endif
   r->held = 0;
   r->left_oldest = 0;
   list_add_tail(&t->readers, &r->n);

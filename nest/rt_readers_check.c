@@ -31,10 +31,42 @@ rt_readers_dump(struct rtable *t, const char *why)
   log_msg(L_BUG, "%s: %s; journal %llu-%llu, %u readers attached", t->name, why, (unsigned long long) first,
           (unsigned long long) t->jend, t->reader_count);
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    log_msg(L_BUG, "%s: reader %u %p of %s in %s: seq %llu done %llu notify %p polls %p", t->name, cnt++, r,
-            r->table ? r->table->name : "none", r->loop ? loop_name(r->loop) : "-",
+    log_msg(L_BUG, "%s: reader %u %p of %s in %s: seq %llu done %llu notify %p polls %p, attached at %llu in %s",
+            t->name, cnt++, r, r->table ? r->table->name : "none", r->loop ? loop_name(r->loop) : "-",
             (unsigned long long) uatomic_read(&r->seq), (unsigned long long) uatomic_read(&r->done), r->notify,
-            uatomic_read(&r->polls));
+            uatomic_read(&r->polls), (unsigned long long) r->attach_seq, r->attach_loop);
+  /* the unlinks, oldest first: which one freed what a reader still
+   * reads, and which readers (at what done) it saw */
+  for (uint i = 0; i < RT_UNLINK_LOG; i++) {
+    const struct rt_unlink_note *u = &t->unlinks[(t->unlink_next + i) % RT_UNLINK_LOG];
+    if (!u->where)
+      continue;
+    char seen[RT_UNLINK_READERS * 48] = "", *p = seen;
+    for (uint k = 0; k < MIN(u->readers, RT_UNLINK_READERS); k++)
+      p += bsnprintf(p, seen + sizeof(seen) - p, " %p@%llu", u->seen[k].r, (unsigned long long) u->seen[k].done);
+    log_msg(L_BUG, "%s: unlink by %s in %s: journal %llu-%llu, freed to %llu for min %llu; %u readers:%s", t->name,
+            u->where, u->loop, (unsigned long long) u->from, (unsigned long long) u->end,
+            (unsigned long long) u->to, (unsigned long long) u->min, u->readers, seen);
+  }
+}
+
+void
+rt_readers_unlinked(struct rtable *t, const char *where, u64 min, u64 from)
+{
+  struct rt_unlink_note *u = &t->unlinks[t->unlink_next++ % RT_UNLINK_LOG];
+  *u = (struct rt_unlink_note) { .where = where, .min = min, .from = from, .to = uatomic_read(&t->jfirst_seq),
+                                 .end = t->jend };
+  bsnprintf(u->loop, sizeof(u->loop), "%s", loop_current() ? loop_name(loop_current()) : "none");
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
+    if (u->readers < RT_UNLINK_READERS) {
+      u->seen[u->readers].r = r;
+      u->seen[u->readers].done = uatomic_read(&r->done);
+    }
+    u->readers++;
+  }
+  char why[64];
+  bsnprintf(why, sizeof(why), "after %s", where);
+  rt_readers_check(t, why);
 }
 
 void

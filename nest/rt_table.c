@@ -1119,9 +1119,10 @@ rt_journal_trim(struct rtable *t)
   wlock_take(&t->lock);
   u64 min = rt_readers_done_min_locked(t);
   rt_readers_check(t, "journal trim");
+  u64 from = uatomic_read(&t->jfirst_seq);
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
   if (gone != kept)
-    rt_readers_check(t, "after journal trim");
+    rt_readers_unlinked(t, "journal trim", min, from);
   uatomic_set(&t->jtrim_at, t->jend);
   wlock_give(&t->lock);
   rt_journal_retire(gone, kept);
@@ -1221,7 +1222,7 @@ rt_cleanup_run(struct rtable *t)
   u64 from = uatomic_read(&t->jfirst_seq);
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
   if (gone != kept)
-    rt_readers_check(t, "after journal cleanup");
+    rt_readers_unlinked(t, "journal cleanup", min, from);
   uatomic_set(&t->jtrim_at, t->jend);
   uint freed = (uint) (uatomic_read(&t->jfirst_seq) - from);
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
