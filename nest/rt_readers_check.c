@@ -13,8 +13,11 @@
  * the functional tests fail on: the list is checked before and after each
  * cleanup or trim frees blocks (after: that one freed what a reader still
  * reads; before: something since did), and a reader whose done would go
- * back is reported at once. Plain builds compile none of it (nest/rt.h
- * makes the calls empty).
+ * back is reported at once. The dump tells where each reader was
+ * attached and the table's last unlinks, each with the readers and the
+ * done it saw: an unlink that freed past a reader either did not see it
+ * in the list or saw a done it later left. Plain builds compile none of
+ * it (nest/rt.h makes the calls empty).
  */
 #include <stdarg.h>
 #include "nest/rt.h"
