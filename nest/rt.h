@@ -860,6 +860,7 @@ void rt_press_check(struct rtable *t, struct rt_reader *r);
  * the reader a new one starts at (under the lock); a failure logs BUG
  * lines. */
 #ifdef BIRD_SANITIZED
+extern u32 rt_readers_bugs;         /* atomic: dumps so far (unit tests) */
 void rt_readers_check(struct rtable *t, const char *where);
 /* Under the lock, after blocks before seq `from` up to the journal's
  * first now left it for min: noted, and the list checked again. */

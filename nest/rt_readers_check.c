@@ -25,11 +25,14 @@
 #include "lib/printf.h"
 
 #ifdef BIRD_SANITIZED
+u32 rt_readers_bugs;
+
 /* Under the writer lock. */
 static void
 rt_readers_dump(struct rtable *t, const char *why)
 {
   uint cnt = 0;
+  uatomic_inc(&rt_readers_bugs);
   u64 first = uatomic_read(&t->jfirst_seq);
   log_msg(L_BUG, "%s: %s; journal %llu-%llu, %u readers attached", t->name, why, (unsigned long long) first,
           (unsigned long long) t->jend, t->reader_count);

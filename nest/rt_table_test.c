@@ -1036,6 +1036,37 @@ met_slot(struct jreader *j, const struct rte *r)
   return &j->met[i];
 }
 
+/* Readers that come and go: each starts where the journal reader is
+ * (as an update group's member does at the group's reader), reads a few
+ * items slowly, each in a read section of its own, and leaves. With the
+ * writers trimming the journal and the table's host cache reading it in
+ * the table loop, none may find its items freed (sanitizer builds check
+ * every item read: rt_reader_check). */
+static void *
+tagalong_main(void *arg)
+{
+  struct jreader *j = arg;
+  long rounds = 0;
+  unsigned seed = 99;
+  rcu_thread_register();
+  do {      /* once at least: on a busy host the writers may be done first */
+    struct rt_reader r = { 0 };
+    rt_reader_attach_at(j->t, &r, NULL, NULL, &j->r);
+    for (uint k = rand_r(&seed) % 2000; k; k--) {
+      rcu_read_lock();
+      const struct rt_journal_item *it = rt_reader_next(&r);
+      assert_true(!it || it->net);
+      rcu_read_unlock();
+      if (!(k & 63))
+        sched_yield();
+    }
+    rt_reader_detach(&r);
+    rounds++;
+  } while (!uatomic_read(&stop_readers));
+  rcu_thread_unregister();
+  return (void *) rounds;
+}
+
 /* Reads the journal to its end, then looks at a few chains the way a
  * feed does: a route whose item it has not read yet must be one that
  * rt_reader_may_meet() says may come (a freed route's address used again
@@ -1092,11 +1123,17 @@ test_concurrent(void **state)
     w[i].seed = 1234 + i;
     w[i].batched = i & 1;
   }
-  pthread_t walker, jr, feeder;
+  pthread_t walker, jr, feeder, tagalong;
   uatomic_set(&stop_readers, 0);
+  /* the table's host cache reads the journal in the table loop */
+  struct rt_hostentry *he = rt_hostentry_get(t, ipa_from_ip4(ip4_from_u32(0x0a0b0c0d)));
+#ifdef BIRD_SANITIZED
+  u32 bugs = uatomic_read(&rt_readers_bugs);
+#endif
   pthread_create(&walker, NULL, walker_main, t);
   pthread_create(&feeder, NULL, feeder_main, t);
   pthread_create(&jr, NULL, journal_main, &j);
+  pthread_create(&tagalong, NULL, tagalong_main, &j);
   for (int i = 0; i < WRITERS; i++)
     pthread_create(&w[i].th, NULL, writer_main, &w[i]);
   for (int i = 0; i < WRITERS; i++)
@@ -1106,9 +1143,15 @@ test_concurrent(void **state)
   pthread_join(walker, &bad);
   pthread_join(jr, NULL);
   assert_int_equal((long) bad, 0);
-  void *walks;
+  void *walks, *rounds;
   pthread_join(feeder, &walks);
   assert_true((long) walks > 0);
+  pthread_join(tagalong, &rounds);
+  assert_true((long) rounds > 0);
+  rt_hostentry_put(he);
+#ifdef BIRD_SANITIZED
+  assert_int_equal(uatomic_read(&rt_readers_bugs), bugs);
+#endif
 
   /* Every change became exactly one journal item, seen once; no route
    * seen before its item was said not to come. (The reader leaves first:
