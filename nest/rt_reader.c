@@ -240,8 +240,12 @@ rt_reader_next_one(struct rt_reader *r)
     }
   }
   rt_reader_check(r, seq);
-  const struct rt_journal_item *item = &rt_reader_block(r, seq)->items[seq - r->block->first_seq];
-  r->sender = r->block->sender[seq - r->block->first_seq];
+  /* the block first: the call sets r->block, which the index must not be
+   * read from before it (the two are unsequenced in one expression) */
+  struct rt_journal_block *b = rt_reader_block(r, seq);
+  uint i = (uint) (seq - b->first_seq);
+  const struct rt_journal_item *item = &b->items[i];
+  r->sender = b->sender[i];
   uatomic_set(&r->seq, seq + 1);
   rt_reader_moved(r, seq);
   return item;
