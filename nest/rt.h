@@ -286,8 +286,8 @@ struct rt_reader {
   u16 own, sender;
 #ifdef BIRD_SANITIZED
   u32 busy;                   /* atomic: a thread is in rt_reader_next() */
-  u64 attach_seq;             /* under the lock: where it was attached last, */
-  char attach_loop[40];       /* and in which loop */
+  u64 attach_seq;             /* written at attach, under the writer lock: */
+  char attach_loop[40];       /* where and in which loop (the dump reads them) */
 #endif
 };
 
@@ -320,8 +320,9 @@ struct rt_senders {
   /* atomic, by number, in the same block as ch: the table a sender's
    * routes are copies of (a pipe's), NULL: none; written under the lock */
   const struct rtable **origin;
-  /* by number, in the same block, under the lock: the journal's end when
-   * the number's last channel went; reused once every reader passed it */
+  /* by number, in the same block; main loop, under rt_sender.c's lock:
+   * the journal's end when the number's last channel went; reused once
+   * every reader passed it */
   u64 *gone_at;
   struct channel *ch[];       /* atomic: read by anyone, written by the main loop */
 };

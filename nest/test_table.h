@@ -103,4 +103,33 @@ two_srcs_free(struct two_srcs *x)
   test_srcs_free((struct rte_src *[]){ x->s1, x->s2 }, 2);
 }
 
+/* A thread walking the table's chains lock-free until stop is set,
+ * counting chains out of best-first order (its return value). */
+struct chain_walk {
+  struct rtable *t;
+  int stop;                   /* atomic: set by the test's thread */
+};
+
+static inline void *
+chain_walk_main(void *arg)
+{
+  struct chain_walk *w = arg;
+  long bad = 0;
+  rcu_thread_register();
+  while (!uatomic_read(&w->stop)) {
+    rcu_read_lock();
+    struct rcu_hash_iter it;
+    for (struct net *n = rt_first_net(w->t, &it); n; n = rt_next_net(w->t, &it)) {
+      struct rte *r = rcu_dereference(n->routes), *next;
+      /* Each pointer is loaded once: the chain changes under our feet. */
+      for (; r && (next = rcu_dereference(r->next)); r = next)
+        if (rte_better(next, r))
+          bad++;
+    }
+    rcu_read_unlock();
+  }
+  rcu_thread_unregister();
+  return (void *) bad;
+}
+
 #endif
