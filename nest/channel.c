@@ -865,7 +865,7 @@ chan_export_pass_own(struct channel *c)
  * export_flush (rt_reader_hold), so the table keeps those journal blocks
  * meanwhile: a pass of a whole loop budget (10 ms) of a load arriving
  * faster than it is exported kept them that long, and with the writers'
- * trim (rt_table.c) one table at 10 peers x 10k routes peaked 1.9 MB
+ * trim (rt_cleanup.c) one table at 10 peers x 10k routes peaked 1.9 MB
  * lower once passes were shorter. */
 #define CHAN_EXPORT_PASS_MAX 2048
 

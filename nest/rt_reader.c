@@ -2,7 +2,7 @@
  * DOC: A table's readers: cursors over its journal. Each export channel,
  * pipe and feed owns one and moves it in its own loop (rt_reader_next),
  * telling the table how far it is done so that the cleanup
- * (nest/rt_table.c) can retire what every reader has passed. A reader
+ * (nest/rt_cleanup.c) can retire what every reader has passed. A reader
  * never holds a pointer to a block it is done with, and reads the items
  * of a block only inside rcu_read_lock().
  *

@@ -15,7 +15,7 @@
  * route carries it either), and numbers go round the array besides, a
  * freed one taken last. With a reader that far behind and no number
  * free, the array grows; the reader reads on or is made a laggard
- * (nest/rt_table.c), and the numbers come free. (Only at 64k numbers is
+ * (nest/rt_cleanup.c), and the numbers come free. (Only at 64k numbers is
  * one taken before every reader passed it: the one gone longest ago.)
  *
  * The main loop adds and removes senders (channel_new, channel_free);

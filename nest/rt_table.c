@@ -1,6 +1,7 @@
 /*
- * DOC: Route table core: updates, journal, cleanup (the net index and its
- * lookups: nest/rt_index.c; the journal's readers: nest/rt_reader.c).
+ * DOC: Route table core: updates and the journal they write (the net index
+ * and its lookups: nest/rt_index.c; the journal's readers:
+ * nest/rt_reader.c; freeing what every reader passed: nest/rt_cleanup.c).
  *
  * Write path (any loop): build the rte outside the lock, then under the
  * table's writer lock find or create the net, unlink the old route of the
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "nest/rt.h"
-#include "nest/rt_hostcache.h"
+#include "nest/rt_core.h"
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "lib/hash.h"
@@ -25,9 +26,6 @@
 #include "lib/log.h"
 #include "lib/printf.h"
 #include "lib/timeutil.h"
-
-/* How long after a cleanup the table loop looks again (rt_cleanup_tick). */
-#define RT_CLEANUP_QUIET (S_ 1)
 
 /* --- Best route order --- */
 
@@ -71,7 +69,15 @@ net_alloc(const net_addr *n)
   return shslab_alloc(net_slab[n->type]);
 }
 
-static void net_free(struct net *n) { shslab_free(net_slab[n->n.type], n); }
+void net_free(struct net *n) { shslab_free(net_slab[n->n.type], n); }
+void rte_free(struct rte *r) { shslab_free(rte_slab, r); }
+
+void
+rt_journal_block_free(struct rt_journal_block *b)
+{
+  page_pool_free(journal_pool, b);
+  mem_account(MEM_TABLES, -(s64) RT_JOURNAL_BYTES, 0);
+}
 
 /* --- Route ids (bit per id, under the writer lock) --- */
 
@@ -100,17 +106,9 @@ rt_id_alloc(struct rtable *t)
   }
 }
 
-static void
-rt_id_free(struct rtable *t, u32 id)
-{
-  t->id_map[id / 32] &= ~(1U << (id % 32));
-}
-
 /* --- Routes --- */
 
-/* Drop what a retired route holds. Its memory is freed later, with its
- * journal block, after an RCU grace period: readers may still look at it. */
-static void
+void
 rte_release(struct rtable *t, struct rte *r)
 {
   rt_id_free(t, r->id);
@@ -118,37 +116,6 @@ rte_release(struct rtable *t, struct rte *r)
   rt_unlock_source(rte_src(r));
 }
 
-/* A torn-down table's nets and routes, with the index that holds them:
- * freed by a walk of that index after one grace period, when no reader
- * can be on them. Freeing them one by one through batches of pointers
- * took 16 bytes per object at the very moment (67 MB for the 4.2M routes
- * and nets of a 10 x 300k route server, whose RSS then rose by 40% on
- * the way out), and removing each net from the index shrank it again and
- * again. */
-struct rt_corpse {
-  struct rcu_head rcu;
-  struct rcu_hash nets;
-  u64 *regions;
-};
-
-static void
-rt_corpse_free_rcu(struct rcu_head *h)
-{
-  struct rt_corpse *c = caa_container_of(h, struct rt_corpse, rcu);
-  struct rcu_hash_iter it;
-  for (struct rcu_hash_node *x = rcu_hash_walk(&c->nets, 0, &it), *next; x; x = next) {
-    next = rcu_hash_next(&it);          /* before x goes */
-    struct net *n = caa_container_of(x, struct net, node);
-    for (struct rte *r = n->routes, *rn; r; r = rn) {
-      rn = r->next;
-      shslab_free(rte_slab, r);
-    }
-    shslab_free(net_slab[n->n.type], n);
-  }
-  rcu_hash_free(&c->nets);
-  rt_index_regions_free(c->regions);
-  free(c);
-}
 
 /* --- Journal --- */
 
@@ -353,7 +320,7 @@ rte_drop_unpublished(struct rte *r)
 {
   ea_unref(rte_attrs(r));
   rt_unlock_source(rte_src(r));
-  shslab_free(rte_slab, r);
+  rte_free(r);
 }
 
 /* Where a change goes in a chain, found by walking it before the lock:
@@ -985,8 +952,6 @@ rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, ui
   }
 }
 
-static void rt_journal_trim_due(struct rtable *t);
-
 /* The steps of a batch go through these stages in a pipeline: while one
  * step is applied, the routes of the chains of the steps before it are
  * asked for one link further each, the next one's nets have come and
@@ -1027,269 +992,4 @@ rt_update_batch(struct rtable *t, struct channel *sender, struct rt_import *im, 
     }
   rt_journal_trim_due(t);
   rcu_read_unlock();
-}
-
-/* --- Cleanup (table loop) --- */
-
-/* After the grace period nobody can reach the block's retired routes and
- * dead nets any more. */
-static void
-rt_block_free_rcu(struct rcu_head *h)
-{
-  struct rt_journal_block *b = caa_container_of(h, struct rt_journal_block, rcu);
-  for (uint i = 0; i < b->used; i++) {
-    struct rt_journal_item *it = &b->items[i];
-    if (it->retired)
-      shslab_free(rte_slab, it->retired);
-    if (b->net_died[i / 64] & (1ULL << (i % 64)))
-      net_free(it->net);
-  }
-  page_pool_free(journal_pool, b);
-  mem_account(MEM_TABLES, -(s64) RT_JOURNAL_BYTES, 0);
-}
-
-/* A block's retired routes give their ids back, under the writer lock
- * (the id map is the writers')... */
-static void
-rt_block_retire_ids(struct rtable *t, struct rt_journal_block *b, uint used)
-{
-  for (uint i = 0; i < used; i++)
-    if (b->items[i].retired)
-      rt_id_free(t, b->items[i].retired->id);
-}
-
-/* ...then, after the lock, their references, and the block goes after a
- * grace period. The references are atomic adds on the lists and sources
- * the writers are adding to right then: under the lock, each waited for
- * a writer's line while the writers waited for the lock. */
-static void
-rt_block_retire_refs(struct rt_journal_block *b, uint used)
-{
-  b->used = used;
-  for (uint i = 0; i < used; i++) {
-    struct rte *r = b->items[i].retired;
-    if (r) {
-      ea_unref(rte_attrs(r));
-      rt_unlock_source(rte_src(r));
-    }
-  }
-  call_rcu(&b->rcu, rt_block_free_rcu);
-}
-
-/* Under the writer lock, in a read section: the blocks before the one
- * holding seq min (never the last) leave the journal and give their
- * routes' ids back. Returns the first of them; *kept is the first block
- * left. */
-static struct rt_journal_block *
-rt_journal_unlink_done(struct rtable *t, u64 min, struct rt_journal_block **kept)
-{
-  struct rt_journal_block *b = t->jfirst, *gone = b;
-  while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
-    struct rt_journal_block *next = b->next;
-    rcu_assign_pointer(t->jfirst, next);
-    uatomic_set(&t->jfirst_seq, next->first_seq);
-    rt_block_retire_ids(t, b, RT_JOURNAL_BLOCK);
-    b = next;
-  }
-  *kept = b;
-  return gone;
-}
-
-/* After the lock, in the same read section: the unlinked blocks' chain
- * stays as it was (a reader may still walk it), and the read section
- * keeps them from being freed under us. */
-static void
-rt_journal_retire(struct rt_journal_block *gone, struct rt_journal_block *kept)
-{
-  for (struct rt_journal_block *b = gone; b != kept; ) {
-    struct rt_journal_block *next = b->next;
-    rt_block_retire_refs(b, RT_JOURNAL_BLOCK);
-    b = next;
-  }
-}
-
-/* A writer's share of the cleanup, in a read section: the blocks every
- * reader is done with go. The table loop's cleanup waits its turn for a
- * thread like any loop: at one table 10 x 10k on two cores it ran once at
- * the start and next 51 ms later, once the ten sessions' import was over,
- * and the journal of the whole load waited for it. */
-static void
-rt_journal_trim(struct rtable *t)
-{
-  wlock_take(&t->lock);
-  u64 min = rt_readers_done_min_locked(t);
-  rt_readers_check(t, "journal trim");
-  u64 from = uatomic_read(&t->jfirst_seq);
-  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
-  if (gone != kept)
-    rt_readers_unlinked(t, "journal trim", min, from);
-  uatomic_set(&t->jtrim_at, t->jend);
-  wlock_give(&t->lock);
-  rt_journal_retire(gone, kept);
-}
-
-/* After a writer's batch: a trim when the cleanup the table asked its
- * loop for has not come and the journal grew by RT_CLEANUP_THRESHOLD
- * since the last cleanup or trim. */
-static void
-rt_journal_trim_due(struct rtable *t)
-{
-  u64 end = uatomic_read(&t->jend);
-  if (end - uatomic_read(&t->jtrim_at) >= RT_CLEANUP_THRESHOLD && ev_active(&t->cleanup_ev))
-    rt_journal_trim(t);
-}
-
-static void rt_cleanup_run(struct rtable *t);
-
-/* After a cleanup: another look later, while the table changes. */
-static void
-rt_cleanup_arm(struct rtable *t)
-{
-  if (tm_active(&t->cleanup_tm))
-    return;
-  t->cleanup_seen = uatomic_read(&t->jend);
-  uatomic_set(&t->cleanup_armed, 1);
-  tm_start(&t->cleanup_tm, RT_CLEANUP_QUIET);
-}
-
-void
-rt_cleanup(void *data)
-{
-  struct rtable *t = data;
-  rt_cleanup_run(t);
-  rt_cleanup_arm(t);
-}
-
-/* The look again: on while changes came since the last, else off, and
- * the next new block asks again (rt_journal_publish). */
-void
-rt_cleanup_tick(struct timer *tm)
-{
-  struct rtable *t = tm->data;
-  u64 end = uatomic_read(&t->jend);
-  rt_cleanup_run(t);
-  if (end == t->cleanup_seen) {
-    uatomic_set(&t->cleanup_armed, 0);
-    cmm_smp_mb();       /* armed before jend: a writer that saw it on published before this */
-    end = uatomic_read(&t->jend);
-    if (end == t->cleanup_seen)
-      return;
-    uatomic_set(&t->cleanup_armed, 1);
-  }
-  t->cleanup_seen = end;
-  tm_start(&t->cleanup_tm, RT_CLEANUP_QUIET);
-}
-
-static void
-rt_cleanup_run(struct rtable *t)
-{
-  u32 debug = uatomic_read(&t->debug);
-  uint laggards = 0;
-  u64 max_lag = 0;
-  rcu_read_lock();
-  wlock_take(&t->lock);
-  rcu_hash_maintain(&t->nets);
-  rt_index_settle(t);
-  rt_index_account(t);
-  u64 min = t->jend, limit = rt_laggard_limit(t);
-  btime now = time_mono_now();
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
-    u64 seq = uatomic_read(&r->seq);
-    min = MIN(min, uatomic_read(&r->done));
-    if (seq != r->seen_seq || !r->seen_at) {
-      r->seen_seq = seq;
-      r->seen_at = now;
-    }
-    u64 lag = t->jend - seq;
-    /* one that has not moved for a while is let go until it reads again
-     * (the importers' next batch would take it back else) */
-    if (uatomic_read(&r->press) && (now - r->seen_at >= RT_PRESS_STUCK || uatomic_read(&r->laggard))) {
-      uatomic_xchg(&r->idle, 1);
-      rt_reader_press(r, RT_PRESS_NONE);
-    }
-    /* A stalled peer would pin every change from now on: tell its loop. */
-    int stuck = now - r->seen_at >= RT_LAGGARD_STUCK;
-    if (r->notify && ((lag > limit && stuck) || lag > 4 * limit) && !uatomic_read(&r->laggard)) {
-      uatomic_set(&r->laggard, 1);
-      rt_reader_press(r, RT_PRESS_NONE);
-      ev_send(r->loop, r->notify);
-      laggards++;
-      max_lag = MAX(max_lag, lag);
-    }
-  }
-
-  rt_readers_check(t, "journal cleanup");
-  u64 from = uatomic_read(&t->jfirst_seq);
-  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
-  if (gone != kept)
-    rt_readers_unlinked(t, "journal cleanup", min, from);
-  uatomic_set(&t->jtrim_at, t->jend);
-  uint freed = (uint) (uatomic_read(&t->jfirst_seq) - from);
-  u64 left = t->jend - uatomic_read(&t->jfirst_seq);
-  wlock_give(&t->lock);
-  rt_journal_retire(gone, kept);
-  rcu_read_unlock();
-  if ((debug & D_EVENTS) && laggards)
-    log_msg(L_TRACE, "%s: %u readers up to %llu changes behind: they skip them and feed the table again",
-            t->name, laggards, (unsigned long long) max_lag);
-  if ((debug & D_EVENTS) && freed)
-    log_msg(L_TRACE, "%s: Journal cleanup: %u changes freed, %llu kept for the slowest reader", t->name, freed,
-            (unsigned long long) left);
-}
-
-/* Free everything of a table nobody uses any more (table loop, last act).
- * At the daemon's exit a plain build leaves the routes, nets and journal
- * to the end of the process: freeing them one by one, with the references
- * they hold, took 35 s of the shutdown of a multi layout's 101 tables of
- * a million routes each (2 cores). Sanitizer builds free everything (their
- * slabs are malloc's), so that the leak checker and the use-after-free
- * checks still see every reference a route held let go. */
-void
-rt_table_destroy_data(struct rtable *t, int at_exit)
-{
-  rt_hostcache_free(t);
-  rt_settle_stop(t);
-  tm_stop(&t->cleanup_tm);
-#ifndef BIRD_SANITIZED
-  if (at_exit) {
-    tm_stop(&t->index_tm);
-    return;
-  }
-#else
-  (void) at_exit;
-#endif
-  rcu_read_lock();
-  wlock_take(&t->lock);
-  ASSERT_DIE(list_empty(&t->readers));
-  for (struct rt_journal_block *b = t->jfirst, *next; b; b = next) {
-    next = b->next;
-    uint used = b == t->jlast ? t->jend - b->first_seq : RT_JOURNAL_BLOCK;
-    rt_block_retire_ids(t, b, used);
-    rt_block_retire_refs(b, used);
-  }
-  t->jfirst = t->jlast = NULL;
-  /* Remaining routes: none after a reconfigure removed the table (its
-   * channels flushed them), all of them at daemon shutdown (channel_down()).
-   * What they hold goes now; they go with their index, later. */
-  struct rcu_hash_iter it;
-  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it))
-    for (struct rte *r = n->routes; r; r = r->next)
-      rte_release(t, r);
-  struct rt_corpse *corpse = malloc(sizeof(*corpse));
-  if (!corpse)
-    die("Out of memory");
-  corpse->nets = t->nets;
-  memset(&t->nets, 0, sizeof(t->nets));
-  corpse->regions = t->regions;
-  t->regions = NULL;
-  t->feed_head = t->feed_tail = NULL;
-  call_rcu(&corpse->rcu, rt_corpse_free_rcu);
-  wlock_give(&t->lock);
-  rcu_read_unlock();
-  mem_account(MEM_TABLES, -(s64) t->id_map_size / 8, 0);
-  mem_account(MEM_TABLES, 0, -(s64) t->index_bytes);
-  t->index_bytes = 0;
-  tm_stop(&t->index_tm);
-  free(t->id_map);
-  t->id_map = NULL;
 }
