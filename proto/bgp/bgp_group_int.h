@@ -1,6 +1,6 @@
 /*
- * DOC: BGP update groups, inside: what bgp_group.c and bgp_group_feed.c
- * share. Not for the rest of the protocol (bgp_group.h is).
+ * DOC: BGP update groups, inside: what their files (bgp_group*.c) share.
+ * Not for the rest of the protocol (bgp_group.h is).
  */
 #ifndef PROTO_BGP_BGP_GROUP_INT_H
 #define PROTO_BGP_BGP_GROUP_INT_H
@@ -258,6 +258,15 @@ struct bgp_group {
   struct event start_ev, stop_ev, flush_ev, resume_ev, feed_ev;
   struct event marker_ev;       /* group_marker_check, after the joins queued */
 };
+
+/* bgp_group.c, any loop: a member's last reference goes (and it, from
+ * the main loop if it held a config); the group's loop (gm->group set) is
+ * asked for something (GM_REQ_*). */
+void gm_unref(struct bgp_gmember *gm);
+void gm_request(struct bgp_gmember *gm, u32 req);
+/* bgp_group.c, the main loop: a member asks to join (its main_ev's hook):
+ * its group is found or made. */
+void group_join_main(void *data);
 
 /* bgp_group.c, the group's loop */
 u32 group_src_member(struct bgp_group *g, const struct rte *r, struct bgp_gmember **gmp);
