@@ -18,6 +18,7 @@
  * atomically by writers and the table loop; the rest is the table loop's.
  */
 #include "nest/rt.h"
+#include "lib/timeutil.h"
 
 static struct rt_settle_times
 rt_settle_times(const struct rtable *t)
@@ -49,7 +50,9 @@ rt_settle_kick(void *data)
   struct rt_settle *s = &t->settle;
   if (s->gone)
     return;
-  btime now = loop_now();
+  /* fresh time, as tm_start's: the loop's is from before its events, and
+   * MIN from then could come before MIN has passed since this change */
+  btime now = time_mono_now();
   if (!tm_active(&s->tm))
     s->first = now;
   struct rt_settle_times st = rt_settle_times(t);
