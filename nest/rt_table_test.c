@@ -1,8 +1,9 @@
 /*
  * Unit tests of the table core: best-route order, the journal's items,
- * refresh cycles, flushes, copies, recursive next hops (run under TSan in
- * CI). Concurrent writers and readers: nest/rt_concurrent_test.c; what
- * frees the journal: nest/rt_journal_test.c.
+ * refresh cycles, flushes, copies, route groups (run under TSan in CI).
+ * Concurrent writers and readers: nest/rt_concurrent_test.c; what frees
+ * the journal: nest/rt_journal_test.c; recursive next hops:
+ * nest/rt_hostcache_test.c.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -21,7 +22,6 @@
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "nest/rt.h"
-#include "nest/rt_hostcache.h"
 #include "nest/test_attrs.h"
 #include "nest/test_loops.h"
 #include "nest/test_table.h"
@@ -911,124 +911,6 @@ test_flush_joined_walk(void **state)
   test_aux_table_free(t);
 }
 
-/* --- Recursive next hops (nest/rt_hostcache.c) --- */
-
-static struct ea_list *
-attrs_dest(u8 dest, ip_addr gw, u32 igp_metric, u8 flags)
-{
-  struct ea_builder b;
-  ea_builder_init(&b);
-  b.source = RTS_STATIC;
-  b.dest = dest;
-  b.gw = gw;
-  b.igp_metric = igp_metric;
-  b.flags = flags;
-  b.preference = 200;
-  return ea_intern(&b);
-}
-
-static ip_addr
-ip4(u32 a)
-{
-  return ipa_from_ip4(ip4_from_u32(a));
-}
-
-/* Wait for the table loop's host cache run to publish a change. */
-static const struct rt_nh_res *
-hc_wait(struct rt_hostentry *he, u8 dest)
-{
-  for (int i = 0; i < 2000; i++) {
-    rcu_read_lock();
-    const struct rt_nh_res *r = rt_hostentry_res(he);
-    u8 d = r->dest;
-    rcu_read_unlock();
-    if (d == dest)
-      return r;
-    usleep(1000);
-  }
-  return NULL;
-}
-
-static void
-test_recursive_nexthop(void **state)
-{
-  (void) state;
-  struct rtable *t = test_table();
-  struct proto *igp = fake_proto("igp");
-  struct rte_src *src = rt_get_source(igp, 0);
-  net_addr n16, n24, n25;
-  net_fill_ip4(&n16, ip4_from_u32(0xac100000), 16);     /* 172.16.0.0/16 blackhole, metric 5 */
-  net_fill_ip4(&n24, ip4_from_u32(0xac100200), 24);     /* 172.16.2.0/24 via 10.9.9.9 */
-  net_fill_ip4(&n25, ip4_from_u32(0xac100300), 24);     /* 172.16.3.0/24, itself recursive */
-  struct ea_list *bh = attrs_dest(RTD_BLACKHOLE, IPA_NONE, 5, 0);
-  struct ea_list *via = attrs_dest(RTD_UNICAST, ip4(0x0a090909), 0, 0);
-  struct ea_list *rec = attrs_dest(RTD_UNICAST, ip4(0x0a090909), 0, EAL_RECURSIVE);
-  rt_update(t, &n16, src, NULL, bh, 0);
-  rt_update(t, &n24, src, NULL, via, 0);
-  rt_update(t, &n25, src, NULL, rec, 0);
-
-  struct rt_nh_res r;
-  rcu_read_lock();
-  rt_nh_resolve(t, ip4(0xac100101), &r);      /* 172.16.1.1: the /16 */
-  assert_int_equal(r.dest, RTD_BLACKHOLE);
-  assert_int_equal(r.igp_metric, 5);
-  assert_int_equal(r.cover_len, 16);
-  assert_true(r.resolved);
-  rt_nh_resolve(t, ip4(0xac100201), &r);      /* the /24's gateway, metric unknown */
-  assert_int_equal(r.dest, RTD_UNICAST);
-  assert_true(ipa_equal(r.gw, ip4(0x0a090909)));
-  assert_int_equal(r.igp_metric, IGP_METRIC_UNKNOWN);
-  rt_nh_resolve(t, ip4(0xac100301), &r);      /* one level only */
-  assert_int_equal(r.dest, RTD_UNREACHABLE);
-  assert_false(r.resolved);
-  assert_int_equal(r.igp_metric, 0);
-  rt_nh_resolve(t, ip4(0xc0000201), &r);      /* nothing covers it */
-  assert_int_equal(r.dest, RTD_UNREACHABLE);
-  assert_int_equal(r.cover_len, 0);
-  rcu_read_unlock();
-
-  /* A route that stays unreachable when its next hop stops resolving
-   * keeps its fields (BIRD's rta_next_hop_outdated). */
-  struct ea_list *unr = attrs_dest(RTD_UNREACHABLE, IPA_NONE, 7, EAL_RECURSIVE);
-  assert_true(rt_nh_same(unr, &r));
-  struct ea_builder b;
-  ea_builder_from(&b, unr);
-  rt_nh_apply(&b, &(struct rt_nh_res){ .dest = RTD_BLACKHOLE, .igp_metric = 5, .resolved = 1 });
-  struct ea_list *bl = ea_intern(&b);
-  assert_int_equal(bl->dest, RTD_BLACKHOLE);
-  assert_int_equal(bl->igp_metric, 5);
-  assert_false(rt_nh_same(bl, &r));
-
-  /* The cache: one entry per address, re-resolved when the table changes
-   * under it, not when a shorter net changes. */
-  struct rt_hostentry *he = rt_hostentry_get(t, ip4(0xac100401));    /* 172.16.4.1 */
-  assert_ptr_equal(rt_hostentry_get(t, ip4(0xac100401)), he);
-  rt_hostentry_put(he);
-  assert_non_null(hc_wait(he, RTD_BLACKHOLE));
-  net_addr n4;
-  net_fill_ip4(&n4, ip4_from_u32(0xac100400), 24);
-  rt_update(t, &n4, src, NULL, via, 0);
-  const struct rt_nh_res *now = hc_wait(he, RTD_UNICAST);
-  assert_non_null(now);
-  assert_int_equal(now->cover_len, 24);
-  rt_update(t, &n4, src, NULL, NULL, 0);
-  assert_non_null(hc_wait(he, RTD_BLACKHOLE));
-  rt_update(t, &n16, src, NULL, NULL, 0);
-  assert_non_null(hc_wait(he, RTD_UNREACHABLE));
-  rt_hostentry_put(he);
-
-  rt_update(t, &n24, src, NULL, NULL, 0);
-  rt_update(t, &n25, src, NULL, NULL, 0);
-  ea_unref(bh);
-  ea_unref(via);
-  ea_unref(rec);
-  ea_unref(unr);
-  ea_unref(bl);
-  rt_unlock_source(src);
-  rcu_barrier();      /* the source goes through RCU: then its protocol */
-  free(igp);
-}
-
 /* --- Route groups: a class comparing MEDs within a neighbor AS only ---
  * Attributes 1.1 neighbor AS, 1.2 MED, 1.3 router id. */
 
@@ -1270,7 +1152,6 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_refresh_in_loop),
   cmocka_unit_test(test_stale_only_withdrawal),
   cmocka_unit_test(test_flush_joined_walk),
-  cmocka_unit_test(test_recursive_nexthop),
   cmocka_unit_test(test_route_groups),
   cmocka_unit_test(test_route_groups_merging),
   cmocka_unit_test(test_index_compacts_when_quiet),
