@@ -64,12 +64,16 @@ rt_block_retire_refs(struct rt_journal_block *b, uint used)
 }
 
 /* Under the writer lock, in a read section: the blocks before the one
- * holding seq min (never the last) leave the journal and give their
- * routes' ids back. Returns the first of them; *kept is the first block
- * left. */
+ * holding seq min (never the last), which every reader passed, leave the
+ * journal and give their routes' ids back, and the mark for the next trim
+ * is set. Sanitizer builds check the readers' list before and after
+ * (where: the cleanup or a trim). Returns the first block gone; *kept is
+ * the first left. */
 static struct rt_journal_block *
-rt_journal_unlink_done(struct rtable *t, u64 min, struct rt_journal_block **kept)
+rt_journal_unlink_done(struct rtable *t, u64 min, const char *where, struct rt_journal_block **kept)
 {
+  rt_readers_check(t, where);
+  u64 from = uatomic_read(&t->jfirst_seq);
   struct rt_journal_block *b = t->jfirst, *gone = b;
   while (b && b != t->jlast && b->first_seq + RT_JOURNAL_BLOCK <= min) {
     struct rt_journal_block *next = b->next;
@@ -79,6 +83,9 @@ rt_journal_unlink_done(struct rtable *t, u64 min, struct rt_journal_block **kept
     b = next;
   }
   *kept = b;
+  if (gone != b)
+    rt_readers_unlinked(t, where, min, from);
+  uatomic_set(&t->jtrim_at, t->jend);
   return gone;
 }
 
@@ -104,13 +111,8 @@ static void
 rt_journal_trim(struct rtable *t)
 {
   wlock_take(&t->lock);
-  u64 min = rt_readers_done_min_locked(t);
-  rt_readers_check(t, "journal trim");
-  u64 from = uatomic_read(&t->jfirst_seq);
-  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
-  if (gone != kept)
-    rt_readers_unlinked(t, "journal trim", min, from);
-  uatomic_set(&t->jtrim_at, t->jend);
+  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, rt_readers_done_min_locked(t), "journal trim",
+                                                                  &kept);
   wlock_give(&t->lock);
   rt_journal_retire(gone, kept);
 }
@@ -205,12 +207,8 @@ rt_cleanup_run(struct rtable *t)
     }
   }
 
-  rt_readers_check(t, "journal cleanup");
   u64 from = uatomic_read(&t->jfirst_seq);
-  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, &kept);
-  if (gone != kept)
-    rt_readers_unlinked(t, "journal cleanup", min, from);
-  uatomic_set(&t->jtrim_at, t->jend);
+  struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, min, "journal cleanup", &kept);
   uint freed = (uint) (uatomic_read(&t->jfirst_seq) - from);
   u64 left = t->jend - uatomic_read(&t->jfirst_seq);
   wlock_give(&t->lock);
