@@ -32,6 +32,7 @@
 #include "nest/rt.h"
 #include "filter/filter.h"
 #include "lib/log.h"
+#include "lib/timeutil.h"
 
 /* One table read by one direction's filter; owner: the protocol's loop. */
 struct chan_roa_sub {
@@ -123,7 +124,7 @@ chan_roa_changed(void *data)
   rcu_read_unlock();
   if (!n)
     return;
-  btime now = loop_now();
+  btime now = time_mono_now();     /* not the loop's: see rt_settle_kick */
   if (!s->first)
     s->first = now;
   btime when = MIN(now + s->tc->min_settle, s->first + s->tc->max_settle);
