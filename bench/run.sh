@@ -111,7 +111,7 @@ echo "== compiling bench/rt_bench" >&2
 $CC -std=gnu11 $BENCH_CFLAGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
   -Wno-sign-compare -D_GNU_SOURCE= -I"$src" -I"$BUILD" $pc_cflags \
   -DBENCH_CFLAGS="\"-std=gnu11 $BENCH_CFLAGS\"" -DBENCH_LIB_CFLAGS="\"${lib_cflags:-unknown}\"" \
-  "$src/bench/harness.c" "$src/bench/rt_bench.c" "$work/libdaemon.a" "$work/libbird.a" \
+  "$src/bench/harness.c" "$src/bench/rt_bench_input.c" "$src/bench/rt_bench.c" "$work/libdaemon.a" "$work/libbird.a" \
   $pc_libs -lpthread -o "$work/rt_bench"
 
 # --- 2. Table core micro-benchmarks ---
