@@ -235,12 +235,38 @@ _Static_assert(UINTPTR_MAX != UINT64_MAX || offsetof(struct net, n) + sizeof(net
  * range, for margin), ver may have wrapped: the walk is not trusted. */
 #define RT_VER_TRUST ((u64) 1 << 15)
 
-/* A walker standing on the net goes on from its next pointer, which we
- * leave as it is. */
+/* Under the lock: a new net goes into the index and at the feed list's
+ * end (a walk started before it may meet it: it is published whole),
+ * counted. copy: the sender of a pipe's copies, whose nets the index
+ * expects more of when it is full. */
 static void
-rt_feed_unlink(struct rtable *t, struct net *n)
+rt_net_link(struct rtable *t, struct net *net, u32 hash, u16 copy)
 {
-  struct net *next = n->feed_next, *prev = net_feed_prev(n);
+  net_set_feed_prev(net, t->feed_tail);
+  rt_index_mark(t, &net->n);
+  rcu_tsan_publish(net);
+  if (copy && rcu_hash_full(&t->nets))
+    rt_index_expect_copies(t, copy);
+  rcu_hash_insert(&t->nets, hash, &net->node);
+  rt_index_account(t);
+  if (t->feed_tail)
+    rcu_assign_pointer(t->feed_tail->feed_next, net);
+  else
+    rcu_assign_pointer(t->feed_head, net);
+  t->feed_tail = net;
+  rt_counter_add(&t->net_count, 1);
+  rt_counter_add(&t->pxlen_count[net->n.pxlen], 1);
+}
+
+/* Under the lock: a net whose chain emptied leaves the index and the feed
+ * list; it is freed with its journal item. A walker standing on it goes
+ * on from its next pointer, which we leave as it is. */
+static void
+rt_net_unlink(struct rtable *t, struct net *net)
+{
+  rcu_hash_remove(&t->nets, rt_net_hash(&net->n), &net->node);
+  rt_index_account(t);
+  struct net *next = net->feed_next, *prev = net_feed_prev(net);
   if (prev)
     rcu_assign_pointer(prev->feed_next, next);
   else
@@ -249,6 +275,8 @@ rt_feed_unlink(struct rtable *t, struct net *n)
     net_set_feed_prev(next, prev);
   else
     t->feed_tail = prev;
+  rt_counter_add(&t->net_count, -1);
+  rt_counter_add(&t->pxlen_count[net->n.pxlen], -1);
 }
 
 /* Chain order: usable routes best first, then routes kept only because of
@@ -361,13 +389,8 @@ rt_change(struct rtable *t, struct net *net, struct rte *old, struct rte *new, c
 
   struct rte *new_best = rte_usable(net->routes);
   int died = !net->routes;
-  if (died) {
-    rcu_hash_remove(&t->nets, rt_net_hash(&net->n), &net->node);
-    rt_index_account(t);
-    rt_feed_unlink(t, net);
-    rt_counter_add(&t->net_count, -1);
-    rt_counter_add(&t->pxlen_count[net->n.pxlen], -1);
-  }
+  if (died)
+    rt_net_unlink(t, net);
   uint res = rt_count_change(t, old, new);
   /* "preferred" counters of the channels whose route won or lost; an
    * import or export table mirrors a channel and counts nothing */
@@ -669,20 +692,7 @@ rt_upd_apply(struct rtable *t, struct rt_upd *u, u16 copy)
       rt_upd_make_net(u);
     net = u->fresh;
     u->fresh = NULL;
-    net_set_feed_prev(net, t->feed_tail);
-    rt_index_mark(t, &net->n);
-    rcu_tsan_publish(net);
-    if (copy && rcu_hash_full(&t->nets))
-      rt_index_expect_copies(t, copy);
-    rcu_hash_insert(&t->nets, u->hash, &net->node);
-    rt_index_account(t);
-    if (t->feed_tail)
-      rcu_assign_pointer(t->feed_tail->feed_next, net);
-    else
-      rcu_assign_pointer(t->feed_head, net);
-    t->feed_tail = net;
-    rt_counter_add(&t->net_count, 1);
-    rt_counter_add(&t->pxlen_count[net->n.pxlen], 1);
+    rt_net_link(t, net, u->hash, copy);
   }
   if (!net)
     return;
