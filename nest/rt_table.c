@@ -116,7 +116,6 @@ rte_release(struct rtable *t, struct rte *r)
   rt_unlock_source(rte_src(r));
 }
 
-
 /* --- Journal --- */
 
 _Static_assert(sizeof(struct rt_journal_block) <= RT_JOURNAL_BYTES, "journal block outgrew its pages");
@@ -315,7 +314,6 @@ rt_count_change(struct rtable *t, const struct rte *old, const struct rte *new)
   }
   return res;
 }
-
 
 /* The `preferred` counter of r's sender, if r and its sender are there. */
 static inline void
