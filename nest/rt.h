@@ -856,16 +856,13 @@ void rt_reader_press(struct rt_reader *r, u32 level);
 void rt_reader_press_ease(struct rt_reader *r, u64 lag);
 void rt_press_check(struct rtable *t, struct rt_reader *r);
 /* nest/rt_readers_check.c, sanitizer builds only: the readers' list
- * checked at a cleanup or trim (under the lock), the least done the
- * cleanup's walk of the readers saw against their dones read again
- * (under the lock), a reader's item seq
+ * checked at a cleanup or trim (under the lock), a reader's item seq
  * (and its loop) before it reads it, its done that would go back, and
  * the reader a new one starts at (under the lock); a failure logs BUG
  * lines. */
 #ifdef BIRD_SANITIZED
 extern u32 rt_readers_bugs;         /* atomic: dumps so far (unit tests) */
 void rt_readers_check(struct rtable *t, const char *where);
-void rt_readers_check_min(struct rtable *t, u64 seen_min);
 /* Under the lock, after blocks before seq `from` up to the journal's
  * first now left it for min: noted, and the list checked again. */
 void rt_readers_unlinked(struct rtable *t, const char *where, u64 min, u64 from);
@@ -875,7 +872,6 @@ void rt_reader_twice(struct rt_reader *r);
 void rt_reader_back(struct rt_reader *r, u64 seq);
 #else
 static inline void rt_readers_check(struct rtable *t UNUSED, const char *where UNUSED) {}
-static inline void rt_readers_check_min(struct rtable *t UNUSED, u64 seen_min UNUSED) {}
 static inline void rt_readers_unlinked(struct rtable *t UNUSED, const char *where UNUSED, u64 min UNUSED,
                                        u64 from UNUSED) {}
 static inline void rt_reader_check(struct rt_reader *r UNUSED, u64 seq UNUSED) {}

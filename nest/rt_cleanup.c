@@ -66,10 +66,10 @@ rt_block_retire_refs(struct rt_journal_block *b, uint used)
 /* Under the writer lock, in a read section: the blocks every reader
  * passed (those before the one holding the least done; never the last)
  * leave the journal and give their routes' ids back, and the mark for the
- * next trim is set. The dones are read here, right before the unlink, by
- * a walk that does nothing else. Sanitizer builds check the readers' list
- * before and after (where: the cleanup or a trim). Returns the first
- * block gone; *kept is the first left. */
+ * next trim is set. The cleanup and a trim alike read the least done
+ * here. Sanitizer builds check the readers' list before and after (where:
+ * the cleanup or a trim). Returns the first block gone; *kept is the
+ * first left. */
 static struct rt_journal_block *
 rt_journal_unlink_done(struct rtable *t, const char *where, struct rt_journal_block **kept)
 {
@@ -181,11 +181,10 @@ rt_cleanup_run(struct rtable *t)
   rcu_hash_maintain(&t->nets);
   rt_index_settle(t);
   rt_index_account(t);
-  u64 seen_min = t->jend, limit = rt_laggard_limit(t);
+  u64 limit = rt_laggard_limit(t);
   btime now = time_mono_now();
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
     u64 seq = uatomic_read(&r->seq);
-    seen_min = MIN(seen_min, uatomic_read(&r->done));
     if (seq != r->seen_seq || !r->seen_at) {
       r->seen_seq = seq;
       r->seen_at = now;
@@ -208,12 +207,6 @@ rt_cleanup_run(struct rtable *t)
     }
   }
 
-  /* The walk's side effects (press levels, laggards' events) are no part
-   * of the unlink, which reads the dones again; sanitizer builds tell if
-   * a reader is below what the walk saw (TSan runs of the random group
-   * test once found the unlink's minimum above the host cache's reader's
-   * done, read by this walk, in the same hold of the lock). */
-  rt_readers_check_min(t, seen_min);
   u64 from = uatomic_read(&t->jfirst_seq);
   struct rt_journal_block *kept, *gone = rt_journal_unlink_done(t, "journal cleanup", &kept);
   uint freed = (uint) (uatomic_read(&t->jfirst_seq) - from);

@@ -37,8 +37,14 @@ u64
 rt_readers_done_min_locked(struct rtable *t)
 {
   u64 min = t->jend;
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n)
-    min = MIN(min, uatomic_read(&r->done));
+  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
+    /* read once: MIN() evaluates its arguments twice, and a reader
+     * moving between the two reads gave the minimum its new done where
+     * another reader stood at its old one (the journal then freed what
+     * that other reader still read) */
+    u64 done = uatomic_read(&r->done);
+    min = MIN(min, done);
+  }
   return min;
 }
 

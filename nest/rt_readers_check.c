@@ -92,24 +92,6 @@ rt_readers_check(struct rtable *t, const char *where)
     rt_readers_dump(t, where);
 }
 
-/* Under the writer lock: the cleanup's walk saw every reader done to
- * seen_min or beyond; dones only grow, so one below it now was missed by
- * that walk or went back. */
-void
-rt_readers_check_min(struct rtable *t, u64 seen_min)
-{
-  LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
-    u64 done = uatomic_read(&r->done);
-    if (done < seen_min) {
-      char why[160];
-      bsnprintf(why, sizeof(why), "the cleanup's walk saw every reader done to %llu, but reader %p is done to %llu",
-                (unsigned long long) seen_min, r, (unsigned long long) done);
-      rt_readers_dump(t, why);
-      return;
-    }
-  }
-}
-
 /* Outside the lock: the dump under it, for a reason made like printf's. */
 static void
 rt_readers_dump_why(struct rtable *t, const char *fmt, ...)
