@@ -332,6 +332,7 @@ struct rt_settle {
   struct rt_settle_times exp, rr;   /* atomic; main loop's (rt_settle_set) */
   u32 on;                     /* atomic: any of them set: writers kick, not wake */
   struct event ev;            /* kick: sent by writers, run by the table loop */
+  u32 changed;                /* atomic: writers published since the last kick */
   struct timer tm;            /* the readers' wake-up; table loop */
   btime first;                /* table loop: the first change tm waits for */
   int gone;                   /* table loop: torn down */

@@ -42,7 +42,10 @@ rt_settle_wake(struct timer *tm)
 }
 
 /* A change was published (or the times changed): the wake-up moves to MIN
- * from now, never past MAX from the first change it waits for. */
+ * from now, never past MAX from the first change it waits for. New times
+ * with no change waiting start no wait: MAX would count from them, not
+ * from the first change (a kick of new times that came late, under load,
+ * woke a reader before MAX had passed since its first change). */
 static void
 rt_settle_kick(void *data)
 {
@@ -50,11 +53,15 @@ rt_settle_kick(void *data)
   struct rt_settle *s = &t->settle;
   if (s->gone)
     return;
+  int changed = uatomic_xchg(&s->changed, 0);
   /* fresh time, as tm_start's: the loop's is from before its events, and
    * MIN from then could come before MIN has passed since this change */
   btime now = time_mono_now();
-  if (!tm_active(&s->tm))
+  if (!tm_active(&s->tm)) {
+    if (!changed)
+      return;
     s->first = now;
+  }
   struct rt_settle_times st = rt_settle_times(t);
   tm_set(&s->tm, MIN(now + st.min, s->first + st.max));
 }
@@ -84,6 +91,8 @@ rt_settle_set(struct rtable *t, struct rt_settle_times exp, struct rt_settle_tim
 void
 rt_settle_publish(struct rtable *t)
 {
+  if (!uatomic_read(&t->settle.changed))
+    uatomic_set(&t->settle.changed, 1);
   if (!ev_active(&t->settle.ev))
     ev_send(t->loop, &t->settle.ev);
 }
