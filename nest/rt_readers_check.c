@@ -4,19 +4,19 @@
  * one sent events or polling is read in its own loop only, and a reader
  * started at another starts where that one's items still are. A reader
  * missing from the list, a done ahead of its cursor, or a cursor moved by
- * two threads would have its blocks freed under it. TSan saw that (the
- * host cache's reader in test_rejoin_under_churn[marker]; a pipe's
- * channel reader in test_groups_random[floods-multi], whose done had gone
- * back behind what the cleanup freed; twice more the host cache's reader
- * in floods-multi, seq and done one or two blocks behind the journal's
- * start) but could not say how. These say which reader and where, as BUG lines
+ * two threads would have its blocks freed under it. TSan saw readers
+ * behind the journal's start four times before these could say how; the
+ * unlink notes then showed a minimum above a reader's done in one hold of
+ * the lock: MIN() read a moving reader's done twice (fixed in
+ * rt_readers_done_min_locked). They say which reader and where, as BUG lines
  * the functional tests fail on: the list is checked before and after each
  * cleanup or trim frees blocks (after: that one freed what a reader still
  * reads; before: something since did), and a reader whose done would go
  * back is reported at once. The dump tells where each reader was
  * attached and the table's last unlinks, each with the readers and the
- * done it saw: an unlink that freed past a reader either did not see it
- * in the list or saw a done it later left. Plain builds compile none of
+ * done it saw: an unlink that freed past a reader did not see it in the
+ * list, saw a done it later left, or took a minimum above a done it saw
+ * (the MIN() case). Plain builds compile none of
  * it (nest/rt.h makes the calls empty).
  */
 #include <stdarg.h>
