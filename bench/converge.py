@@ -327,6 +327,9 @@ def one_run(args, binary, version, threads):
             if blast.poll() is not None and monitor_done is None:
                 raise RuntimeError("the injector exited (status %s), see %s" % (blast.returncode, d))
             time.sleep(args.poll)
+        if table_done is None or monitor_done is None:
+            raise RuntimeError("no convergence within --timeout %d s (master4 %s, monitor %s), see %s"
+                               % (args.timeout, "full" if table_done else "short", "full" if monitor_done else "short", d))
         rss, sz, vsz = proc_mem(dut.pid)
         if args.cpu:
             u, sy = proc_cpu(dut.pid)
@@ -478,9 +481,6 @@ def one_run(args, binary, version, threads):
                 p.kill()
         if dut:
             sys.stderr.write("%s: exited %.2f s after SIGTERM\n" % (version, time.monotonic() - stopping))
-    if table_done is None or monitor_done is None:
-        raise RuntimeError("no convergence within %ds (table %s, monitor %s), see %s"
-                           % (args.timeout, table_done, monitor_done, d))
     timedif = everyone if args.delivered else max(table_done, monitor_done)
     when = datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")
     return "%s;%s;%d;%d;;%d;%d;%d;%d;%d;%d;%.9f;%s" % (

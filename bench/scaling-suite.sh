@@ -12,7 +12,9 @@
 # Environment: SUITE_PLAN (lines "LAYOUT PEERS TOTAL RUNS THREADS BIRD2",
 # BIRD2 1 for a reference run of Debian's BIRD 2 per round), MT_THREADS
 # (writer counts of the micro-benchmarks, default "1 2 4 8 16"; "" skips
-# them), BLAST_THREADS (default: a quarter of the cores, at least 2).
+# them), MICRO_ARGS (rt_bench's options for them, default "--samples 3";
+# "--quick --samples 5" takes 100k nets a peer instead of 1M),
+# BLAST_THREADS (default: a quarter of the cores, at least 2).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$(cd "${1:?usage: bench/scaling-suite.sh BUNDLE OUTDIR [SECONDS]}" && pwd)
@@ -47,7 +49,7 @@ mt=${MT_THREADS-1 2 4 8 16}
 if [ -n "$mt" ] && [ -x "$bundle/bin/rt_bench" ]; then
   log "micro: rt/insert/mt-*thr-batch, writers: $mt"
   (cd "$out" && BENCH_MT_THREADS="$mt" timeout $(($(left) + 60)) "$bundle/bin/rt_bench" \
-     --filter thr-batch --samples 3 --csv "$out/micro.csv" >"$out/micro.md" 2>>"$out/suite.log")
+     --filter thr-batch ${MICRO_ARGS:---samples 3} --csv "$out/micro.csv" >"$out/micro.md" 2>>"$out/suite.log")
   grep '^| rt/insert/mt' "$out/micro.md" | tee -a "$out/suite.log"
 fi
 
