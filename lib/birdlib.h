@@ -43,8 +43,18 @@ typedef s64 btime;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof(*(a)))
 #define container_of(ptr, type, member) \
   ((type *) ((char *) (ptr) - offsetof(type, member)))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* MIN and MAX evaluate each argument once. Read twice, a value another
+ * thread moves made a minimum that no reader ever held (the journal freed
+ * blocks a reader still read: session 75, rt_reader.c). MIN_CONST and
+ * MAX_CONST are for constant expressions (array sizes, initializers of
+ * statics), where a statement expression cannot stand. */
+#define MIN(a, b) MINMAX_ONCE_(a, b, <, __COUNTER__)
+#define MAX(a, b) MINMAX_ONCE_(a, b, >, __COUNTER__)
+#define MINMAX_ONCE_(a, b, op, n) MINMAX_ONCE__(a, b, op, n)
+#define MINMAX_ONCE__(a, b, op, n) \
+  ({ __auto_type a_##n = (a); __auto_type b_##n = (b); a_##n op b_##n ? a_##n : b_##n; })
+#define MIN_CONST(a, b) ((a) < (b) ? (a) : (b))
+#define MAX_CONST(a, b) ((a) > (b) ? (a) : (b))
 #define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((size_t) (a) - 1))
 
 #define likely(x) __builtin_expect(!!(x), 1)

@@ -338,7 +338,7 @@ parse_spec(const char *f, struct spec *sp, va_list *ap)
 static const char *
 emit_routing(struct out *o, const struct spec *sp, const char *f, va_list *ap, int saved_errno)
 {
-  char buf[MAX(NET_MAX_TEXT_LENGTH, 128) + 1];
+  char buf[MAX_CONST(NET_MAX_TEXT_LENGTH, 128) + 1];
   const char *s = buf;
   size_t n;
 
