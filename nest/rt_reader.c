@@ -38,10 +38,11 @@ rt_readers_done_min_locked(struct rtable *t)
 {
   u64 min = t->jend;
   LIST_WALK_ENTRY(r, &t->readers, struct rt_reader, n) {
-    /* read once: MIN() evaluates its arguments twice, and a reader
-     * moving between the two reads gave the minimum its new done where
-     * another reader stood at its old one (the journal then freed what
-     * that other reader still read) */
+    /* each done read once: a reader moving between two reads gave the
+     * minimum its new done where another reader stood at its old one (the
+     * journal then freed what that other reader still read). MIN() read
+     * its arguments twice until session 76; the local keeps this safe
+     * whatever the macro does. */
     u64 done = uatomic_read(&r->done);
     min = MIN(min, done);
   }
