@@ -168,7 +168,8 @@ test_reader_may_meet(void **state)
  * same results, chains and journal items, whatever the batch holds (a net
  * several times, withdrawals of what is not there, unchanged routes,
  * filtered ones) and wherever its steps split it. Six sources make chains
- * longer than a batch walks ahead of its lock (four routes), with the new
+ * longer than a batch's stages read ahead (three routes: the rest is
+ * walked by the whole step together before the lock), with the new
  * route's place and the old route anywhere in them. */
 #define BATCH_OPS 600
 #define BATCH_NETS 40
