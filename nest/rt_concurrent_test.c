@@ -31,15 +31,17 @@ static int stop_readers;
 /* --- Concurrency --- */
 
 #define WRITERS 4
+#define SRCS 2              /* per writer: chains of up to 8 routes, past what
+                               a batch's stages read ahead of its lock */
 #define NETS 512
 #define OPS 20000
 
 struct writer {
   pthread_t th;
   struct rtable *t;
-  struct rte_src *src;
+  struct rte_src *src[SRCS];
   struct ea_list *attrs[3];
-  u8 have[NETS];            /* final state per net */
+  u8 have[SRCS][NETS];      /* final state per source and net */
   u64 changes;
   unsigned seed;
   int batched;              /* writes with rt_update_batch */
@@ -58,14 +60,15 @@ writer_main(void *arg)
     for (uint j = 0; j < count; j++) {
       u32 k = rand_r(&w->seed) % NETS;
       int op = rand_r(&w->seed) % 4;
+      uint s = rand_r(&w->seed) % SRCS;
       net4(&nets[j], k);
-      im[j] = (struct rt_import){ .net = &nets[j], .src = w->src, .attrs = op == 3 ? NULL : w->attrs[op] };
-      w->have[k] = op != 3;
+      im[j] = (struct rt_import){ .net = &nets[j], .src = w->src[s], .attrs = op == 3 ? NULL : w->attrs[op] };
+      w->have[s][k] = op != 3;
     }
     if (w->batched)
       rt_update_batch(w->t, NULL, im, count);
     else
-      im[0].result = rt_update(w->t, im[0].net, w->src, NULL, im[0].attrs, 0);
+      im[0].result = rt_update(w->t, im[0].net, im[0].src, NULL, im[0].attrs, 0);
     for (uint j = 0; j < count; j++)
       w->changes += im[j].result != RT_UPD_NONE;
     i += count;
@@ -208,9 +211,11 @@ test_concurrent(void **state)
 
   for (int i = 0; i < WRITERS; i++) {
     char name[16];
-    snprintf(name, sizeof(name), "w%d", i);
     w[i].t = t;
-    w[i].src = rt_get_source(fake_proto(strdup(name)), 0);
+    for (int s = 0; s < SRCS; s++) {
+      snprintf(name, sizeof(name), "w%d.%d", i, s);
+      w[i].src[s] = rt_get_source(fake_proto(strdup(name)), 0);
+    }
     for (int k = 0; k < 3; k++)
       w[i].attrs[k] = attrs_pref(100 + (i * 3 + k) % 5, i * 10 + k);
     w[i].seed = 1234 + i;
@@ -268,7 +273,8 @@ test_concurrent(void **state)
     struct net *net = rt_find_net(t, &n);
     uint want = 0, have = 0;
     for (int i = 0; i < WRITERS; i++)
-      want += w[i].have[k];
+      for (int s = 0; s < SRCS; s++)
+        want += w[i].have[s][k];
     if (net)
       for (struct rte *r = net_best(net); r; r = r->next) {
         have++;
@@ -284,24 +290,28 @@ test_concurrent(void **state)
 
   /* Withdraw everything; the table must end empty. */
   for (int i = 0; i < WRITERS; i++)
-    for (u32 k = 0; k < NETS; k++) {
-      net_addr n;
-      net4(&n, k);
-      rt_update(t, &n, w[i].src, NULL, NULL, 0);
-    }
+    for (int s = 0; s < SRCS; s++)
+      for (u32 k = 0; k < NETS; k++) {
+        net_addr n;
+        net4(&n, k);
+        rt_update(t, &n, w[i].src[s], NULL, NULL, 0);
+      }
   assert_int_equal(uatomic_read(&t->route_count), base_routes);
-  struct proto *ps[WRITERS];
+  struct proto *ps[WRITERS][SRCS];
   for (int i = 0; i < WRITERS; i++) {
     for (int k = 0; k < 3; k++)
       ea_unref(w[i].attrs[k]);
-    ps[i] = w[i].src->proto;
-    rt_unlock_source(w[i].src);
+    for (int s = 0; s < SRCS; s++) {
+      ps[i][s] = w[i].src[s]->proto;
+      rt_unlock_source(w[i].src[s]);
+    }
   }
   rcu_barrier();
-  for (int i = 0; i < WRITERS; i++) {
-    free((char *) ps[i]->name);
-    free(ps[i]);
-  }
+  for (int i = 0; i < WRITERS; i++)
+    for (int s = 0; s < SRCS; s++) {
+      free((char *) ps[i][s]->name);
+      free(ps[i][s]);
+    }
 }
 
 static const struct CMUnitTest tests[] = {
