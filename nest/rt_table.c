@@ -918,10 +918,12 @@ rt_batch_chain(struct rtable *t, uint k, struct rt_upd *u)
  * The walk stops where it is over: a route past the new one's place is
  * not compared with (of the attribute lists inserts of 2-5 paths in
  * random order asked for before, a fifth were never read), and a
- * withdrawal or a replacement reads no route past the old one. */
-static void
+ * withdrawal or a replacement reads no route past the old one. Returns
+ * whether a walk of the step goes on (has a route to walk next round). */
+static int
 rt_batch_chain_on(uint k, struct rt_upd *u)
 {
+  int more = 0;
   for (uint i = 0; i < k; i++) {
     if (u[i].walk_at) {
       rt_upd_walk_step(&u[i], u[i].walk_at);
@@ -937,9 +939,11 @@ rt_batch_chain_on(uint k, struct rt_upd *u)
       rt_prefetch_attrs(rte_attrs(u[i].new));
     }
     u[i].walk_at = r;
+    more = 1;
     if ((u[i].ahead = rcu_dereference(r->next)))
       __builtin_prefetch(u[i].ahead);
   }
+  return more;
 }
 
 /* The last: the chains walked, the changes made under the writer lock,
@@ -952,13 +956,8 @@ rt_batch_apply(struct rtable *t, struct channel *sender, struct rt_import *b, ui
    * route further each round, so that their routes' and attributes'
    * misses overlap: walked one by one, each route and then its attributes
    * were waited for in turn (16 paths a net: most of an insert). */
-  for (int more = 1; more;) {
-    more = 0;
-    for (uint i = 0; i < k && !more; i++)
-      more = u[i].walk_at || u[i].ahead;
-    if (more)
-      rt_batch_chain_on(k, u);
-  }
+  while (rt_batch_chain_on(k, u))
+    ;
   for (uint i = 0; i < k; i++)
     rt_upd_walk_rest(&u[i], NULL);
   rt_writer_lock(t);
