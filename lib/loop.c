@@ -19,9 +19,10 @@
  * loop going IDLE and writing its own eventfd, so other ready loops come
  * first. So does a RUNNING_AGAIN round once the thread has spent a whole
  * budget on the loop since it claimed it. After a run the timerfd is
- * re-armed (absolute CLOCK_MONOTONIC) if the earliest timer changed, and
- * the thread's scratch linpool is flushed. Timers never fire early: they
- * start from fresh time and fire when loop_now() has passed their expiry.
+ * re-armed (absolute CLOCK_MONOTONIC) if the earliest timer is due before
+ * it would fire, or it has fired, and the thread's scratch linpool is
+ * flushed. Timers never fire early: they start from fresh time and fire
+ * when loop_now() has passed their expiry.
  *
  * Events. ev_send() claims e->pending with a CAS, appends e to the loop's
  * wfcqueue (wait-free for any number of senders; the loop is the only
@@ -479,7 +480,12 @@ static void
 loop_arm_timerfd(struct loop *l)
 {
   btime next = l->tm_n ? l->heap[1].expires : 0;
-  if (next == l->armed)
+  /* Armed for the earliest timer or before it is enough: firing early
+   * costs one run that finds nothing due and arms it again. A session's
+   * timers move later with every message (keepalive on each sent, hold
+   * on each received), and re-arming for each move was a syscall in
+   * nearly every run of a busy session's loop. */
+  if (next == l->armed || (l->armed && (!next || l->armed < next)))
     return;
 
   /* time_mono_now() is CLOCK_MONOTONIC in microseconds */

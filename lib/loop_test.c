@@ -290,6 +290,49 @@ test_timer_recurrent(void **state)
   stop_all(s, &l, 1);
 }
 
+/* Timers moved later after the run that armed the timerfd for them: the
+ * timerfd stays armed for the earlier time and wakes the loop for
+ * nothing once; the moved timer fires then at its new time, not before,
+ * and the stopped one never. */
+static void
+later_arm(void *data)
+{
+  struct tstate *st = data;
+  struct loop *l = loop_current();
+  tt_setup(st, 0, l, tt_hook);
+  tt_setup(st, 1, l, tt_hook);
+  tt_start(st, 0, MS_ 10);
+  tt_start(st, 1, MS_ 5);
+  st->expect = 1;
+}
+
+static void
+later_move(void *data)
+{
+  struct tstate *st = data;
+  tt_start(st, 0, MS_ 40);
+  tm_stop(&st->tt[1].t);
+}
+
+static void
+test_timer_moved_later(void **state)
+{
+  struct sched *s = sched_new("tmlater", 1);
+  struct loop *l = loop_new(s, "tmlater");
+  struct tstate st = { 0 };
+
+  loop_call_sync(l, later_arm, &st);
+  usleep(2000);               /* the run that armed it is over */
+  loop_call_sync(l, later_move, &st);
+  WAIT_FOR(aload(&st.done));
+  usleep(30000);              /* past where 1 was due, and 0 first */
+  loop_call_sync(l, noop, NULL);
+  assert_int_equal(st.n, 1);
+  assert_int_equal(st.order[0], 0);
+  assert_int_equal(st.early, 0);
+  stop_all(s, &l, 1);
+}
+
 /* Timers of the main loop set before it runs; loop_tmp() in the main loop. */
 static void
 main_timer_hook(struct timer *t)
@@ -1266,6 +1309,7 @@ main(void)
     cmocka_unit_test_setup(test_timers_order, setup_test),
     cmocka_unit_test_setup(test_timer_stop, setup_test),
     cmocka_unit_test_setup(test_timer_recurrent, setup_test),
+    cmocka_unit_test_setup(test_timer_moved_later, setup_test),
     cmocka_unit_test_setup(test_main_loop_timer, setup_test),
     cmocka_unit_test_setup(test_ev_send_many, setup_test),
     cmocka_unit_test_setup(test_ev_coalesce, setup_test),
