@@ -404,6 +404,50 @@ mp_withdraw_batch_run(void *s, u64 iters)
   mp_loaded = 0;
 }
 
+/* Replace as BGP brings it: a peer's routes again with other attributes,
+ * in batches of ONE_BATCH of that peer, the peers in turn, each pass over
+ * them switching every route's variant. From a table loaded afresh (the
+ * one-by-one replace leaves its variants mixed). */
+static u32 mprb_peer, mprb_net, mprb_pass;
+
+static void
+mp_reload_setup(void *s)
+{
+  mp_setup(s);
+  mp_flush();
+  mp_load();
+  mprb_peer = mprb_net = mprb_pass = 0;
+}
+
+static void
+mp_replace_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  struct rt_import im[ONE_BATCH];
+  while (iters) {
+    uint k = 0;
+    u32 variant = (mprb_pass + 1) & 1, peer = mprb_peer;
+    while (k < ONE_BATCH && k < iters) {
+      if (mp_has(mprb_net, peer))
+        im[k++] = (struct rt_import){ .net = NA(&pfx[mprb_net]), .src = peers[peer].src,
+                                      .attrs = peer_attrs(peer, mprb_net, variant) };
+      if (++mprb_net == npfx) {
+        mprb_net = 0;
+        if (++mprb_peer == MP_SOURCES) {
+          mprb_peer = 0;
+          mprb_pass++;
+        }
+        break;
+      }
+    }
+    rt_update_batch(tab, NULL, im, k);
+    for (uint i = 0; i < k; i++)
+      if (im[i].result != RT_UPD_REPLACE)
+        unexpected++;
+    iters -= k;
+  }
+}
+
 static void mp_flush_hook(void *s, u64 iters) { (void) s; (void) iters; mp_flush(); }
 static void mp_load_hook(void *s, u64 iters) { (void) s; (void) iters; mp_load(); }
 static void mp_load_setup(void *s) { mp_setup(s); mp_load(); }
@@ -838,7 +882,7 @@ register_mt_benches(void)
 static void
 register_benches(void)
 {
-  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64], name_mp_ins_b[64], name_mp_wd_b[64], name_mp_walk[64];
+  static char name_mp_ins[64], name_mp_rep[64], name_mp_wd[64], name_mp_ins_b[64], name_mp_rep_b[64], name_mp_wd_b[64], name_mp_walk[64];
   bench_add(&(struct bench_spec){
     .name = "attr/intern-hit", .op = "intern+unref", .state = &intern_st,
     .setup = intern_setup, .teardown = intern_teardown, .run = intern_hit_run,
@@ -883,6 +927,7 @@ register_benches(void)
   snprintf(name_mp_rep, sizeof(name_mp_rep), "rt/replace/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_wd, sizeof(name_mp_wd), "rt/withdraw/%dsrc-2to5paths", MP_SOURCES);
   snprintf(name_mp_ins_b, sizeof(name_mp_ins_b), "rt/insert/%dsrc-2to5paths-batch", MP_SOURCES);
+  snprintf(name_mp_rep_b, sizeof(name_mp_rep_b), "rt/replace/%dsrc-2to5paths-batch", MP_SOURCES);
   snprintf(name_mp_wd_b, sizeof(name_mp_wd_b), "rt/withdraw/%dsrc-2to5paths-batch", MP_SOURCES);
   /* mp_routes is known only after setup; the count is deterministic. */
   u64 routes = 0;
@@ -921,6 +966,10 @@ register_benches(void)
     .name = name_mp_ins_b, .op = "insert+best", .setup = mp_setup,
     .run = mp_insert_batch_run, .after = mp_flush_hook, .fixed_iters = routes, .samples = 5,
     .target_ops = 5e6, .target = TGT_INSERT "; each peer's routes in batches of 256" });
+  bench_add(&(struct bench_spec){
+    .name = name_mp_rep_b, .op = "replace+best", .setup = mp_reload_setup, .run = mp_replace_batch_run,
+    .after = one_quiesce_hook, .target_ops = 5e6,
+    .target = "≥ 5M/s per thread (issue 5); each peer's routes in batches of 256" });
   bench_add(&(struct bench_spec){
     .name = name_mp_wd_b, .op = "withdraw+best", .setup = mp_setup, .before = mp_load_hook,
     .run = mp_withdraw_batch_run, .after = one_quiesce_hook, .fixed_iters = routes, .samples = 5,

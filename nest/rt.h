@@ -503,6 +503,7 @@ struct rte_src *rt_get_source(struct proto *p, u64 private_id);
 void rt_lock_source(struct rte_src *s);
 void rt_lock_source_many(struct rte_src *s, uint n);   /* n references at once */
 void rt_unlock_source(struct rte_src *s);
+void rt_unlock_source_many(struct rte_src *s, uint n);
 
 /*
  * Import: replace the route of (net, src) in the table. attrs == NULL

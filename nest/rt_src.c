@@ -145,8 +145,10 @@ rt_source_free_rcu(struct rcu_head *h)
 
 /* Readers print a route's source protocol, so the source outlives them. */
 void
-rt_unlock_source(struct rte_src *s)
+rt_unlock_source_many(struct rte_src *s, uint n)
 {
-  if (!uatomic_sub_return(&s->uc, 1))
+  if (!uatomic_sub_return(&s->uc, n))
     call_rcu(&s->rcu, rt_source_free_rcu);
 }
+
+void rt_unlock_source(struct rte_src *s) { rt_unlock_source_many(s, 1); }
