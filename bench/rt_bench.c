@@ -220,6 +220,17 @@ one_withdraw_run(void *s, u64 iters)
  * Updates from cursor on, as one_replace_run numbers them; variant < 0:
  * the one of the update's pass, else that one; withdraw: attributes NULL. */
 #define ONE_BATCH 256
+
+/* One rt_update_batch() of k routes, each of which must come out as want. */
+static void
+batch_apply(struct rt_import *im, uint k, enum rt_update_result want)
+{
+  rt_update_batch(tab, NULL, im, k);
+  for (uint i = 0; i < k; i++)
+    if (im[i].result != want)
+      unexpected++;
+}
+
 static void
 peer_batch(u32 peer, u64 cursor, u64 count, int variant, int withdraw, enum rt_update_result want)
 {
@@ -232,10 +243,7 @@ peer_batch(u32 peer, u64 cursor, u64 count, int variant, int withdraw, enum rt_u
       im[i] = (struct rt_import){ .net = NA(&pfx[idx]), .src = peers[peer].src,
                                   .attrs = withdraw ? NULL : peer_attrs(peer, idx, v) };
     }
-    rt_update_batch(tab, NULL, im, k);
-    for (uint i = 0; i < k; i++)
-      if (im[i].result != want)
-        unexpected++;
+    batch_apply(im, k, want);
     cursor += k;
     count -= k;
   }
@@ -377,10 +385,7 @@ mp_batch(int withdraw, enum rt_update_result want)
         i++;
         continue;
       }
-      rt_update_batch(tab, NULL, im, k);
-      for (u32 j = 0; j < k; j++)
-        if (im[j].result != want)
-          unexpected++;
+      batch_apply(im, k, want);
       k = 0;
     }
 }
@@ -440,10 +445,7 @@ mp_replace_batch_run(void *s, u64 iters)
         break;
       }
     }
-    rt_update_batch(tab, NULL, im, k);
-    for (uint i = 0; i < k; i++)
-      if (im[i].result != RT_UPD_REPLACE)
-        unexpected++;
+    batch_apply(im, k, RT_UPD_REPLACE);
     iters -= k;
   }
 }

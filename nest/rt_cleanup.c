@@ -39,14 +39,12 @@ rt_block_free_rcu(struct rcu_head *h)
  * lock: their references, an atomic add per run of routes with the same
  * attribute list or source (an UPDATE's routes share both, and the
  * writers are adding to those very counters), and their ids, read here
- * and given back under the lock at once. Read under it, each retired
- * route was a cache miss that held every writer up (387 a block); the
- * ids are not reused until then. locked: the caller holds the lock (a
- * table going away). The block goes after a grace period. */
-static void
-rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used, int locked)
+ * into ids (returns how many) for the caller to give back under the lock.
+ * Read under it, each retired route was a cache miss that held every
+ * writer up (387 a block). The block goes after a grace period. */
+static uint
+rt_block_retire(struct rt_journal_block *b, uint used, u32 *ids)
 {
-  u32 ids[RT_JOURNAL_BLOCK];
   uint n = 0, na = 0, ns = 0;
   struct ea_list *a = NULL;
   struct rte_src *s = NULL;
@@ -75,21 +73,32 @@ rt_block_retire(struct rtable *t, struct rt_journal_block *b, uint used, int loc
   ea_unref_many(a, na);
   if (s)
     rt_unlock_source_many(s, ns);
-  if (!locked)
-    wlock_take(&t->lock);
+  call_rcu(&b->rcu, rt_block_free_rcu);
+  return n;
+}
+
+/* Ids of retired routes back to the map, under the writer lock: taken
+ * once for several blocks' (a cleanup after a flush retires thousands,
+ * and each taking contends with the writers). */
+#define RT_RETIRE_BLOCKS 8
+
+static void
+rt_ids_give_back(struct rtable *t, const u32 *ids, uint n)
+{
+  if (!n)
+    return;
+  wlock_take(&t->lock);
   for (uint k = 0; k < n; k++)
     rt_id_free(t, ids[k]);
-  if (!locked)
-    wlock_give(&t->lock);
-  call_rcu(&b->rcu, rt_block_free_rcu);
+  wlock_give(&t->lock);
 }
 
 /* Under the writer lock, in a read section: the blocks every reader
  * passed (those before the one holding the least done; never the last)
- * leave the journal, and the mark for the next trim is set. The cleanup and a trim alike read the least done
- * here. Sanitizer builds check the readers' list before and after (where:
- * the cleanup or a trim). Returns the first block gone; *kept is the
- * first left. */
+ * leave the journal, and the mark for the next trim is set. The cleanup
+ * and a trim alike read the least done here. Sanitizer builds check the
+ * readers' list before and after (where: the cleanup or a trim). Returns
+ * the first block gone; *kept is the first left. */
 static struct rt_journal_block *
 rt_journal_unlink_done(struct rtable *t, const char *where, struct rt_journal_block **kept)
 {
@@ -116,11 +125,18 @@ rt_journal_unlink_done(struct rtable *t, const char *where, struct rt_journal_bl
 static void
 rt_journal_retire(struct rtable *t, struct rt_journal_block *gone, struct rt_journal_block *kept)
 {
+  u32 ids[RT_RETIRE_BLOCKS * RT_JOURNAL_BLOCK];
+  uint n = 0;
   for (struct rt_journal_block *b = gone; b != kept; ) {
     struct rt_journal_block *next = b->next;
-    rt_block_retire(t, b, RT_JOURNAL_BLOCK, 0);
+    if (n > (RT_RETIRE_BLOCKS - 1) * RT_JOURNAL_BLOCK) {
+      rt_ids_give_back(t, ids, n);
+      n = 0;
+    }
+    n += rt_block_retire(b, RT_JOURNAL_BLOCK, ids + n);
     b = next;
   }
+  rt_ids_give_back(t, ids, n);
 }
 
 /* A writer's share of the cleanup, in a read section: the blocks every
@@ -300,7 +316,9 @@ rt_table_destroy_data(struct rtable *t, int at_exit)
   for (struct rt_journal_block *b = t->jfirst, *next; b; b = next) {
     next = b->next;
     uint used = b == t->jlast ? t->jend - b->first_seq : RT_JOURNAL_BLOCK;
-    rt_block_retire(t, b, used, 1);
+    u32 ids[RT_JOURNAL_BLOCK];
+    for (uint k = 0, n = rt_block_retire(b, used, ids); k < n; k++)
+      rt_id_free(t, ids[k]);
   }
   t->jfirst = t->jlast = NULL;
   /* Remaining routes: none after a reconfigure removed the table (its
