@@ -1,9 +1,7 @@
 /*
- * Unit tests for lib/loop.c and lib/sched.c: timers, events, fds, yielding,
- * stopping and thread pools. Hooks run on scheduler threads, where cmocka
- * cannot fail a test, so they count violations and the test thread asserts
- * on the counters. Nothing asserts on elapsed time except "not early";
- * completion is awaited with a generous timeout.
+ * Unit tests for lib/loop.c and lib/sched.c: timers, events, exclusion,
+ * thread pools, yielding and stopping (fds: lib/loop_fd_test.c). Nothing
+ * asserts on elapsed time except "not early".
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -15,74 +13,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lib/loop.h"
-#include "lib/log.h"
-#include "lib/timeutil.h"
-
-#define WAIT_S 20
-
-/* Poll for a condition; fail the test if it does not come true in time. */
-#define WAIT_FOR(cond) \
-  do { \
-    btime wait_end_ = time_mono_now() + WAIT_S * (btime) TO_S; \
-    while (!(cond)) \
-    { \
-      if (time_mono_now() > wait_end_) \
-        fail_msg("Timed out waiting for %s", #cond); \
-      usleep(100); \
-    } \
-  } while (0)
-
-static inline int aload(int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
-static inline void astore(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
-static inline int ainc(int *p) { return __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST); }
-static inline int adec(int *p) { return __atomic_fetch_sub(p, 1, __ATOMIC_SEQ_CST); }
-
-/* Wait (spinning) in a hook until *flag is set; returns 0 on timeout. */
-static int
-hook_wait(int *flag)
-{
-  btime end = time_mono_now() + WAIT_S * (btime) TO_S;
-  while (!aload(flag))
-    if (time_mono_now() > end)
-      return 0;
-  return 1;
-}
-
-/* Stop loops from the main loop and free their scheduler. */
-static int stops_left;
-
-static void
-stop_done(void *data)
-{
-  ASSERT_DIE(loop_current() == main_loop());
-  if (!--stops_left)
-    loop_main_quit();
-}
-
-static void
-stop_all(struct sched *s, struct loop **loops, int n)
-{
-  struct event done[n];
-  memset(done, 0, sizeof(done));   /* ev_init() checks that it is not queued */
-  stops_left = n;
-  for (int i = 0; i < n; i++)
-  {
-    ev_init(&done[i], stop_done, NULL);
-    loop_stop(loops[i], &done[i]);
-  }
-  sched_main_run();
-  assert_int_equal(stops_left, 0);
-  if (s)
-    sched_free(s);
-}
-
-static void noop(void *data) {}
+#include "lib/test_loop.h"
 
 /*
  * Timers
@@ -730,319 +665,6 @@ test_sched_set_threads(void **state)
 }
 
 /*
- * File descriptors
- */
-
-struct fdt {
-  struct loop_fd f;
-  int sv[2];
-  u8 *buf;
-  size_t target;
-  size_t done_bytes;        /* atomic (size_t via __atomic) */
-  int rx_calls, tx_calls, err_calls;
-  int eof, not_eagain, bad_data;
-  int done;                 /* atomic */
-  struct loop *l;
-};
-
-static inline u8 pattern(size_t i) { return (u8) (i % 251); }
-
-static void
-fdt_rx(struct loop_fd *f)
-{
-  struct fdt *t = container_of(f, struct fdt, f);
-  t->rx_calls++;
-  u8 buf[3000];
-  for (;;)
-  {
-    ssize_t n = read(f->fd, buf, sizeof(buf));
-    if (n > 0)
-    {
-      size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
-      for (ssize_t i = 0; i < n; i++)
-        if (buf[i] != pattern(at + i))
-          t->bad_data++;
-      __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
-      continue;
-    }
-    if (n == 0)
-      astore(&t->eof, 1);
-    else if (errno != EAGAIN)
-      t->not_eagain++;
-    return;
-  }
-}
-
-static void
-fdt_socketpair(struct fdt *t)
-{
-  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, t->sv), 0);
-}
-
-static void
-fdt_add(void *data)
-{
-  struct fdt *t = data;
-  loop_fd_add(t->l, &t->f, t->sv[0]);
-}
-
-static void
-fdt_remove(void *data)
-{
-  struct fdt *t = data;
-  loop_fd_remove(&t->f);
-}
-
-/* Write len bytes of the pattern from the test thread, waiting for room. */
-static void
-write_pattern(int fd, size_t len)
-{
-  u8 buf[4096];
-  size_t at = 0;
-  while (at < len)
-  {
-    size_t n = MIN(sizeof(buf), len - at);
-    for (size_t i = 0; i < n; i++)
-      buf[i] = pattern(at + i);
-    ssize_t w = write(fd, buf, n);
-    if (w < 0)
-    {
-      assert_int_equal(errno, EAGAIN);
-      struct pollfd p = { .fd = fd, .events = POLLOUT };
-      assert_int_equal(poll(&p, 1, WAIT_S * 1000), 1);
-      continue;
-    }
-    at += w;
-  }
-}
-
-static void
-test_fd_rx(void **state)
-{
-  struct sched *s = sched_new("fdrx", 2);
-  struct fdt t = { .l = loop_new(s, "fdrx"), .f.rx = fdt_rx };
-  fdt_socketpair(&t);
-  loop_call_sync(t.l, fdt_add, &t);
-
-  size_t len = 4 << 20;
-  write_pattern(t.sv[1], len);
-  WAIT_FOR(__atomic_load_n(&t.done_bytes, __ATOMIC_SEQ_CST) == len);
-  assert_false(aload(&t.eof));
-
-  /* EOF reaches rx (which observes it), not err */
-  close(t.sv[1]);
-  WAIT_FOR(aload(&t.eof));
-  loop_call_sync(t.l, fdt_remove, &t);
-  close(t.sv[0]);
-
-  assert_int_equal(t.bad_data, 0);
-  assert_int_equal(t.not_eagain, 0);
-  assert_int_equal(t.err_calls, 0);
-  assert_true(t.rx_calls >= 2);
-  stop_all(s, &t.l, 1);
-}
-
-/* Reads one small chunk per call and asks to be called again: with
- * edge-triggered epoll, the rest would otherwise wait for new data. */
-static void
-fdt_rx_some(struct loop_fd *f)
-{
-  struct fdt *t = container_of(f, struct fdt, f);
-  t->rx_calls++;
-  u8 buf[100];
-  ssize_t n = read(f->fd, buf, sizeof(buf));
-  if (n > 0)
-  {
-    size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
-    for (ssize_t i = 0; i < n; i++)
-      if (buf[i] != pattern(at + i))
-        t->bad_data++;
-    __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
-    loop_fd_again(f, LOOP_FD_READ);
-  }
-  else if (n < 0 && errno != EAGAIN)
-    t->not_eagain++;
-}
-
-static void
-test_fd_again(void **state)
-{
-  struct sched *s = sched_new("fdagain", 2);
-  struct fdt t = { .l = loop_new(s, "fdagain"), .f.rx = fdt_rx_some };
-  fdt_socketpair(&t);
-  loop_call_sync(t.l, fdt_add, &t);
-
-  size_t len = 100000;
-  write_pattern(t.sv[1], len);
-  WAIT_FOR(__atomic_load_n(&t.done_bytes, __ATOMIC_SEQ_CST) == len);
-  loop_call_sync(t.l, fdt_remove, &t);
-  close(t.sv[0]);
-  close(t.sv[1]);
-
-  assert_int_equal(t.bad_data, 0);
-  assert_int_equal(t.not_eagain, 0);
-  assert_true(t.rx_calls >= (int) (len / 100));
-  stop_all(s, &t.l, 1);
-}
-
-static void
-fdt_err(struct loop_fd *f)
-{
-  struct fdt *t = container_of(f, struct fdt, f);
-  t->err_calls++;
-  astore(&t->done, 1);
-}
-
-static void
-test_fd_err(void **state)
-{
-  struct sched *s = sched_new("fderr", 1);
-  struct fdt t = { .l = loop_new(s, "fderr"), .f.err = fdt_err };
-  fdt_socketpair(&t);
-  loop_call_sync(t.l, fdt_add, &t);
-  close(t.sv[1]);
-  WAIT_FOR(aload(&t.done));
-  loop_call_sync(t.l, fdt_remove, &t);
-  close(t.sv[0]);
-  assert_true(t.err_calls >= 1);
-  stop_all(s, &t.l, 1);
-}
-
-/* Write the pattern until EAGAIN or the target; true when all is out. */
-static bool
-fdt_write_some(struct fdt *t)
-{
-  u8 buf[4096];
-  while (t->done_bytes < t->target)
-  {
-    size_t n = MIN(sizeof(buf), t->target - t->done_bytes);
-    for (size_t i = 0; i < n; i++)
-      buf[i] = pattern(t->done_bytes + i);
-    ssize_t w = write(t->f.fd, buf, n);
-    if (w < 0)
-    {
-      if (errno != EAGAIN)
-        t->not_eagain++;
-      return false;
-    }
-    t->done_bytes += w;
-  }
-  return true;
-}
-
-static void
-fdt_tx(struct loop_fd *f)
-{
-  struct fdt *t = container_of(f, struct fdt, f);
-  t->tx_calls++;
-  if (fdt_write_some(t))
-  {
-    loop_fd_want_tx(f, 0);
-    astore(&t->done, 1);
-  }
-}
-
-static void
-fdt_fill(void *data)
-{
-  struct fdt *t = data;
-  loop_fd_add(t->l, &t->f, t->sv[0]);
-  /* Fill the socket buffer, then let tx continue when there is room */
-  if (fdt_write_some(t))
-    t->bad_data++;          /* the target is far above any socket buffer */
-  loop_fd_want_tx(&t->f, 1);
-}
-
-static void
-test_fd_tx(void **state)
-{
-  struct sched *s = sched_new("fdtx", 2);
-  struct fdt t = { .l = loop_new(s, "fdtx"), .f.tx = fdt_tx, .target = 8 << 20 };
-  fdt_socketpair(&t);
-  loop_call_sync(t.l, fdt_fill, &t);
-
-  /* Read it all back from the test thread */
-  u8 buf[8192];
-  size_t got = 0;
-  int bad = 0;
-  while (got < t.target)
-  {
-    ssize_t n = read(t.sv[1], buf, sizeof(buf));
-    if (n < 0)
-    {
-      assert_int_equal(errno, EAGAIN);
-      struct pollfd p = { .fd = t.sv[1], .events = POLLIN };
-      assert_int_equal(poll(&p, 1, WAIT_S * 1000), 1);
-      continue;
-    }
-    assert_true(n > 0);
-    for (ssize_t i = 0; i < n; i++)
-      bad += buf[i] != pattern(got + i);
-    got += n;
-  }
-  WAIT_FOR(aload(&t.done));
-  loop_call_sync(t.l, fdt_remove, &t);
-  close(t.sv[0]);
-  close(t.sv[1]);
-
-  assert_int_equal(bad, 0);
-  assert_int_equal(t.bad_data, 0);
-  assert_int_equal(t.not_eagain, 0);
-  assert_true(t.tx_calls >= 1);
-  stop_all(s, &t.l, 1);
-}
-
-/* Remove and close an fd with data pending, many times, while idle
- * threads of the scheduler race to report it. No handler may run, no
- * freed loop_fd may be touched (ASan), reused fd numbers must not get
- * stale events. */
-static int bad_rx_calls;    /* atomic */
-static void bad_rx(struct loop_fd *f) { ainc(&bad_rx_calls); }
-
-static void
-fd_churn(void *data)
-{
-  struct loop *l = data;
-  for (int i = 0; i < 50; i++)
-  {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) < 0)
-      bug("socketpair: %m");
-    struct loop_fd *f = calloc(1, sizeof(*f));
-    f->rx = bad_rx;
-    f->err = bad_rx;
-    f->tx = bad_rx;
-    f->want_tx = 1;
-    loop_fd_add(l, f, sv[0]);
-    if (write(sv[1], "x", 1) != 1)
-      bug("write: %m");
-    if (i % 2)
-      close(sv[1]);         /* HUP as well */
-    /* Let another thread pick up the readiness */
-    for (volatile int spin = 0; spin < 2000 * (i % 4); spin++)
-      ;
-    loop_fd_remove(f);
-    close(sv[0]);
-    if (!(i % 2))
-      close(sv[1]);
-    memset(f, 0xa5, sizeof(*f));
-    free(f);
-  }
-}
-
-static void
-test_fd_remove_pending(void **state)
-{
-  struct sched *s = sched_new("fdrm", 4);
-  struct loop *l = loop_new(s, "fdrm");
-  astore(&bad_rx_calls, 0);
-  for (int i = 0; i < 200; i++)
-    loop_call_sync(l, fd_churn, l);
-  assert_int_equal(aload(&bad_rx_calls), 0);
-  stop_all(s, &l, 1);
-}
-
-/*
  * Yielding
  */
 
@@ -1113,7 +735,8 @@ struct stopst {
   struct loop *l;
   struct event stopper, late, done;
   struct timer tick;
-  struct fdt fd;
+  struct loop_fd f;
+  int sv[2];                /* a socket pair, f on sv[0] */
   int stopped;              /* owner: l, then main after done */
   int after_stop;           /* hooks run after loop_stop() */
   int done_in_main;
@@ -1143,7 +766,7 @@ stop_late(void *data)
 static void
 stop_rx(struct loop_fd *f)
 {
-  struct stopst *st = container_of(f, struct stopst, fd.f);
+  struct stopst *st = container_of(f, struct stopst, f);
   st->after_stop += st->stopped;
   char buf[64];
   while (read(f->fd, buf, sizeof(buf)) > 0)
@@ -1176,8 +799,8 @@ stop_setup(void *data)
   tm_init(&st->tick, st->l, stop_tick, st);
   st->tick.recurrent = MS_ 1;
   tm_start(&st->tick, MS_ 1);
-  st->fd.f.rx = stop_rx;
-  loop_fd_add(st->l, &st->fd.f, st->fd.sv[0]);
+  st->f.rx = stop_rx;
+  loop_fd_add(st->l, &st->f, st->sv[0]);
 }
 
 static void
@@ -1188,19 +811,19 @@ test_loop_stop_inside(void **state)
   ev_init(&st.stopper, stop_stopper, &st);
   ev_init(&st.late, stop_late, &st);
   ev_init(&st.done, stop_done_hook, &st);
-  fdt_socketpair(&st.fd);
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, st.sv), 0);
   loop_call_sync(st.l, stop_setup, &st);
   WAIT_FOR(aload(&st.ticks) >= 3);
-  if (write(st.fd.sv[1], "data", 4) != 4)
+  if (write(st.sv[1], "data", 4) != 4)
     fail();
 
   ev_send(st.l, &st.stopper);
   sched_main_run();
 
   /* The loop is gone: more input reaches nobody */
-  assert_int_equal(write(st.fd.sv[1], "more", 4), 4);
-  close(st.fd.sv[0]);
-  close(st.fd.sv[1]);
+  assert_int_equal(write(st.sv[1], "more", 4), 4);
+  close(st.sv[0]);
+  close(st.sv[1]);
 
   assert_int_equal(st.stopped, 1);
   assert_int_equal(st.after_stop, 0);
@@ -1291,13 +914,6 @@ test_main_call_sync(void **state)
   assert_int_equal(c.in_main, 1);
 }
 
-static int
-setup_test(void **state)
-{
-  alarm(120);               /* a hang is a failure, not a stuck CI job */
-  return 0;
-}
-
 int
 main(void)
 {
@@ -1317,11 +933,6 @@ main(void)
     cmocka_unit_test_setup(test_loop_exclusive, setup_test),
     cmocka_unit_test_setup(test_loops_parallel, setup_test),
     cmocka_unit_test_setup(test_sched_set_threads, setup_test),
-    cmocka_unit_test_setup(test_fd_rx, setup_test),
-    cmocka_unit_test_setup(test_fd_again, setup_test),
-    cmocka_unit_test_setup(test_fd_err, setup_test),
-    cmocka_unit_test_setup(test_fd_tx, setup_test),
-    cmocka_unit_test_setup(test_fd_remove_pending, setup_test),
     cmocka_unit_test_setup(test_loop_yield, setup_test),
     cmocka_unit_test_setup(test_loop_budget, setup_test),
     cmocka_unit_test_setup(test_loop_stop_inside, setup_test),
