@@ -6,7 +6,8 @@
  * number of nets in its own short RCU read section, resuming a walk of
  * the table's index from where the last one stopped (rt_walk_part; nets
  * made or gone meanwhile may or may not be shown). A `sorted` table is
- * listed from a snapshot of its nets' addresses in order instead, each
+ * listed from its nets' addresses in order instead (gathered by the same
+ * walk, then sorted and merged in steps: nest/cmd_route_sort.h), each
  * looked up again when its step comes (one that went meanwhile is left
  * out). Imports and other CLI sessions run between steps; a client that
  * does not read simply stops the steps. Counting what a filter, a
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nest/cmds.h"
+#include "nest/cmd_route_sort.h"
 #include "nest/cli.h"
 #include "nest/iface.h"
 #include "nest/proto.h"
@@ -49,9 +51,8 @@ struct sr_state {
   struct sr_counts cnt, total;
   int in_table;                 /* tables[cur] is being walked */
   u64 walk_pos;                 /* where its walk goes on (rt_walk_part) */
-  char *snap;                   /* a sorted table's nets' addresses, */
-  size_t snap_stride;           /* ... each this long */
-  size_t snap_len, snap_pos;
+  int sorting;                  /* a sorted table's listing: SR_GATHER, ... */
+  struct sr_sort sort;          /* its nets' addresses */
   int table_started;            /* the current table's header is out */
   int headed;                   /* some table's header is out */
   int examined_any;             /* a route was examined: "Network not found" else */
@@ -588,45 +589,6 @@ sr_one_net(struct cli *c, struct sr_state *s)
 
 /* --- Streaming listing --- */
 
-static int
-sr_addr_cmp(const void *x, const void *y)
-{
-  return net_compare(x, y);
-}
-
-/* A sorted table's nets, in order. */
-static void
-sr_snapshot(struct sr_state *s)
-{
-  struct rtable *t = s->tables[s->cur];
-  /* a table holds nets of one type: addresses of one length (a multiple
-   * of 4, so each stays aligned) */
-  size_t stride = net_addr_length[t->net_type];
-  size_t cap = uatomic_read(&t->net_count) + 64, len = 0;
-  char *v = malloc(cap * stride);
-  if (!v)
-    die("Out of memory");
-  struct rcu_hash_iter it;
-  rcu_read_lock();
-  for (struct net *n = rt_first_net(t, &it); n; n = rt_next_net(t, &it)) {
-    if (!sr_net_wanted(s->a, n))
-      continue;
-    if (len == cap) {
-      cap *= 2;
-      v = realloc(v, cap * stride);
-      if (!v)
-        die("Out of memory");
-    }
-    net_copy((net_addr *) (v + len++ * stride), &n->n);
-  }
-  rcu_read_unlock();
-  qsort(v, len, stride, sr_addr_cmp);
-  s->snap = v;
-  s->snap_stride = stride;
-  s->snap_len = len;
-  s->snap_pos = 0;
-}
-
 struct sr_visit {
   struct cli *c;
   struct sr_state *s;
@@ -641,29 +603,52 @@ sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
     sr_net(v->c, v->s, n, v->print);
 }
 
+/* A sorted table's listing goes through these in turn: its walk gathers
+ * the addresses, a step sorts a run of them, the steps after list them. */
+enum { SR_UNSORTED, SR_GATHER, SR_SORT, SR_LIST };
+#define SR_SORT_RUN SR_STEP_COUNT
+
+static void
+sr_gather_net(struct rtable *t UNUSED, struct net *n, void *ctx)
+{
+  struct sr_state *s = ctx;
+  if (sr_net_wanted(s->a, n))
+    sr_sort_add(&s->sort, &n->n);
+}
+
 /* A step of the current table: 1 when it is done. */
 static int
 sr_step(struct cli *c, struct sr_state *s, uint max, int print)
 {
   struct rtable *t = s->tables[s->cur];
-  if (!s->snap) {
-    struct sr_visit v = { c, s, print };
-    return rt_walk_part(t, &s->walk_pos, max, sr_visit_net, &v);
+  switch (s->sorting) {
+    case SR_UNSORTED: {
+      struct sr_visit v = { c, s, print };
+      return rt_walk_part(t, &s->walk_pos, max, sr_visit_net, &v);
+    }
+    case SR_GATHER:
+      if (rt_walk_part(t, &s->walk_pos, SR_STEP_COUNT, sr_gather_net, s))
+        s->sorting = SR_SORT;
+      return 0;
+    case SR_SORT:
+      if (sr_sort_step(&s->sort))
+        s->sorting = SR_LIST;
+      return 0;
   }
-  size_t end = MIN(s->snap_len, s->snap_pos + max);
-  for (; s->snap_pos < end; s->snap_pos++) {
-    struct net *n = rt_find_net(t, (const net_addr *) (s->snap + s->snap_pos * s->snap_stride));
+  const net_addr *a = NULL;
+  for (uint i = 0; i < max && (a = sr_sort_next(&s->sort)); i++) {
+    struct net *n = rt_find_net(t, a);
     if (n)
       sr_net(c, s, n, print);
   }
-  return s->snap_pos == s->snap_len;
+  return !a;
 }
 
 static void
 sr_release(struct sr_state *s)
 {
-  free(s->snap);
-  s->snap = NULL;
+  sr_sort_free(&s->sort);
+  s->sorting = SR_UNSORTED;
 }
 
 static void
@@ -724,8 +709,10 @@ sr_cont(struct cli *c)
     s->walk_pos = 0;
     s->table_started = 0;
     struct rtable *t = s->tables[s->cur];
-    if (t->config && t->config->sorted)
-      sr_snapshot(s);
+    if (t->config && t->config->sorted && !count) {
+      sr_sort_init(&s->sort, net_addr_length[t->net_type], SR_SORT_RUN);
+      s->sorting = SR_GATHER;
+    }
   }
   sr_view_resolve(s);
   rcu_read_lock();

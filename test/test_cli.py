@@ -157,20 +157,24 @@ def test_show_route_table_all_many_tables(start_daemon):
 
 def test_show_route_sorted_table(start_daemon, ours_only):
     """A `sorted` table lists its nets in order (ours: BIRD 2 sorts only the
-    routes of a net); the steps of a long listing keep it."""
+    routes of a net); the steps of a long listing keep it. Its nets are
+    sorted in runs of 4096 a step and merged as they are listed
+    (nest/cmd_route_sort.c): 9000 make three."""
     import random
-    nets = ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(1500)] + ["10.0.0.0/8", "10.0.0.0/16"]
+    nets = ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(9000)] + ["10.0.0.0/8", "10.0.0.0/16"]
     shuffled = nets[:]
     random.Random(5).shuffle(shuffled)
     conf = "router id 10.0.0.1;\nipv4 table t sorted;\nprotocol static st { ipv4 { table t; };\n%s}\n" % \
         "".join("  route %s blackhole;\n" % n for n in shuffled)
     d = start_daemon(conf)
-    poll(lambda: b"1502 of 1502" in d.raw("show route table t count"))
+    poll(lambda: b"9002 of 9002" in d.raw("show route table t count"))
     listed = [l.split()[0] for l in strip_codes(d.raw("show route table t"))[1:] if l]
     key = lambda n: (tuple(int(x) for x in n.split("/")[0].split(".")), int(n.split("/")[1]))
     assert listed == sorted(nets, key=key), listed[:5]
+    listed = [l.split()[0] for l in strip_codes(d.raw("show route table t in 10.20.0.0/14"))[1:] if l]
+    assert listed == ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(20 * 256, 24 * 256)], listed[:5]
     assert strip_codes(d.raw("show route table t where net.len = 24 count")) == \
-        ["1500 of 1502 routes for 1502 networks in table t", ""]
+        ["9000 of 9002 routes for 9002 networks in table t", ""]
 
 
 def test_one_connection_keeps_no_state_of_commands_done(daemon):
