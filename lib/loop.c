@@ -17,7 +17,8 @@
  * expiries in start order), ready fds. Each hook is followed by a budget
  * check; a run cut short by the budget or by loop_yield() ends with the
  * loop going IDLE and writing its own eventfd, so other ready loops come
- * first. So does a RUNNING_AGAIN round once the thread has spent a whole
+ * first, and the next run starts with the part after the one cut short
+ * (so that a hook that always spends its budget starves no other part). So does a RUNNING_AGAIN round once the thread has spent a whole
  * budget on the loop since it claimed it. After a run the timerfd is
  * re-armed (absolute CLOCK_MONOTONIC) if the earliest timer is due before
  * it would fire, or it has fired, and the thread's scratch linpool is
@@ -102,6 +103,7 @@ struct loop {
   struct loop_fd *cur_fd;   /* fd whose handlers run; NULLed by loop_fd_remove() */
   bool yield;               /* run again after others */
   bool cut;                 /* end the current run after this hook */
+  u8 first_part;            /* the part a run starts with (loop_run_once) */
 
   struct rcu_head rcu;
   size_t size;
@@ -638,6 +640,16 @@ loop_run_fds(struct loop *l)
  * Running a loop
  */
 
+/* The parts of a round, in order. A run cut short starts the next one
+ * with the part after the one that cut it: an event that sends itself
+ * again whenever its budget is spent (a CLI listing a million routes to
+ * a client that reads as fast) had every run end in the events, and the
+ * main loop's fds (every other CLI session) waited until it was done. */
+static bool loop_run_events(struct loop *l);
+static bool loop_run_timers(struct loop *l);
+static bool (*const loop_parts[])(struct loop *) = { loop_run_events, loop_run_timers, loop_run_fds };
+#define LOOP_PARTS (sizeof(loop_parts) / sizeof(loop_parts[0]))
+
 /* One run: rounds of events, timers and fds while there is work and
  * budget. Returns true if the loop wants another run after others. */
 static bool
@@ -659,13 +671,19 @@ loop_run_once(struct loop *l)
   }
 
   bool work = !l->cut;
+  uint first = l->first_part;
+  l->first_part = 0;
   while (work && !l->cut)
   {
-    work = loop_run_events(l);
-    if (!l->cut)
-      work |= loop_run_timers(l);
-    if (!l->cut)
-      work |= loop_run_fds(l);
+    work = false;
+    for (uint i = 0; i < LOOP_PARTS && !l->cut; i++)
+    {
+      uint part = (first + i) % LOOP_PARTS;
+      work |= loop_parts[part](l);
+      if (l->cut)
+        l->first_part = (u8) ((part + 1) % LOOP_PARTS);
+    }
+    first = 0;
     tl_now = time_mono_now();
   }
 

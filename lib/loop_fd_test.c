@@ -1,7 +1,8 @@
 /*
  * Unit tests for lib/loop.c's file descriptors: reading and writing
  * through loop_fd hooks, edge-triggered readiness asked again, errors,
- * and removal with events still pending.
+ * removal with events still pending, and fds served while an event takes
+ * every run's budget.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -328,6 +329,80 @@ test_fd_remove_pending(void **state)
   stop_all(s, &l, 1);
 }
 
+/* An event that sends itself again whenever it has spent its budget (a
+ * CLI listing a million routes to a client that reads as fast) must not
+ * keep the loop's fds waiting until it is done: the main loop's other CLI
+ * sessions waited for the whole listing. */
+#define STARVE_RUNS 100
+
+struct starve {
+  struct event ev;
+  struct loop_fd f;
+  int sv[2];
+  int ev_runs;              /* owner: the loop */
+  int rx_at;                /* ev_runs when rx first ran; atomic */
+  int rx_ran;               /* atomic */
+  int done;                 /* atomic */
+};
+
+static void
+starve_ev(void *data)
+{
+  struct starve *st = data;
+  st->ev_runs++;
+  if (aload(&st->rx_ran) || st->ev_runs >= STARVE_RUNS)
+  {
+    astore(&st->done, 1);
+    return;
+  }
+  while (loop_budget_left() > 0)
+    ;
+  loop_yield();
+  ev_schedule(&st->ev);
+}
+
+static void
+starve_rx(struct loop_fd *f)
+{
+  struct starve *st = container_of(f, struct starve, f);
+  char buf[16];
+  while (read(f->fd, buf, sizeof(buf)) > 0)
+    ;
+  if (!aload(&st->rx_ran))
+  {
+    astore(&st->rx_at, st->ev_runs);
+    astore(&st->rx_ran, 1);
+  }
+}
+
+static void
+starve_start(void *data)
+{
+  struct starve *st = data;
+  st->f.rx = starve_rx;
+  loop_fd_add(loop_current(), &st->f, st->sv[0]);
+  ev_schedule(&st->ev);
+}
+
+static void
+test_fd_not_starved_by_event(void **state)
+{
+  struct sched *s = sched_new("starve", 2);
+  struct loop *l = loop_new(s, "starve");
+  struct starve st = { 0 };
+  ev_init(&st.ev, starve_ev, &st);
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, st.sv), 0);
+  loop_call_sync(l, starve_start, &st);
+  assert_int_equal(write(st.sv[1], "x", 1), 1);
+  WAIT_FOR(aload(&st.done));
+  assert_int_equal(aload(&st.rx_ran), 1);
+  /* the write came while the event's second or third run went on */
+  assert_true(aload(&st.rx_at) < 10);
+  stop_all(s, &l, 1);
+  close(st.sv[0]);
+  close(st.sv[1]);
+}
+
 int
 main(void)
 {
@@ -341,6 +416,7 @@ main(void)
     cmocka_unit_test_setup(test_fd_err, setup_test),
     cmocka_unit_test_setup(test_fd_tx, setup_test),
     cmocka_unit_test_setup(test_fd_remove_pending, setup_test),
+    cmocka_unit_test_setup(test_fd_not_starved_by_event, setup_test),
   };
   int rv = cmocka_run_group_tests(tests, NULL, NULL);
   rcu_barrier();
