@@ -186,6 +186,56 @@ def test_slow_client_does_not_block_others(start_daemon):
     assert d.raw("show status").endswith(b"0013 Daemon is up and running\n")
 
 
+def test_fast_reader_does_not_hold_other_clients(start_daemon):
+    """A client reading a long listing as fast as it comes must not hold the
+    other CLI sessions until it is done: each of its steps went on where the
+    last stopped, ahead of the main loop's fds, so `show status` from another
+    session was answered only after the last route. Each answer here notes
+    how much of the listing had been read by then."""
+    n = 150000
+    routes = "".join("  route %d.%d.%d.0/24 blackhole;\n" % (20 + i // 65536, (i >> 8) & 255, i & 255)
+                     for i in range(n))
+    d = start_daemon("router id 10.0.0.1;\nprotocol device {}\nprotocol static big {\n  ipv4;\n%s}\n" % routes)
+    count = ("1007-%d of %d routes for %d networks in table master4\n" % (n, n, n)).encode()
+    d.poll_raw("show route table master4 count", lambda r: r.startswith(count), timeout=60)
+
+    lister = d.connect(timeout=60)
+    probe = d.connect(timeout=60)
+    try:
+        _, lrest = read_reply(lister)
+        _, prest = read_reply(probe)
+        read = [0]
+        done = threading.Event()
+
+        def read_all():
+            tail = lrest
+            lister.sendall(b"show route\n")
+            while not tail.endswith(b"\n0000 \n"):
+                chunk = lister.recv(1 << 16)
+                if not chunk:
+                    break
+                read[0] += len(chunk)
+                tail = tail[-16:] + chunk
+            done.set()
+
+        th = threading.Thread(target=read_all)
+        th.start()
+        seen = []
+        while not done.is_set():
+            probe.sendall(b"show status\n")
+            reply, prest = read_reply(probe, prest)
+            assert reply.endswith(b"0013 Daemon is up and running\n")
+            seen.append(read[0])
+        th.join()
+    finally:
+        lister.close()
+        probe.close()
+    total = read[0]
+    assert total > 40 * n
+    # answers while the listing was under way, not only before it or after it
+    assert any(0 < x < total // 2 for x in seen), (len(seen), seen[:3], seen[-3:], total)
+
+
 def test_slow_client_eventually_gets_everything(start_daemon):
     n = 3000
     d = start_daemon(big_conf(n))
