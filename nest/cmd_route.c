@@ -635,13 +635,20 @@ sr_step(struct cli *c, struct sr_state *s, uint max, int print)
         s->sorting = SR_LIST;
       return 0;
   }
-  const net_addr *a = NULL;
-  for (uint i = 0; i < max && (a = sr_sort_next(&s->sort)); i++) {
-    struct net *n = rt_find_net(t, a);
-    if (n)
-      sr_net(c, s, n, print);
-  }
-  return !a;
+  /* each net looked up again (it may have gone since the walk), the
+   * lookups of a step together: in the order of the addresses, each was
+   * a cache miss or two in turn (30% of the listing's time at 1M nets) */
+  const net_addr *a[SR_STEP_NETS];
+  struct net *n[SR_STEP_NETS];
+  uint k = 0;
+  max = MIN(max, SR_STEP_NETS);
+  while (k < max && (a[k] = sr_sort_next(&s->sort)))
+    k++;
+  rt_find_nets(t, a, k, n);
+  for (uint i = 0; i < k; i++)
+    if (n[i])
+      sr_net(c, s, n[i], print);
+  return k < max;
 }
 
 static void

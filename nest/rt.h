@@ -597,6 +597,9 @@ static inline int rte_gen_older(const struct rte *r, u16 gen)
 /* Lookups (nest/rt_index.c): call inside rcu_read_lock(); results valid
  * until unlock. */
 struct net *rt_find_net(struct rtable *t, const net_addr *n);
+/* out[i] = rt_find_net(t, n[i]) for count nets, their cache misses
+ * overlapped (a sorted table's listing looks up each net it lists). */
+void rt_find_nets(struct rtable *t, const net_addr *const *n, uint count, struct net **out);
 /* Longest prefix match of an address (or the net itself and its
  * supernets): the longest that has a usable route. */
 struct net *rt_lookup_lpm(struct rtable *t, const net_addr *n);

@@ -81,6 +81,29 @@ rt_find_net(struct rtable *t, const net_addr *n)
   return rt_index_find(t, rt_net_hash(n), n, &it);
 }
 
+/* Keys a wave of rt_find_nets() asks for at once: enough for each miss
+ * to have the others' work to arrive in. */
+#define RT_FIND_WAVE 32
+
+void
+rt_find_nets(struct rtable *t, const net_addr *const *n, uint count, struct net **out)
+{
+  u32 hash[RT_FIND_WAVE];
+  for (uint at = 0; at < count; at += RT_FIND_WAVE) {
+    uint k = MIN(count - at, RT_FIND_WAVE);
+    for (uint i = 0; i < k; i++) {
+      hash[i] = rt_net_hash(n[at + i]);
+      rcu_hash_prefetch(&t->nets, hash[i]);
+    }
+    for (uint i = 0; i < k; i++)
+      rcu_hash_prefetch_node(&t->nets, hash[i], 0);
+    for (uint i = 0; i < k; i++) {
+      struct rcu_hash_iter it;
+      out[at + i] = rt_index_find(t, hash[i], n[at + i], &it);
+    }
+  }
+}
+
 /* --- Regions: the lengths of a ROA table's nets per part of the space --- */
 
 #define RT_REGIONS (1 << 16)
