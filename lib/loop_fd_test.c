@@ -34,6 +34,17 @@ struct fdt {
 
 static inline u8 pattern(size_t i) { return (u8) (i % 251); }
 
+/* n bytes read: checked against the pattern where the stream is. */
+static void
+fdt_take(struct fdt *t, const u8 *buf, ssize_t n)
+{
+  size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
+  for (ssize_t i = 0; i < n; i++)
+    if (buf[i] != pattern(at + i))
+      t->bad_data++;
+  __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
+}
+
 static void
 fdt_rx(struct loop_fd *f)
 {
@@ -45,11 +56,7 @@ fdt_rx(struct loop_fd *f)
     ssize_t n = read(f->fd, buf, sizeof(buf));
     if (n > 0)
     {
-      size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
-      for (ssize_t i = 0; i < n; i++)
-        if (buf[i] != pattern(at + i))
-          t->bad_data++;
-      __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
+      fdt_take(t, buf, n);
       continue;
     }
     if (n == 0)
@@ -140,11 +147,7 @@ fdt_rx_some(struct loop_fd *f)
   ssize_t n = read(f->fd, buf, sizeof(buf));
   if (n > 0)
   {
-    size_t at = __atomic_load_n(&t->done_bytes, __ATOMIC_RELAXED);
-    for (ssize_t i = 0; i < n; i++)
-      if (buf[i] != pattern(at + i))
-        t->bad_data++;
-    __atomic_store_n(&t->done_bytes, at + n, __ATOMIC_SEQ_CST);
+    fdt_take(t, buf, n);
     loop_fd_again(f, LOOP_FD_READ);
   }
   else if (n < 0 && errno != EAGAIN)
