@@ -18,8 +18,9 @@
  * check; a run cut short by the budget or by loop_yield() ends with the
  * loop going IDLE and writing its own eventfd, so other ready loops come
  * first, and the next run starts with the part after the one cut short
- * (so that a hook that always spends its budget starves no other part). So does a RUNNING_AGAIN round once the thread has spent a whole
- * budget on the loop since it claimed it. After a run the timerfd is
+ * (so that a hook that always spends its budget starves no other part).
+ * So does a RUNNING_AGAIN round once the thread has spent a whole budget
+ * on the loop since it claimed it. After a run the timerfd is
  * re-armed (absolute CLOCK_MONOTONIC) if the earliest timer is due before
  * it would fire, or it has fired, and the thread's scratch linpool is
  * flushed. Timers never fire early: they start from fresh time and fire

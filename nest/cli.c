@@ -143,7 +143,7 @@ cli_flush(struct cli *c)
 /* A continuation's time before the others in the main loop get theirs:
  * with the loop's whole budget (10 ms) every other CLI session waited
  * 20-50 ms for each command while one client read a listing of a million
- * routes; with this slice 0.6-0.7 ms (BIRD 2: 0.2 ms), and the listing
+ * routes; with this slice 0.6-0.8 ms (BIRD 2: 0.1-0.2), and the listing
  * takes as long (bench/cli_stall.py). A slice costs a round of the loop. */
 #define CLI_SLICE ((btime) 200)   /* us */
 
