@@ -646,8 +646,6 @@ loop_run_fds(struct loop *l)
  * again whenever its budget is spent (a CLI listing a million routes to
  * a client that reads as fast) had every run end in the events, and the
  * main loop's fds (every other CLI session) waited until it was done. */
-static bool loop_run_events(struct loop *l);
-static bool loop_run_timers(struct loop *l);
 static bool (*const loop_parts[])(struct loop *) = { loop_run_events, loop_run_timers, loop_run_fds };
 #define LOOP_PARTS (sizeof(loop_parts) / sizeof(loop_parts[0]))
 

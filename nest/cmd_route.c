@@ -604,8 +604,9 @@ sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
 }
 
 /* A sorted table's listing goes through these in turn: its walk gathers
- * the addresses, a step sorts a run of them, the steps after list them. */
-enum { SR_UNSORTED, SR_GATHER, SR_SORT, SR_LIST };
+ * the addresses, then a step sorts a run of them until all are sorted
+ * (sr_sort_step), and the steps after that list them. */
+enum { SR_UNSORTED, SR_GATHER, SR_SORTED };
 #define SR_SORT_RUN SR_STEP_COUNT
 
 static void
@@ -628,12 +629,11 @@ sr_step(struct cli *c, struct sr_state *s, uint max, int print)
     }
     case SR_GATHER:
       if (rt_walk_part(t, &s->walk_pos, SR_STEP_COUNT, sr_gather_net, s))
-        s->sorting = SR_SORT;
+        s->sorting = SR_SORTED;
       return 0;
-    case SR_SORT:
-      if (sr_sort_step(&s->sort))
-        s->sorting = SR_LIST;
-      return 0;
+    case SR_SORTED:
+      if (!sr_sort_step(&s->sort))
+        return 0;
   }
   /* each net looked up again (it may have gone since the walk), the
    * lookups of a step together: in the order of the addresses, each was
