@@ -20,7 +20,9 @@
  * net changed; the channel calls the class's rt_notify with what it now
  * exports and what it exported before. Which route is exported is kept in
  * a bitmap by route id, so a route rejected by the policy is never
- * withdrawn and the previous export is always known exactly.
+ * withdrawn and the previous export is always known exactly. Several
+ * changes of a net that the reader finds together go out as one
+ * ("Coalescing" below).
  *
  * A feed runs ahead of the journal: the items of routes imported while it
  * walks come after it, and for a route the feed met they are old news,
@@ -32,6 +34,7 @@
 #include <string.h>
 #include "nest/proto.h"
 #include "nest/reconf.h"
+#include "lib/hash.h"
 #include "lib/log.h"
 
 /* --- Lifecycle (channel_new/free: main loop while the proto loop is idle) --- */
@@ -869,6 +872,97 @@ chan_export_pass_own(struct channel *c)
  * lower once passes were shorter. */
 #define CHAN_EXPORT_PASS_MAX 2048
 
+/*
+ * Coalescing: a channel exporting a net's best route reads the journal in
+ * windows of up to CHAN_WINDOW items that are already published, looks at
+ * each window before reading it, and exports each net that changed its
+ * best route there once, at its last change: from the best route before
+ * the window's first change to the one after the last. A net whose best
+ * route came back to the one it had exports nothing. A pass stops only
+ * between windows, so nothing of one (the route a net had before it) is
+ * kept past a stop. Not while anything relies on seeing each item: a
+ * feed's marks of what it sent ahead of the journal, `secondary` (which
+ * looks at the chain, not the item's routes), a channel exporting every
+ * route (its items are routes, not nets).
+ */
+#define CHAN_WINDOW 64
+#define CHAN_WINDOW_HASH 128          /* a power of two, at least twice CHAN_WINDOW */
+#define CHAN_WINDOW_NONE 0xff
+
+/* owner: the channel's loop, for one window of an export pass */
+struct chan_window {
+  uint left;                          /* items of the window yet to read */
+  uint pos;                           /* the window's item read next */
+  int coalesce;
+  const struct rt_journal_item *first;   /* the window's items lie in one block */
+  u8 net_of[CHAN_WINDOW];             /* item -> its net's entry; NONE: no best change */
+  struct {
+    struct net *net;
+    struct rte *first_old;            /* the best route before the net's first change */
+    u8 last;                          /* the item of its last change */
+  } nets[CHAN_WINDOW];
+  u8 hash[CHAN_WINDOW_HASH];          /* entry + 1, 0: free */
+};
+
+static int
+chan_coalesces(struct channel *c, int any)
+{
+  return !any && !c->cf->secondary && !c->feed_rejected &&
+         (!c->feed_ahead_until || uatomic_read(&c->reader.seq) > c->feed_ahead_until);
+}
+
+/* The next window: a single item read as it comes where the channel does
+ * not coalesce, else what is published of the next CHAN_WINDOW (up to a
+ * hold's end), with each item's net. */
+static void
+chan_window_open(struct channel *c, struct chan_window *w, int any)
+{
+  const struct rt_journal_item *items[CHAN_WINDOW];
+  w->left = 1;
+  w->pos = 0;
+  if (!(w->coalesce = chan_coalesces(c, any)))
+    return;
+  uint k = rt_reader_window(&c->reader, items, CHAN_WINDOW);
+  if (c->export_hold)
+    k = (uint) MIN((u64) k, c->export_until - c->reader.seq);
+  if (!k) {
+    w->coalesce = 0;                  /* whatever comes meanwhile is read as one item */
+    return;
+  }
+  w->left = k;
+  w->first = items[0];
+  memset(w->hash, 0, sizeof(w->hash));
+  uint count = 0;
+  for (uint j = 0; j < k; j++) {
+    const struct rt_journal_item *it = items[j];
+    w->net_of[j] = CHAN_WINDOW_NONE;
+    if (it->new_best == it->old_best)
+      continue;
+    uint h = hash_ptr(it->net) & (CHAN_WINDOW_HASH - 1);
+    while (w->hash[h] && w->nets[w->hash[h] - 1].net != it->net)
+      h = (h + 1) & (CHAN_WINDOW_HASH - 1);
+    if (!w->hash[h]) {
+      w->nets[count].net = it->net;
+      w->nets[count].first_old = it->old_best;
+      w->hash[h] = (u8) ++count;
+    }
+    uint e = w->hash[h] - 1;
+    w->nets[e].last = (u8) j;
+    w->net_of[j] = (u8) e;
+  }
+}
+
+static void
+chan_window_export(struct channel *c, struct chan_window *w, const struct rt_journal_item *it)
+{
+  uint j = w->pos++;
+  ASSERT(it == w->first + j);
+  uint e = w->net_of[j];
+  if (e == CHAN_WINDOW_NONE || w->nets[e].last != j || w->nets[e].first_old == it->new_best)
+    return;
+  chan_export_one(c, it->net, it->new_best, w->nets[e].first_old);
+}
+
 static void
 chan_export_run(void *data)
 {
@@ -899,11 +993,35 @@ chan_export_run(void *data)
   /* What the protocol keeps of the pass until its export_flush (an update
    * group's step, a pipe's queue) keeps its references meanwhile */
   rt_reader_hold(&c->reader);
-  uint n = 0, passed = 0;
+  uint since_busy = 64, passed = 0;
   int stop = 0;
-  while (!(busy && !(n++ & 63) && (stop = busy(c->proto, c))) &&
-         !(c->export_hold && c->reader.seq >= c->export_until && (stop = 1)) &&
-         (it = rt_reader_next(&c->reader))) {
+  struct chan_window w = { .left = 0 };
+  for (;;) {
+    /* Between windows only: where a pass may stop (nothing of a window
+     * is carried past its end) */
+    if (!w.left) {
+      if (busy && since_busy >= 64 && ((since_busy = 0), (stop = busy(c->proto, c))))
+        break;
+      if (c->export_hold && c->reader.seq >= c->export_until) {
+        stop = 1;
+        break;
+      }
+      if (passed && loop_budget_left() <= 0) {
+        loop_yield();
+        ev_schedule(&c->export_ev);
+        break;
+      }
+      if (passed >= CHAN_EXPORT_PASS_MAX) {
+        ev_schedule(&c->export_ev);
+        break;
+      }
+      chan_window_open(c, &w, any);
+    }
+    if (!(it = rt_reader_next(&c->reader)))
+      break;
+    w.left--;
+    since_busy++;
+    passed++;
     rt_reader_prefetch(&c->reader);
     /* past the last item a feed could have met again */
     if (c->feed_rejected && uatomic_read(&c->reader.seq) > c->feed_rejected_until)
@@ -913,7 +1031,9 @@ chan_export_run(void *data)
       if (a && (any || a->new_best != a->old_best))
         ahead(c->proto, &a->net->n);
     }
-    if (any) {
+    if (w.coalesce)
+      chan_window_export(c, &w, it);
+    else if (any) {
       if (!chan_export_own_item(c, it))
         chan_export_one(c, it->net, it->new_rte, it->retired);
     }
@@ -921,15 +1041,6 @@ chan_export_run(void *data)
       chan_export_first_accepted(c, it->net, it->retired, 0);
     else if (it->new_best != it->old_best)
       chan_export_one(c, it->net, it->new_best, it->old_best);
-    if (loop_budget_left() <= 0) {
-      loop_yield();
-      ev_schedule(&c->export_ev);
-      break;
-    }
-    if (++passed >= CHAN_EXPORT_PASS_MAX) {
-      ev_schedule(&c->export_ev);
-      break;
-    }
   }
   if (stop == 1)
     rt_reader_idle(&c->reader);

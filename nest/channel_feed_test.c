@@ -6,7 +6,8 @@
  * replays a case that lost an export; one checks when a channel's exports
  * are the table's as of its reader's position; the last checks, over
  * random writes, refeeds, stalls and journal clean-ups, that the protocol
- * was told exactly what the table holds once the channel caught up.
+ * was told exactly what the table holds once the channel caught up;
+ * another that several changes of a net read together go out as one.
  * FEED_RANDOM_ROUNDS (6) and FEED_RANDOM_SEED (1) choose its rounds, one
  * export mode after another; FEED_RANDOM_TRACE=k prints what net k was told.
  */
@@ -314,6 +315,125 @@ test_steady_after_feed_ahead(void **state)
   rt_unlock_source(src);
   rcu_barrier();
   free(peer);
+}
+
+/*
+ * Several changes of a net's best route that the reader finds together go
+ * out as one: from the route exported before them to the one after the
+ * last (nest/channel.c, "Coalescing"). A final route the policy rejects
+ * withdraws the route exported before; a best route that came back to
+ * the one exported sends nothing.
+ */
+static uint coal_calls[FEED_NETS];
+static const struct rte *coal_old[FEED_NETS];
+
+static void
+coal_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
+            const struct ea_list *new_src)
+{
+  feed_notify(p, c, n, new, old, new_src);
+  u32 k = net_no(n);
+  coal_calls[k]++;
+  coal_old[k] = old;
+}
+
+static const struct proto_class coal_class = {
+  .name = "CoalesceTest", .keyword = "coalescetest", .class_id = 9,
+  .rt_notify = coal_notify, .preexport = feed_preexport,
+};
+
+static void
+step_channel_up(struct feed_step *s)
+{
+  channel_up(s->c);
+}
+
+static const struct rte *
+best_of_net(struct rtable *t, u32 k)
+{
+  net_addr n;
+  net4(&n, k);
+  rcu_read_lock();
+  struct net *net = rt_find_net(t, &n);
+  const struct rte *r = net ? net_best(net) : NULL;
+  rcu_read_unlock();
+  return r;
+}
+
+static struct two_srcs *coal_x;
+static struct ea_list *coal_lo2;
+
+/* Changes the channel reads in one pass */
+static void
+step_coalesce_writes(struct feed_step *s)
+{
+  struct rtable *t = s->c->table;
+  struct two_srcs *x = coal_x;
+  struct ea_list *lo2 = coal_lo2;
+  net_addr n;
+  net4(&n, 10);         /* replaced twice, the last rejected */
+  rt_update(t, &n, x->s1, NULL, lo2, 0);
+  rt_update(t, &n, x->s1, NULL, feed_rejected_attrs, 0);
+  net4(&n, 11);         /* replaced twice, the last accepted */
+  rt_update(t, &n, x->s1, NULL, lo2, 0);
+  rt_update(t, &n, x->s1, NULL, x->lo, 0);
+  net4(&n, 12);         /* a better route comes and goes */
+  rt_update(t, &n, x->s2, NULL, x->hi, 0);
+  rt_update(t, &n, x->s2, NULL, NULL, 0);
+  net4(&n, 13);         /* replaced once */
+  rt_update(t, &n, x->s1, NULL, lo2, 0);
+}
+
+static void
+test_changes_coalesced(void **state)
+{
+  (void) state;
+  struct channel *c = feed_channel_new(&coal_class, 0, 0);
+  struct rtable *t = c->table;
+  struct two_srcs x = two_srcs_new();
+  struct ea_list *lo2 = attrs_pref(100, 3);
+  feed_rejected_attrs = attrs_pref(100, 4);
+  struct feed_step s = { .c = c };
+  net_addr n;
+
+  /* nets 10-13 from s1, fed when the channel goes up */
+  for (u32 k = 10; k <= 13; k++) {
+    net4(&n, k);
+    rt_update(t, &n, x.s1, NULL, x.lo, 0);
+  }
+  feed_step(&s, step_channel_up);
+  const struct rte *was[14];
+  for (u32 k = 10; k <= 13; k++) {
+    assert_true(feed_exported[k]);
+    was[k] = best_of_net(t, k);
+  }
+  memset(coal_calls, 0, sizeof(coal_calls));
+
+  /* written in the channel's loop, so that it reads them all together */
+  coal_x = &x;
+  coal_lo2 = lo2;
+  feed_step(&s, step_coalesce_writes);
+  assert_ptr_equal(best_of_net(t, 12), was[12]);
+
+  assert_int_equal(coal_calls[10], 1);
+  assert_false(feed_exported[10]);
+  assert_ptr_equal(coal_old[10], was[10]);
+  assert_int_equal(coal_calls[11], 1);
+  assert_true(feed_exported[11]);
+  assert_ptr_equal(coal_old[11], was[11]);
+  assert_int_equal(coal_calls[12], 0);
+  assert_int_equal(coal_calls[13], 1);
+  assert_int_equal(uatomic_read(&c->stats.exp_routes), 3);
+
+  for (u32 k = 10; k <= 13; k++) {
+    net4(&n, k);
+    rt_update(t, &n, x.s1, NULL, NULL, 0);
+  }
+  feed_channel_free(c);
+  ea_unref(lo2);
+  ea_unref(feed_rejected_attrs);
+  two_srcs_free(&x);
+  rcu_barrier();
 }
 
 /* --- Random writes, refeeds, stalls and clean-ups against a model --- */
@@ -629,6 +749,7 @@ test_feed_random(void **state)
 static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_feed_mark_leaves_with_route),
   cmocka_unit_test(test_steady_after_feed_ahead),
+  cmocka_unit_test(test_changes_coalesced),
   cmocka_unit_test(test_feed_random),
 };
 

@@ -268,6 +268,24 @@ rt_reader_next(struct rt_reader *r)
 }
 
 uint
+rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, uint max)
+{
+  u64 seq = r->seq;
+  ASSERT(r->held);
+  if (seq >= r->end)
+    r->end = uatomic_read(&r->table->jend);       /* acquire: pairs with publish */
+  if (seq >= r->end)
+    return 0;
+  rt_reader_check(r, seq);
+  struct rt_journal_block *b = rt_reader_block(r, seq);
+  u64 last = MIN(r->end, b->first_seq + RT_JOURNAL_BLOCK);
+  uint n = (uint) MIN((u64) max, last - seq);
+  for (uint i = 0; i < n; i++)
+    out[i] = &b->items[seq - b->first_seq + i];
+  return n;
+}
+
+uint
 rt_reader_pass_own(struct rt_reader *r, uint *withdrawals)
 {
   struct rtable *t = r->table;
