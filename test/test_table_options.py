@@ -3,13 +3,20 @@ settle time`, `cork threshold`, `digest settle time`, `thread group`.
 
 BIRD 2.0.12 rejects all of them, so these run against our daemon only.
 Export settle is seen through a pipe from master4 to t2: the pipe reads
-master4's exports, so a route reaches t2 once master4's readers are woken.
+master4's exports, so a route reaches t2 once master4's readers are woken;
+and through a BGP session to a BIRD 2 peer, whose export sees several
+changes of a net found together as one.
 """
 
+import os
 import re
 import time
 
-from conftest import poll, strip_codes
+import pytest
+
+from conftest import poll, REFERENCE_BIRD, strip_codes
+from bgp_peers import established, peers, ports, route_all  # noqa: F401 (fixtures)
+from test_bgp import OURS, peer_conf
 
 BASE = """router id 10.0.0.1;
 thread group g1 { threads 1; };
@@ -123,3 +130,44 @@ def test_thread_group_change_is_logged(start_daemon, ours_only):
     assert poll(lambda: count(d, "t2") == 1, timeout=10)
     configure(d, conf("", 1))
     assert poll(lambda: "Table master4 stays on thread group g1 until it is made again" in d.log(), timeout=3)
+
+
+def export_received(d, proto):
+    m = re.search(r"Export updates: +(\d+) ", "\n".join(strip_codes(d.raw("show protocols all %s" % proto))))
+    assert m
+    return int(m.group(1))
+
+
+@pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
+def test_export_settle_coalesces_changes(start_daemon, ours_only, peers, ports):
+    """Changes of a net that master4's readers find together when they
+    wake go out as one: a BGP session's export sees each net once, from
+    the route it sent before to the last, and its peer ends with the
+    last."""
+    nets = 10
+
+    def ours(med):
+        statics = " ".join("route 10.%d.0.0/16 blackhole { bgp_med = %d; };" % (k, med) for k in range(nets))
+        return """router id 10.77.0.1;
+ipv4 table master4 { export settle time 3 s 20 s; };
+protocol device {}
+protocol static local4 { ipv4; %s }
+protocol bgp b2 {
+  local %s port %d as 65001;
+  neighbor 127.77.0.2 port %d as 65002;
+  multihop; hold time 30; connect delay time 1; error wait time 1, 2;
+  ipv4 { import all; export all; };
+}
+""" % (statics, OURS, ports[0], ports[1])
+
+    p = peers("b2", peer_conf("127.77.0.2", ports[1], 65002, ports[0], "", export="none"))
+    d = start_daemon(ours(1))
+    assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
+    assert poll(lambda: "BGP.med: 1" in route_all(p, "10.%d.0.0/16" % (nets - 1)), timeout=15)
+    before = export_received(d, "b2")
+    # four new MEDs for every net, each configure well within the 3 s
+    for med in (2, 3, 4, 5):
+        configure(d, ours(med))
+    assert poll(lambda: all("BGP.med: 5" in route_all(p, "10.%d.0.0/16" % k) for k in range(nets)), timeout=20)
+    time.sleep(0.5)
+    assert export_received(d, "b2") - before == nets
