@@ -409,38 +409,28 @@ mp_withdraw_batch_run(void *s, u64 iters)
   mp_loaded = 0;
 }
 
-/* Replace as BGP brings it: a peer's routes again with other attributes,
- * in batches of ONE_BATCH of that peer, the peers in turn, each pass over
- * them switching every route's variant. From a table loaded afresh (the
- * one-by-one replace leaves its variants mixed). */
-static u32 mprb_peer, mprb_net, mprb_pass;
+/* An endless walk over every net, one peer's after another: pass counts
+ * the rounds over all peers. */
+struct peer_walk { u32 peer, net, pass; };
 
+/* iters replacements as BGP brings them: batches of ONE_BATCH of one
+ * peer's routes, those pick() gives new attributes for (NULL: none). */
 static void
-mp_reload_setup(void *s)
+walk_replace(struct peer_walk *w, u64 iters, struct ea_list *(*pick)(const struct peer_walk *w))
 {
-  mp_setup(s);
-  mp_flush();
-  mp_load();
-  mprb_peer = mprb_net = mprb_pass = 0;
-}
-
-static void
-mp_replace_batch_run(void *s, u64 iters)
-{
-  (void) s;
   struct rt_import im[ONE_BATCH];
   while (iters) {
     uint k = 0;
-    u32 variant = (mprb_pass + 1) & 1, peer = mprb_peer;
+    u32 peer = w->peer;
     while (k < ONE_BATCH && k < iters) {
-      if (mp_has(mprb_net, peer))
-        im[k++] = (struct rt_import){ .net = NA(&pfx[mprb_net]), .src = peers[peer].src,
-                                      .attrs = peer_attrs(peer, mprb_net, variant) };
-      if (++mprb_net == npfx) {
-        mprb_net = 0;
-        if (++mprb_peer == MP_SOURCES) {
-          mprb_peer = 0;
-          mprb_pass++;
+      struct ea_list *a = pick(w);
+      if (a)
+        im[k++] = (struct rt_import){ .net = NA(&pfx[w->net]), .src = peers[peer].src, .attrs = a };
+      if (++w->net == npfx) {
+        w->net = 0;
+        if (++w->peer == MP_SOURCES) {
+          w->peer = 0;
+          w->pass++;
         }
         break;
       }
@@ -448,6 +438,33 @@ mp_replace_batch_run(void *s, u64 iters)
     batch_apply(im, k, RT_UPD_REPLACE);
     iters -= k;
   }
+}
+
+/* Replace: a peer's routes again with other attributes, each pass over
+ * them switching every route's variant. From a table loaded afresh (the
+ * one-by-one replace leaves its variants mixed). */
+static struct peer_walk mprb;
+
+static void
+mp_reload_setup(void *s)
+{
+  mp_setup(s);
+  mp_flush();
+  mp_load();
+  mprb = (struct peer_walk) { 0 };
+}
+
+static struct ea_list *
+mprb_pick(const struct peer_walk *w)
+{
+  return mp_has(w->net, w->peer) ? peer_attrs(w->peer, w->net, (w->pass + 1) & 1) : NULL;
+}
+
+static void
+mp_replace_batch_run(void *s, u64 iters)
+{
+  (void) s;
+  walk_replace(&mprb, iters, mprb_pick);
 }
 
 /* Best-route recompute: every change moves a net's best route. A net's
@@ -459,7 +476,7 @@ mp_replace_batch_run(void *s, u64 iters)
  * table loaded afresh, whose best paths are looked up once at setup. */
 static u8 *best_of;                     /* net i's best path is peer best_of[i]'s */
 static struct ea_list *best_worse[MP_SOURCES];
-static u32 best_peer, best_net, best_pass;
+static struct peer_walk best_walk;
 
 static struct rte_src *
 best_src(u32 i)
@@ -493,33 +510,22 @@ best_setup(void *s)
       ea_set_int(&b, BA(BA_LOCAL_PREF), EAF_INT, 0x40, 50);
       best_worse[p] = ea_intern(&b);
     }
-  best_peer = best_net = best_pass = 0;
+  best_walk = (struct peer_walk) { 0 };
+}
+
+static struct ea_list *
+best_pick(const struct peer_walk *w)
+{
+  if (best_of[w->net] != w->peer)
+    return NULL;
+  return w->pass & 1 ? peer_attrs(w->peer, w->net, 0) : best_worse[w->peer];
 }
 
 static void
 best_change_run(void *s, u64 iters)
 {
   (void) s;
-  struct rt_import im[ONE_BATCH];
-  while (iters) {
-    uint k = 0;
-    u32 peer = best_peer;
-    while (k < ONE_BATCH && k < iters) {
-      if (best_of[best_net] == peer)
-        im[k++] = (struct rt_import){ .net = NA(&pfx[best_net]), .src = peers[peer].src,
-                                      .attrs = best_pass & 1 ? peer_attrs(peer, best_net, 0) : best_worse[peer] };
-      if (++best_net == npfx) {
-        best_net = 0;
-        if (++best_peer == MP_SOURCES) {
-          best_peer = 0;
-          best_pass++;
-        }
-        break;
-      }
-    }
-    batch_apply(im, k, RT_UPD_REPLACE);
-    iters -= k;
-  }
+  walk_replace(&best_walk, iters, best_pick);
 }
 
 /* Every change did move the best: a sample of nets, each of whose best is
@@ -532,10 +538,12 @@ best_check(void *s)
   rcu_read_lock();
   for (u32 i = 0; i < npfx; i += 997) {
     u32 p = best_of[i];
+    const struct peer_walk *w = &best_walk;
     /* the pass that reached net i last: this one if it is past it */
-    u32 pass = p < best_peer || (p == best_peer && i < best_net) ? best_pass : best_pass - 1;
-    if (!best_pass && !(p < best_peer || (p == best_peer && i < best_net)))
+    int reached = p < w->peer || (p == w->peer && i < w->net);
+    if (!w->pass && !reached)
       continue;                         /* not changed yet */
+    u32 pass = reached ? w->pass : w->pass - 1;
     int worsened = !(pass & 1);
     if ((best_src(i) == peers[p].src) == worsened)
       wrong++;
