@@ -873,17 +873,18 @@ chan_export_pass_own(struct channel *c)
 #define CHAN_EXPORT_PASS_MAX 2048
 
 /*
- * Coalescing: a channel exporting a net's best route reads the journal in
- * windows of up to CHAN_WINDOW items that are already published, looks at
- * each window before reading it, and exports each net that changed its
- * best route there once, at its last change: from the best route before
- * the window's first change to the one after the last. A net whose best
- * route came back to the one it had exports nothing. A pass stops only
- * between windows, so nothing of one (the route a net had before it) is
- * kept past a stop. Not while anything relies on seeing each item: a
- * feed's marks of what it sent ahead of the journal, `secondary` (which
- * looks at the chain, not the item's routes), a channel exporting every
- * route (its items are routes, not nets).
+ * Coalescing: a channel reads the journal in windows of up to CHAN_WINDOW
+ * items that are already published, looks at each window before reading
+ * it, and exports each net (each route source of a net, for a channel
+ * exporting every route) that changed there once, at its last change:
+ * from the route before the window's first change to the one after the
+ * last. A net whose best route came back to the one it had exports
+ * nothing. A pass stops only between windows, so nothing of one (the
+ * route a net had before it) is kept past a stop. Not while anything
+ * relies on seeing each item: a feed's marks of what it sent ahead of the
+ * journal, `secondary` (which looks at the chain, not the item's routes).
+ * The items of the channel's own sender are read one by one, as are all
+ * of a net and source one of them has.
  */
 #define CHAN_WINDOW 64
 #define CHAN_WINDOW_HASH 128          /* a power of two, at least twice CHAN_WINDOW */
@@ -895,34 +896,72 @@ struct chan_window {
   uint pos;                           /* the window's item read next */
   int coalesce;
   const struct rt_journal_item *first;   /* the window's items lie in one block */
-  u8 net_of[CHAN_WINDOW];             /* item -> its net's entry; NONE: no best change */
+  u8 key_of[CHAN_WINDOW];             /* item -> its key's entry; NONE: read on its own */
   struct {
     struct net *net;
-    struct rte *first_old;            /* the best route before the net's first change */
+    u32 src_ix;                       /* exporting every route: the routes' source */
+    bool alone;                       /* an item of the channel's own: read one by one */
     u8 last;                          /* the item of its last change */
-  } nets[CHAN_WINDOW];
+    struct rte *first_old;            /* the route before its first change */
+  } keys[CHAN_WINDOW];
   u8 hash[CHAN_WINDOW_HASH];          /* entry + 1, 0: free */
 };
 
 static int
-chan_coalesces(struct channel *c, int any)
+chan_coalesces(struct channel *c)
 {
-  return !any && !c->cf->secondary && !c->feed_rejected &&
+  return !c->cf->secondary && !c->feed_rejected &&
          (!c->feed_ahead_until || uatomic_read(&c->reader.seq) > c->feed_ahead_until);
+}
+
+/* One item as it comes */
+static void
+chan_export_item(struct channel *c, const struct rt_journal_item *it, int any)
+{
+  if (any) {
+    if (!chan_export_own_item(c, it))
+      chan_export_one(c, it->net, it->new_rte, it->retired);
+  }
+  else if (c->cf->secondary)
+    chan_export_first_accepted(c, it->net, it->retired, 0);
+  else if (it->new_best != it->old_best)
+    chan_export_one(c, it->net, it->new_best, it->old_best);
+}
+
+/* The item's key (net, and source where every route is exported) in the
+ * window: a new entry, whose first old route is the item's, if it has
+ * none yet. */
+static uint
+chan_window_key(struct chan_window *w, const struct rt_journal_item *it, int any, uint *count)
+{
+  const struct rte *r = any ? (it->new_rte ? it->new_rte : it->retired) : NULL;
+  u32 src_ix = r ? r->src_ix : 0;
+  uint h = hash_mix(hash_ptr(it->net), src_ix) & (CHAN_WINDOW_HASH - 1);
+  for (uint e; w->hash[h]; h = (h + 1) & (CHAN_WINDOW_HASH - 1))
+    if (e = w->hash[h] - 1, w->keys[e].net == it->net && w->keys[e].src_ix == src_ix)
+      return e;
+  uint e = (*count)++;
+  w->keys[e].net = it->net;
+  w->keys[e].src_ix = src_ix;
+  w->keys[e].alone = 0;
+  w->keys[e].first_old = any ? it->retired : it->old_best;
+  w->hash[h] = (u8) (e + 1);
+  return e;
 }
 
 /* The next window: a single item read as it comes where the channel does
  * not coalesce, else what is published of the next CHAN_WINDOW (up to a
- * hold's end), with each item's net. */
+ * hold's end), each item with its key. */
 static void
 chan_window_open(struct channel *c, struct chan_window *w, int any)
 {
   const struct rt_journal_item *items[CHAN_WINDOW];
+  u16 senders[CHAN_WINDOW];
   w->left = 1;
   w->pos = 0;
-  if (!(w->coalesce = chan_coalesces(c, any)))
+  if (!(w->coalesce = chan_coalesces(c)))
     return;
-  uint k = rt_reader_window(&c->reader, items, CHAN_WINDOW);
+  uint k = rt_reader_window(&c->reader, items, senders, CHAN_WINDOW);
   if (c->export_hold)
     k = (uint) MIN((u64) k, c->export_until - c->reader.seq);
   if (!k) {
@@ -935,32 +974,29 @@ chan_window_open(struct channel *c, struct chan_window *w, int any)
   uint count = 0;
   for (uint j = 0; j < k; j++) {
     const struct rt_journal_item *it = items[j];
-    w->net_of[j] = CHAN_WINDOW_NONE;
-    if (it->new_best == it->old_best)
+    w->key_of[j] = CHAN_WINDOW_NONE;
+    if (any ? !it->new_rte && !it->retired : it->new_best == it->old_best)
       continue;
-    uint h = hash_ptr(it->net) & (CHAN_WINDOW_HASH - 1);
-    while (w->hash[h] && w->nets[w->hash[h] - 1].net != it->net)
-      h = (h + 1) & (CHAN_WINDOW_HASH - 1);
-    if (!w->hash[h]) {
-      w->nets[count].net = it->net;
-      w->nets[count].first_old = it->old_best;
-      w->hash[h] = (u8) ++count;
-    }
-    uint e = w->hash[h] - 1;
-    w->nets[e].last = (u8) j;
-    w->net_of[j] = (u8) e;
+    uint e = chan_window_key(w, it, any, &count);
+    w->keys[e].alone |= c->reader.own && senders[j] == c->reader.own;
+    w->keys[e].last = (u8) j;
+    w->key_of[j] = (u8) e;
   }
 }
 
 static void
-chan_window_export(struct channel *c, struct chan_window *w, const struct rt_journal_item *it)
+chan_window_export(struct channel *c, struct chan_window *w, const struct rt_journal_item *it, int any)
 {
   uint j = w->pos++;
   ASSERT(it == w->first + j);
-  uint e = w->net_of[j];
-  if (e == CHAN_WINDOW_NONE || w->nets[e].last != j || w->nets[e].first_old == it->new_best)
+  uint e = w->key_of[j];
+  if (e == CHAN_WINDOW_NONE || w->keys[e].alone) {
+    chan_export_item(c, it, any);
     return;
-  chan_export_one(c, it->net, it->new_best, w->nets[e].first_old);
+  }
+  struct rte *new = any ? it->new_rte : it->new_best;
+  if (w->keys[e].last == j && w->keys[e].first_old != new)
+    chan_export_one(c, it->net, new, w->keys[e].first_old);
 }
 
 static void
@@ -1032,15 +1068,9 @@ chan_export_run(void *data)
         ahead(c->proto, &a->net->n);
     }
     if (w.coalesce)
-      chan_window_export(c, &w, it);
-    else if (any) {
-      if (!chan_export_own_item(c, it))
-        chan_export_one(c, it->net, it->new_rte, it->retired);
-    }
-    else if (c->cf->secondary)
-      chan_export_first_accepted(c, it->net, it->retired, 0);
-    else if (it->new_best != it->old_best)
-      chan_export_one(c, it->net, it->new_best, it->old_best);
+      chan_window_export(c, &w, it, any);
+    else
+      chan_export_item(c, it, any);
   }
   if (stop == 1)
     rt_reader_idle(&c->reader);

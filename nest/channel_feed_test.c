@@ -436,6 +436,69 @@ test_changes_coalesced(void **state)
   rcu_barrier();
 }
 
+/* The same for a channel exporting every route (pipes, ADD-PATH): each
+ * source's route of a net once. */
+static void
+step_coalesce_every_route(struct feed_step *s)
+{
+  struct rtable *t = s->c->table;
+  struct two_srcs *x = coal_x;
+  net_addr n;
+  net4(&n, 10);         /* s1's replaced twice, the last rejected; s2's twice */
+  rt_update(t, &n, x->s1, NULL, coal_lo2, 0);
+  rt_update(t, &n, x->s1, NULL, feed_rejected_attrs, 0);
+  rt_update(t, &n, x->s2, NULL, x->lo, 0);
+  rt_update(t, &n, x->s2, NULL, x->hi, 0);
+  net4(&n, 11);         /* s1's withdrawn and back (s2's keeps the net) */
+  rt_update(t, &n, x->s1, NULL, NULL, 0);
+  rt_update(t, &n, x->s1, NULL, x->lo, 0);
+  net4(&n, 12);         /* new, and gone again */
+  rt_update(t, &n, x->s2, NULL, x->hi, 0);
+  rt_update(t, &n, x->s2, NULL, NULL, 0);
+}
+
+static void
+test_changes_coalesced_every_route(void **state)
+{
+  (void) state;
+  struct channel *c = feed_channel_new(&coal_class, 0, 1);
+  struct rtable *t = c->table;
+  struct two_srcs x = two_srcs_new();
+  coal_x = &x;
+  coal_lo2 = attrs_pref(100, 3);
+  feed_rejected_attrs = attrs_pref(100, 4);
+  struct feed_step s = { .c = c };
+  net_addr n;
+
+  net4(&n, 10);
+  rt_update(t, &n, x.s1, NULL, x.lo, 0);
+  rt_update(t, &n, x.s2, NULL, x.hi, 0);
+  net4(&n, 11);
+  rt_update(t, &n, x.s1, NULL, x.lo, 0);
+  rt_update(t, &n, x.s2, NULL, x.hi, 0);
+  feed_step(&s, step_channel_up);
+  assert_int_equal(uatomic_read(&c->stats.exp_routes), 4);
+  memset(coal_calls, 0, sizeof(coal_calls));
+
+  feed_step(&s, step_coalesce_every_route);
+  assert_int_equal(coal_calls[10], 2);
+  assert_int_equal(coal_calls[11], 1);
+  assert_true(feed_exported[11]);
+  assert_int_equal(coal_calls[12], 0);
+  assert_int_equal(uatomic_read(&c->stats.exp_routes), 3);
+
+  for (u32 k = 10; k <= 12; k++) {
+    net4(&n, k);
+    rt_update(t, &n, x.s1, NULL, NULL, 0);
+    rt_update(t, &n, x.s2, NULL, NULL, 0);
+  }
+  feed_channel_free(c);
+  ea_unref(coal_lo2);
+  ea_unref(feed_rejected_attrs);
+  two_srcs_free(&x);
+  rcu_barrier();
+}
+
 /* --- Random writes, refeeds, stalls and clean-ups against a model --- */
 
 #define RND_BASE 20000        /* net numbers of the random test's nets */
@@ -750,6 +813,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_feed_mark_leaves_with_route),
   cmocka_unit_test(test_steady_after_feed_ahead),
   cmocka_unit_test(test_changes_coalesced),
+  cmocka_unit_test(test_changes_coalesced_every_route),
   cmocka_unit_test(test_feed_random),
 };
 

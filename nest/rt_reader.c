@@ -268,7 +268,7 @@ rt_reader_next(struct rt_reader *r)
 }
 
 uint
-rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, uint max)
+rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, u16 *senders, uint max)
 {
   u64 seq = r->seq;
   ASSERT(r->held);
@@ -280,8 +280,11 @@ rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, uint m
   struct rt_journal_block *b = rt_reader_block(r, seq);
   u64 last = MIN(r->end, b->first_seq + RT_JOURNAL_BLOCK);
   uint n = (uint) MIN((u64) max, last - seq);
-  for (uint i = 0; i < n; i++)
-    out[i] = &b->items[seq - b->first_seq + i];
+  uint at = (uint) (seq - b->first_seq);
+  for (uint i = 0; i < n; i++) {
+    out[i] = &b->items[at + i];
+    senders[i] = b->sender[at + i];
+  }
   return n;
 }
 

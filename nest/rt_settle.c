@@ -3,12 +3,11 @@
  *
  * By default a writer wakes the table's readers as it publishes, and a
  * reader coalesces whatever changes of a net it finds when it runs (a
- * channel exporting a net's best route runs its filter once for those
- * within 64 items, nest/channel.c; BGP sends a prefix's last state once,
- * whatever the channel). BIRD 3's `export settle time MIN MAX` (and
- * `route refresh export settle time` while a channel writing here
- * refreshes its routes) asks for the other trade: a net that flaps is
- * exported once its flapping is over. The
+ * channel runs its export filter once for those within 64 items,
+ * nest/channel.c; BGP sends a prefix's last state once anyway). BIRD 3's
+ * `export settle time MIN MAX` (and `route refresh export settle time`
+ * while a channel writing here refreshes its routes) asks for the other
+ * trade: a net that flaps is exported once its flapping is over. The
  * writers then send the table's loop one event instead; the loop wakes
  * the readers once no change came for MIN, or MAX after the first one.
  *

@@ -4,8 +4,8 @@ settle time`, `cork threshold`, `digest settle time`, `thread group`.
 BIRD 2.0.12 rejects all of them, so these run against our daemon only.
 Export settle is seen through a pipe from master4 to t2: the pipe reads
 master4's exports, so a route reaches t2 once master4's readers are woken;
-and through a BGP session to a BIRD 2 peer, whose export sees several
-changes of a net found together as one.
+and through a BGP session to a BIRD 2 peer; both see several changes of
+a net found together as one.
 """
 
 import os
@@ -171,3 +171,23 @@ protocol bgp b2 {
     assert poll(lambda: all("BGP.med: 5" in route_all(p, "10.%d.0.0/16" % k) for k in range(nets)), timeout=20)
     time.sleep(0.5)
     assert export_received(d, "b2") - before == nets
+
+
+def test_export_settle_coalesces_changes_in_pipe(start_daemon, ours_only):
+    """The same through a pipe, which exports every route: t2 gets each
+    route once, the last."""
+    nets = 10
+
+    def routes_med(med):
+        return " ".join("route 10.0.%d.0/24 blackhole { bgp_med = %d; };" % (k, med) for k in range(nets))
+
+    settle = "export settle time 3 s 20 s;"
+    d = start_daemon(BASE % (settle, routes_med(1)))
+    assert poll(lambda: count(d, "t2") == nets, timeout=10)
+    before = export_received(d, "p1")
+    for med in (2, 3, 4, 5):
+        configure(d, BASE % (settle, routes_med(med)))
+    meds = lambda: re.findall(r"BGP.med: (\d+)", "\n".join(strip_codes(d.raw("show route table t2 all"))))
+    assert poll(lambda: meds() == ["5"] * nets, timeout=20), meds()
+    time.sleep(0.5)
+    assert export_received(d, "p1") - before == nets
