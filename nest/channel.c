@@ -22,7 +22,7 @@
  * a bitmap by route id, so a route rejected by the policy is never
  * withdrawn and the previous export is always known exactly. Several
  * changes of a net that the reader finds together go out as one
- * ("Coalescing" below).
+ * (nest/channel_window.h).
  *
  * A feed runs ahead of the journal: the items of routes imported while it
  * walks come after it, and for a route the feed met they are old news,
@@ -34,7 +34,7 @@
 #include <string.h>
 #include "nest/proto.h"
 #include "nest/reconf.h"
-#include "lib/hash.h"
+#include "nest/channel_window.h"
 #include "lib/log.h"
 
 /* --- Lifecycle (channel_new/free: main loop while the proto loop is idle) --- */
@@ -872,48 +872,6 @@ chan_export_pass_own(struct channel *c)
  * lower once passes were shorter. */
 #define CHAN_EXPORT_PASS_MAX 2048
 
-/*
- * Coalescing: a channel reads the journal in windows of up to CHAN_WINDOW
- * items that are already published, looks at each window before reading
- * it, and exports each net (each route source of a net, for a channel
- * exporting every route) that changed there once, at its last change:
- * from the route before the window's first change to the one after the
- * last. A net whose best route came back to the one it had exports
- * nothing. A pass stops only between windows, so nothing of one (the
- * route a net had before it) is kept past a stop. Not while anything
- * relies on seeing each item: a feed's marks of what it sent ahead of the
- * journal, `secondary` (which looks at the chain, not the item's routes).
- * The items of the channel's own sender are read one by one, as are all
- * of a net and source one of them has.
- */
-#define CHAN_WINDOW 64
-#define CHAN_WINDOW_HASH 128          /* a power of two, at least twice CHAN_WINDOW */
-#define CHAN_WINDOW_NONE 0xff
-
-/* owner: the channel's loop, for one window of an export pass */
-struct chan_window {
-  uint left;                          /* items of the window yet to read */
-  uint pos;                           /* the window's item read next */
-  int coalesce;
-  const struct rt_journal_item *first;   /* the window's items lie in one block */
-  u8 key_of[CHAN_WINDOW];             /* item -> its key's entry; NONE: read on its own */
-  struct {
-    struct net *net;
-    u32 src_ix;                       /* exporting every route: the routes' source */
-    bool alone;                       /* an item of the channel's own: read one by one */
-    u8 last;                          /* the item of its last change */
-    struct rte *first_old;            /* the route before its first change */
-  } keys[CHAN_WINDOW];
-  u8 hash[CHAN_WINDOW_HASH];          /* entry + 1, 0: free */
-};
-
-static int
-chan_coalesces(struct channel *c)
-{
-  return !c->cf->secondary && !c->feed_rejected &&
-         (!c->feed_ahead_until || uatomic_read(&c->reader.seq) > c->feed_ahead_until);
-}
-
 /* One item as it comes */
 static void
 chan_export_item(struct channel *c, const struct rt_journal_item *it, int any)
@@ -928,75 +886,17 @@ chan_export_item(struct channel *c, const struct rt_journal_item *it, int any)
     chan_export_one(c, it->net, it->new_best, it->old_best);
 }
 
-/* The item's key (net, and source where every route is exported) in the
- * window: a new entry, whose first old route is the item's, if it has
- * none yet. */
-static uint
-chan_window_key(struct chan_window *w, const struct rt_journal_item *it, int any, uint *count)
-{
-  const struct rte *r = any ? (it->new_rte ? it->new_rte : it->retired) : NULL;
-  u32 src_ix = r ? r->src_ix : 0;
-  uint h = hash_mix(hash_ptr(it->net), src_ix) & (CHAN_WINDOW_HASH - 1);
-  for (uint e; w->hash[h]; h = (h + 1) & (CHAN_WINDOW_HASH - 1))
-    if (e = w->hash[h] - 1, w->keys[e].net == it->net && w->keys[e].src_ix == src_ix)
-      return e;
-  uint e = (*count)++;
-  w->keys[e].net = it->net;
-  w->keys[e].src_ix = src_ix;
-  w->keys[e].alone = 0;
-  w->keys[e].first_old = any ? it->retired : it->old_best;
-  w->hash[h] = (u8) (e + 1);
-  return e;
-}
-
-/* The next window: a single item read as it comes where the channel does
- * not coalesce, else what is published of the next CHAN_WINDOW (up to a
- * hold's end), each item with its key. */
-static void
-chan_window_open(struct channel *c, struct chan_window *w, int any)
-{
-  const struct rt_journal_item *items[CHAN_WINDOW];
-  u16 senders[CHAN_WINDOW];
-  w->left = 1;
-  w->pos = 0;
-  if (!(w->coalesce = chan_coalesces(c)))
-    return;
-  uint k = rt_reader_window(&c->reader, items, senders, CHAN_WINDOW);
-  if (c->export_hold)
-    k = (uint) MIN((u64) k, c->export_until - c->reader.seq);
-  if (!k) {
-    w->coalesce = 0;                  /* whatever comes meanwhile is read as one item */
-    return;
-  }
-  w->left = k;
-  w->first = items[0];
-  memset(w->hash, 0, sizeof(w->hash));
-  uint count = 0;
-  for (uint j = 0; j < k; j++) {
-    const struct rt_journal_item *it = items[j];
-    w->key_of[j] = CHAN_WINDOW_NONE;
-    if (any ? !it->new_rte && !it->retired : it->new_best == it->old_best)
-      continue;
-    uint e = chan_window_key(w, it, any, &count);
-    w->keys[e].alone |= c->reader.own && senders[j] == c->reader.own;
-    w->keys[e].last = (u8) j;
-    w->key_of[j] = (u8) e;
-  }
-}
-
+/* The window's next item: exported as part of its net's changes, or as
+ * it comes */
 static void
 chan_window_export(struct channel *c, struct chan_window *w, const struct rt_journal_item *it, int any)
 {
-  uint j = w->pos++;
-  ASSERT(it == w->first + j);
-  uint e = w->key_of[j];
-  if (e == CHAN_WINDOW_NONE || w->keys[e].alone) {
+  struct rte *new, *old;
+  int take = chan_window_take(w, it, any, &new, &old);
+  if (take < 0)
     chan_export_item(c, it, any);
-    return;
-  }
-  struct rte *new = any ? it->new_rte : it->new_best;
-  if (w->keys[e].last == j && w->keys[e].first_old != new)
-    chan_export_one(c, it->net, new, w->keys[e].first_old);
+  else if (take)
+    chan_export_one(c, it->net, new, old);
 }
 
 static void

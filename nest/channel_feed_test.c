@@ -384,34 +384,61 @@ step_coalesce_writes(struct feed_step *s)
   rt_update(t, &n, x->s1, NULL, lo2, 0);
 }
 
+/* The coalescing tests' channel (all_paths: exporting every route), the
+ * attribute sets, and the first writes, before it goes up: net k gets
+ * s1's route for k in [first, last], and s2's for k in [first, last2]. */
+static struct channel *
+coal_setup(struct two_srcs *x, int all_paths, u32 first, u32 last, u32 last2)
+{
+  struct channel *c = feed_channel_new(&coal_class, 0, all_paths);
+  *x = two_srcs_new();
+  coal_x = x;
+  coal_lo2 = attrs_pref(100, 3);
+  feed_rejected_attrs = attrs_pref(100, 4);
+  net_addr n;
+  for (u32 k = first; k <= last; k++) {
+    net4(&n, k);
+    rt_update(c->table, &n, x->s1, NULL, x->lo, 0);
+    if (k <= last2)
+      rt_update(c->table, &n, x->s2, NULL, x->hi, 0);
+  }
+  struct feed_step s = { .c = c };
+  feed_step(&s, step_channel_up);
+  memset(coal_calls, 0, sizeof(coal_calls));
+  return c;
+}
+
+static void
+coal_teardown(struct channel *c, struct two_srcs *x, u32 first, u32 last)
+{
+  net_addr n;
+  for (u32 k = first; k <= last; k++) {
+    net4(&n, k);
+    rt_update(c->table, &n, x->s1, NULL, NULL, 0);
+    rt_update(c->table, &n, x->s2, NULL, NULL, 0);
+  }
+  feed_channel_free(c);
+  ea_unref(coal_lo2);
+  ea_unref(feed_rejected_attrs);
+  two_srcs_free(x);
+  rcu_barrier();
+}
+
 static void
 test_changes_coalesced(void **state)
 {
   (void) state;
-  struct channel *c = feed_channel_new(&coal_class, 0, 0);
+  struct two_srcs x;
+  struct channel *c = coal_setup(&x, 0, 10, 13, 0);
   struct rtable *t = c->table;
-  struct two_srcs x = two_srcs_new();
-  struct ea_list *lo2 = attrs_pref(100, 3);
-  feed_rejected_attrs = attrs_pref(100, 4);
-  struct feed_step s = { .c = c };
-  net_addr n;
-
-  /* nets 10-13 from s1, fed when the channel goes up */
-  for (u32 k = 10; k <= 13; k++) {
-    net4(&n, k);
-    rt_update(t, &n, x.s1, NULL, x.lo, 0);
-  }
-  feed_step(&s, step_channel_up);
   const struct rte *was[14];
   for (u32 k = 10; k <= 13; k++) {
     assert_true(feed_exported[k]);
     was[k] = best_of_net(t, k);
   }
-  memset(coal_calls, 0, sizeof(coal_calls));
 
   /* written in the channel's loop, so that it reads them all together */
-  coal_x = &x;
-  coal_lo2 = lo2;
+  struct feed_step s = { .c = c };
   feed_step(&s, step_coalesce_writes);
   assert_ptr_equal(best_of_net(t, 12), was[12]);
 
@@ -424,16 +451,7 @@ test_changes_coalesced(void **state)
   assert_int_equal(coal_calls[12], 0);
   assert_int_equal(coal_calls[13], 1);
   assert_int_equal(uatomic_read(&c->stats.exp_routes), 3);
-
-  for (u32 k = 10; k <= 13; k++) {
-    net4(&n, k);
-    rt_update(t, &n, x.s1, NULL, NULL, 0);
-  }
-  feed_channel_free(c);
-  ea_unref(lo2);
-  ea_unref(feed_rejected_attrs);
-  two_srcs_free(&x);
-  rcu_barrier();
+  coal_teardown(c, &x, 10, 13);
 }
 
 /* The same for a channel exporting every route (pipes, ADD-PATH): each
@@ -461,42 +479,18 @@ static void
 test_changes_coalesced_every_route(void **state)
 {
   (void) state;
-  struct channel *c = feed_channel_new(&coal_class, 0, 1);
-  struct rtable *t = c->table;
-  struct two_srcs x = two_srcs_new();
-  coal_x = &x;
-  coal_lo2 = attrs_pref(100, 3);
-  feed_rejected_attrs = attrs_pref(100, 4);
-  struct feed_step s = { .c = c };
-  net_addr n;
-
-  net4(&n, 10);
-  rt_update(t, &n, x.s1, NULL, x.lo, 0);
-  rt_update(t, &n, x.s2, NULL, x.hi, 0);
-  net4(&n, 11);
-  rt_update(t, &n, x.s1, NULL, x.lo, 0);
-  rt_update(t, &n, x.s2, NULL, x.hi, 0);
-  feed_step(&s, step_channel_up);
+  struct two_srcs x;
+  struct channel *c = coal_setup(&x, 1, 10, 11, 11);
   assert_int_equal(uatomic_read(&c->stats.exp_routes), 4);
-  memset(coal_calls, 0, sizeof(coal_calls));
 
+  struct feed_step s = { .c = c };
   feed_step(&s, step_coalesce_every_route);
   assert_int_equal(coal_calls[10], 2);
   assert_int_equal(coal_calls[11], 1);
   assert_true(feed_exported[11]);
   assert_int_equal(coal_calls[12], 0);
   assert_int_equal(uatomic_read(&c->stats.exp_routes), 3);
-
-  for (u32 k = 10; k <= 12; k++) {
-    net4(&n, k);
-    rt_update(t, &n, x.s1, NULL, NULL, 0);
-    rt_update(t, &n, x.s2, NULL, NULL, 0);
-  }
-  feed_channel_free(c);
-  ea_unref(coal_lo2);
-  ea_unref(feed_rejected_attrs);
-  two_srcs_free(&x);
-  rcu_barrier();
+  coal_teardown(c, &x, 10, 12);
 }
 
 /* --- Random writes, refeeds, stalls and clean-ups against a model --- */
