@@ -320,7 +320,7 @@ test_steady_after_feed_ahead(void **state)
 /*
  * Several changes of a net's best route that the reader finds together go
  * out as one: from the route exported before them to the one after the
- * last (nest/channel.c, "Coalescing"). A final route the policy rejects
+ * last (nest/channel_window.h). A final route the policy rejects
  * withdraws the route exported before; a best route that came back to
  * the one exported sends nothing.
  */
