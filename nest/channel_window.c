@@ -3,9 +3,17 @@
  */
 #include <string.h>
 #include "nest/channel_window.h"
-#include "lib/hash.h"
 
 #define CHAN_WINDOW_NONE 0xff
+
+/* Multiplicative: the window scan is on every item's path, and keys are
+ * addresses of nets (no one picks them) and a source's slot. */
+static inline uint
+chan_window_hash(const struct net *n, u32 src_ix)
+{
+  u64 x = ((uintptr_t) n >> 4) ^ ((u64) src_ix << 32);
+  return (uint) ((x * 0x9e3779b97f4a7c15ULL) >> 57) & (CHAN_WINDOW_HASH - 1);
+}
 
 static int
 chan_coalesces(struct channel *c)
@@ -30,7 +38,7 @@ chan_window_keys(struct chan_window *w, const struct rt_journal_item **items, ui
       continue;
     const struct rte *r = src ? (it->new_rte ? it->new_rte : it->retired) : NULL;
     u32 src_ix = r ? r->src_ix : 0;
-    uint h = hash_mix(hash_ptr(it->net), src_ix) & (CHAN_WINDOW_HASH - 1), e;
+    uint h = chan_window_hash(it->net, src_ix), e;
     while (w->hash[h] && (w->keys[w->hash[h] - 1].net != it->net || w->keys[w->hash[h] - 1].src_ix != src_ix))
       h = (h + 1) & (CHAN_WINDOW_HASH - 1);
     if (w->hash[h]) {
