@@ -514,10 +514,11 @@ def test_show_route_empty_table_header_follows_the_words(start_daemon):
 
 
 def export_updates(d, name):
-    """The numbers of `show protocols all NAME`'s Export updates line."""
+    """The numbers of `show protocols all NAME`'s Export updates line (None
+    for a column printed `---`)."""
     for line in strip_codes(d.raw("show protocols all %s" % name)):
-        if line.startswith("    Export updates:"):
-            return [int(x) for x in line.split()[2:]]
+        if line.strip().startswith("Export updates:"):
+            return [None if x == "---" else int(x) for x in line.split()[2:]]
     return None
 
 

@@ -17,6 +17,7 @@ import pytest
 from conftest import poll, REFERENCE_BIRD, strip_codes
 from bgp_peers import established, peers, ports, route_all  # noqa: F401 (fixtures)
 from test_bgp import OURS, peer_conf
+from test_pipe import export_updates
 
 BASE = """router id 10.0.0.1;
 thread group g1 { threads 1; };
@@ -132,12 +133,6 @@ def test_thread_group_change_is_logged(start_daemon, ours_only):
     assert poll(lambda: "Table master4 stays on thread group g1 until it is made again" in d.log(), timeout=3)
 
 
-def export_received(d, proto):
-    m = re.search(r"Export updates: +(\d+) ", "\n".join(strip_codes(d.raw("show protocols all %s" % proto))))
-    assert m
-    return int(m.group(1))
-
-
 @pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
 def test_export_settle_coalesces_changes(start_daemon, ours_only, peers, ports):
     """Changes of a net that master4's readers find together when they
@@ -164,13 +159,13 @@ protocol bgp b2 {
     d = start_daemon(ours(1))
     assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
     assert poll(lambda: "BGP.med: 1" in route_all(p, "10.%d.0.0/16" % (nets - 1)), timeout=15)
-    before = export_received(d, "b2")
+    before = export_updates(d, "b2")[0]
     # four new MEDs for every net, each configure well within the 3 s
     for med in (2, 3, 4, 5):
         configure(d, ours(med))
     assert poll(lambda: all("BGP.med: 5" in route_all(p, "10.%d.0.0/16" % k) for k in range(nets)), timeout=20)
     time.sleep(0.5)
-    assert export_received(d, "b2") - before == nets
+    assert export_updates(d, "b2")[0] - before == nets
 
 
 def test_export_settle_coalesces_changes_in_pipe(start_daemon, ours_only):
@@ -184,10 +179,10 @@ def test_export_settle_coalesces_changes_in_pipe(start_daemon, ours_only):
     settle = "export settle time 3 s 20 s;"
     d = start_daemon(BASE % (settle, routes_med(1)))
     assert poll(lambda: count(d, "t2") == nets, timeout=10)
-    before = export_received(d, "p1")
+    before = export_updates(d, "p1")[0]
     for med in (2, 3, 4, 5):
         configure(d, BASE % (settle, routes_med(med)))
     meds = lambda: re.findall(r"BGP.med: (\d+)", "\n".join(strip_codes(d.raw("show route table t2 all"))))
     assert poll(lambda: meds() == ["5"] * nets, timeout=20), meds()
     time.sleep(0.5)
-    assert export_received(d, "p1") - before == nets
+    assert export_updates(d, "p1")[0] - before == nets
