@@ -21,6 +21,7 @@
 
 #include "conf/conf.h"
 #include "lib/loop.h"
+#include "nest/channel_window.h"
 #include "nest/proto.h"
 #include "nest/rt.h"
 #include "nest/test_attrs.h"
@@ -454,6 +455,47 @@ test_changes_coalesced(void **state)
   coal_teardown(c, &x, 10, 13);
 }
 
+/* More changes than a journal block holds, read in one window: each net
+ * three times, 300 nets apart, the odd ones ending rejected */
+#define COAL_MANY_FIRST 100
+#define COAL_MANY_LAST 399
+
+static void
+step_coalesce_many(struct feed_step *s)
+{
+  struct rtable *t = s->c->table;
+  net_addr n;
+  for (uint round = 0; round < 3; round++)
+    for (u32 k = COAL_MANY_FIRST; k <= COAL_MANY_LAST; k++) {
+      struct ea_list *last = k % 2 ? feed_rejected_attrs : coal_x->lo;
+      net4(&n, k);
+      rt_update(t, &n, coal_x->s1, NULL, round == 0 ? coal_lo2 : round == 1 ? coal_x->hi : last, 0);
+    }
+}
+
+static void
+test_changes_coalesced_across_blocks(void **state)
+{
+  (void) state;
+  struct two_srcs x;
+  struct channel *c = coal_setup(&x, 0, COAL_MANY_FIRST, COAL_MANY_LAST, 0);
+  static const struct rte *was[COAL_MANY_LAST + 1];
+  for (u32 k = COAL_MANY_FIRST; k <= COAL_MANY_LAST; k++)
+    was[k] = best_of_net(c->table, k);
+  assert_true(3 * (COAL_MANY_LAST - COAL_MANY_FIRST + 1) > RT_JOURNAL_BLOCK);
+  assert_true(3 * (COAL_MANY_LAST - COAL_MANY_FIRST + 1) <= CHAN_WINDOW);
+
+  struct feed_step s = { .c = c };
+  feed_step(&s, step_coalesce_many);
+  for (u32 k = COAL_MANY_FIRST; k <= COAL_MANY_LAST; k++) {
+    assert_int_equal(coal_calls[k], 1);
+    assert_ptr_equal(coal_old[k], was[k]);
+    assert_int_equal(feed_exported[k], !(k % 2));
+  }
+  assert_int_equal(uatomic_read(&c->stats.exp_routes), (COAL_MANY_LAST - COAL_MANY_FIRST + 1) / 2);
+  coal_teardown(c, &x, COAL_MANY_FIRST, COAL_MANY_LAST);
+}
+
 /* The same for a channel exporting every route (pipes, ADD-PATH): each
  * source's route of a net once. */
 static void
@@ -808,6 +850,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_steady_after_feed_ahead),
   cmocka_unit_test(test_changes_coalesced),
   cmocka_unit_test(test_changes_coalesced_every_route),
+  cmocka_unit_test(test_changes_coalesced_across_blocks),
   cmocka_unit_test(test_feed_random),
 };
 

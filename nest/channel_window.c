@@ -4,15 +4,15 @@
 #include <string.h>
 #include "nest/channel_window.h"
 
-#define CHAN_WINDOW_NONE 0xff
+#define CHAN_WINDOW_NONE 0xffff
 
 /* Multiplicative: the window scan is on every item's path, and keys are
  * addresses of nets (no one picks them) and a source's slot. */
 static inline uint
-chan_window_hash(const struct net *n, u32 src_ix)
+chan_window_hash(const struct net *n, u32 src_ix, uint mask)
 {
   u64 x = ((uintptr_t) n >> 4) ^ ((u64) src_ix << 32);
-  return (uint) ((x * 0x9e3779b97f4a7c15ULL) >> 57) & (CHAN_WINDOW_HASH - 1);
+  return (uint) ((x * 0x9e3779b97f4a7c15ULL) >> 40) & mask;
 }
 
 static int
@@ -28,7 +28,13 @@ chan_coalesces(struct channel *c)
 static int
 chan_window_keys(struct chan_window *w, const struct rt_journal_item **items, uint k, int any, int src)
 {
-  memset(w->hash, 0, sizeof(w->hash));
+  /* twice the items' slots at least: a window of a few items clears a
+   * few words, not the whole table */
+  uint slots = 16;
+  while (slots < 2 * k)
+    slots *= 2;
+  w->hmask = slots - 1;
+  memset(w->hash, 0, slots * sizeof(w->hash[0]));
   uint count = 0;
   int repeats = 0;
   for (uint j = 0; j < k; j++) {
@@ -38,9 +44,9 @@ chan_window_keys(struct chan_window *w, const struct rt_journal_item **items, ui
       continue;
     const struct rte *r = src ? (it->new_rte ? it->new_rte : it->retired) : NULL;
     u32 src_ix = r ? r->src_ix : 0;
-    uint h = chan_window_hash(it->net, src_ix), e;
+    uint h = chan_window_hash(it->net, src_ix, w->hmask), e;
     while (w->hash[h] && (w->keys[w->hash[h] - 1].net != it->net || w->keys[w->hash[h] - 1].src_ix != src_ix))
-      h = (h + 1) & (CHAN_WINDOW_HASH - 1);
+      h = (h + 1) & w->hmask;
     if (w->hash[h]) {
       e = w->hash[h] - 1;
       repeats = 1;
@@ -49,10 +55,10 @@ chan_window_keys(struct chan_window *w, const struct rt_journal_item **items, ui
       w->keys[e].net = it->net;
       w->keys[e].src_ix = src_ix;
       w->keys[e].first_old = any ? it->retired : it->old_best;
-      w->hash[h] = (u8) (e + 1);
+      w->hash[h] = (u16) (e + 1);
     }
-    w->keys[e].last = (u8) j;
-    w->key_of[j] = (u8) e;
+    w->keys[e].last = (u16) j;
+    w->key_of[j] = (u16) e;
   }
   return repeats;
 }
@@ -60,7 +66,7 @@ chan_window_keys(struct chan_window *w, const struct rt_journal_item **items, ui
 void
 chan_window_open(struct channel *c, struct chan_window *w, int any)
 {
-  const struct rt_journal_item *items[CHAN_WINDOW];
+  const struct rt_journal_item **items = w->items;
   u16 senders[CHAN_WINDOW];
   w->left = 1;
   w->pos = 0;
@@ -81,7 +87,6 @@ chan_window_open(struct channel *c, struct chan_window *w, int any)
     k = run;
   }
   w->left = k;
-  w->first = items[0];
   if ((own && senders[0] == own) || !chan_window_keys(w, items, k, any, 0))
     w->coalesce = 0;
   else if (any) {
@@ -96,7 +101,7 @@ chan_window_take(struct chan_window *w, const struct rt_journal_item *it, int an
                  struct rte **old)
 {
   uint j = w->pos++;
-  ASSERT(it == w->first + j);
+  ASSERT(it == w->items[j]);
   uint e = w->key_of[j];
   if (e == CHAN_WINDOW_NONE)
     return -1;

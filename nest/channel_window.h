@@ -1,14 +1,18 @@
 /*
  * DOC: Coalescing: an export channel's journal read in windows.
  *
- * A channel reads the journal in windows of up to CHAN_WINDOW items that
- * are already published, looks at each window before reading it, and
+ * A channel reads the journal in windows of what is already published,
+ * up to CHAN_WINDOW items, looks at each window before reading it, and
  * exports each net (each route source of a net, for a channel exporting
  * every route) that changed there once, at its last change: from the
  * route before the window's first change to the one after the last. A
  * net whose best route came back to the one it had exports nothing. The
  * export pass (nest/channel.c) stops only between windows, so nothing of
- * one (the route a net had before it) is kept past a stop.
+ * one (the route a net had before it) is kept past a stop. A reader that
+ * keeps up finds a few items at a time; one that slept (`export settle
+ * time`, a hold, a busy peer) finds its backlog, and coalesces a net's
+ * changes up to CHAN_WINDOW items apart: a thousand routes' flap, gone
+ * and back, exports each route once.
  *
  * Not while anything relies on seeing each item: a feed's marks of what
  * it sent ahead of the journal, `secondary` (which looks at the chain,
@@ -25,22 +29,27 @@
 
 #include "nest/proto.h"
 
-#define CHAN_WINDOW 64
-#define CHAN_WINDOW_HASH 128          /* a power of two, at least twice CHAN_WINDOW */
+/* A pass stops only between windows, so this bounds how long it may go
+ * without asking the protocol's export_busy() or the loop's budget: a
+ * thousand items is some milliseconds of a pipe's filters. 38 KiB on the
+ * loop's stack. */
+#define CHAN_WINDOW 1024
+#define CHAN_WINDOW_HASH (2 * CHAN_WINDOW)   /* the most hash slots, a power of two */
 
 struct chan_window {
   uint left;                          /* items of the window yet to read */
   uint pos;                           /* the window's item read next */
   int coalesce;                       /* 0: its items are read as they come */
-  const struct rt_journal_item *first;   /* the window's items lie in one block */
-  u8 key_of[CHAN_WINDOW];             /* item -> its key's entry; NONE: read as it comes */
+  uint hmask;                         /* the hash's slots in use - 1 */
+  const struct rt_journal_item *items[CHAN_WINDOW];
+  u16 key_of[CHAN_WINDOW];            /* item -> its key's entry; NONE: read as it comes */
   struct {
     struct net *net;
     u32 src_ix;                       /* exporting every route: the routes' source */
-    u8 last;                          /* the item of its last change */
+    u16 last;                         /* the item of its last change */
     struct rte *first_old;            /* the route before its first change */
   } keys[CHAN_WINDOW];
-  u8 hash[CHAN_WINDOW_HASH];          /* entry + 1, 0: free */
+  u16 hash[CHAN_WINDOW_HASH];         /* entry + 1, 0: free */
 };
 
 /* The next window of c's reader (held, inside rcu_read_lock()): a single

@@ -934,9 +934,8 @@ uint rt_reader_pass_own(struct rt_reader *r, uint *withdrawals);
 void rt_reader_hold(struct rt_reader *r);
 void rt_reader_release(struct rt_reader *r);
 /* The items rt_reader_next() is to give next, without moving the reader:
- * up to max of them, all published and in the reader's current block (so
- * possibly fewer, though more are in the journal), into out[] and their
- * senders into senders[]; returns how many. For a reader that looks at a
+ * up to max of them, all published (so possibly fewer), into out[] and
+ * their senders into senders[]; returns how many. For a reader that looks at a
  * stretch of items before it reads them (coalescing a net's changes).
  * Held reader, inside rcu_read_lock(). */
 uint rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, u16 *senders, uint max);

@@ -277,13 +277,18 @@ rt_reader_window(struct rt_reader *r, const struct rt_journal_item **out, u16 *s
   if (seq >= r->end)
     return 0;
   rt_reader_check(r, seq);
+  /* The blocks past the reader's are the journal's (published up to
+   * r->end); none of them goes before the reader passes it. */
   struct rt_journal_block *b = rt_reader_block(r, seq);
-  u64 last = MIN(r->end, b->first_seq + RT_JOURNAL_BLOCK);
-  uint n = (uint) MIN((u64) max, last - seq);
+  uint n = (uint) MIN((u64) max, r->end - seq);
   uint at = (uint) (seq - b->first_seq);
-  for (uint i = 0; i < n; i++) {
-    out[i] = &b->items[at + i];
-    senders[i] = b->sender[at + i];
+  for (uint i = 0; i < n; i++, at++) {
+    if (at == RT_JOURNAL_BLOCK) {
+      b = rcu_dereference(b->next);
+      at = 0;
+    }
+    out[i] = &b->items[at];
+    senders[i] = b->sender[at];
   }
   return n;
 }
