@@ -616,7 +616,7 @@ rnd_ghost_take(u32 k, const struct rte *r)
 
 /* Most are never named: a change that goes out for a net while a feed's
  * route is the protocol's takes the export bits of the net's other routes
- * (nest/channel.c); the oldest make room. */
+ * (nest/channel_export.c); the oldest make room. */
 static void
 rnd_ghost_add(u32 k, const struct rnd_route *r)
 {
@@ -632,7 +632,7 @@ rnd_ghost_add(u32 k, const struct rnd_route *r)
  * (an UPDATE replaces the net's route, an ADD-PATH one its path): a
  * feed running ahead of the journal exports the successor of a route
  * whose retirement it has not read yet, and that change names the route
- * later (nest/channel.c). */
+ * later (nest/channel_export.c). */
 static void
 rnd_notify(struct proto *p, struct channel *c, const net_addr *n, struct rte *new, struct rte *old,
            const struct ea_list *new_src)

@@ -7,7 +7,7 @@
  * every route) that changed there once, at its last change: from the
  * route before the window's first change to the one after the last. A
  * net whose best route came back to the one it had exports nothing. The
- * export pass (nest/channel.c) stops only between windows, so nothing of
+ * export pass (nest/channel_export.c) stops only between windows, so nothing of
  * one (the route a net had before it) is kept past a stop. A reader that
  * keeps up finds a few items at a time; one that slept (`export settle
  * time`, a hold, a busy peer) finds its backlog, and coalesces a net's

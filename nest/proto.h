@@ -659,6 +659,15 @@ static inline int chan_exports_every_route(struct channel *c)
   return c->proto->class->export_any || c->export_all_paths;
 }
 
+/* The channel's export (nest/channel_export.c), proto loop:
+ * chan_exports: whether it exports at all (a filter other than none, a
+ * protocol that takes routes, not handed to another reader);
+ * chan_export_start: attach its reader at the journal's end and feed
+ * the table; chan_export_stop: detach, forgetting what was exported. */
+int chan_exports(struct channel *c);
+void chan_export_start(struct channel *c);
+void chan_export_stop(struct channel *c);
+
 /* A laggard export reader (nest/channel_catchup.c); proto loop, inside
  * rcu_read_lock(). chan_catch_up: the reader is flagged: skip the journal
  * to its end remembering exported routes that went away (withdrawing at
