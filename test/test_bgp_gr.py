@@ -128,9 +128,14 @@ def test_administrative_shutdown_is_not_graceful(gr_pair):
     assert "graceful restart active" not in details(d, "b2")
 
 
+# a list longer than the 256 communities bgp_llgr_modify() keeps on the stack
+MANY_COMMS = "route 10.79.1.0/24 blackhole; route 10.79.2.0/24 blackhole { %s };" % " ".join(
+    "bgp_community.add((65000,%d));" % k for k in range(300))
+
+
 def test_llgr(start_daemon, peers, ports):
     """After the restart time, long-lived stale routes: LLGR_STALE, least preferred, only to LLGR peers."""
-    b2 = peers("b2", peer_conf("127.79.0.2", ports[1], 65002, ports[0], TWO,
+    b2 = peers("b2", peer_conf("127.79.0.2", ports[1], 65002, ports[0], MANY_COMMS,
                                "graceful restart on; graceful restart time 2; "
                                "long lived graceful restart on; long lived stale time 5;"))
     b3 = peers("b3", peer_conf("127.79.0.3", ports[2], 65003, ports[0], "",
@@ -152,6 +157,9 @@ def test_llgr(start_daemon, peers, ports):
     v = route_all(d, "10.79.1.0/24")
     assert "BGP.community: (65535,6)" in v, v
     assert re.search(r"\* \(100s\) \[AS65002i\]", v), v
+    # (its community line is past the CLI's 512 bytes)
+    v = strip_codes(d.raw("show route 10.79.2.0/24 where (65535,6) ~ bgp_community && bgp_community.len = 301"))
+    assert "10.79.2.0/24" in v, v
     # not to the peer without LLGR; with the community to the one that knows it
     assert poll(lambda: not has(b3, "10.79.1.0/24"), timeout=5), strip_codes(b3.raw("show route"))
     assert poll(lambda: "(65535,6)" in route_all(b4, "10.79.1.0/24"), timeout=5), route_all(b4, "10.79.1.0/24")

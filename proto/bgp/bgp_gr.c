@@ -25,6 +25,7 @@
  * Ownership: everything here belongs to the instance's loop; the CLI sees
  * the state through the struct bgp_show snapshot.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "proto/bgp/bgp.h"
 #include "proto/bgp/bgp_group.h"
@@ -162,6 +163,8 @@ bgp_llgr_stale(const struct ea_list *a)
   return !!(bgp_wk_communities(a) & BGP_WK_LLGR_STALE);
 }
 
+#define BGP_LLGR_STACK_COMM 256
+
 /* RFC 9494 4.2: the stale route with LLGR_STALE added; NO_LLGR ones go. */
 static struct ea_list *
 bgp_llgr_modify(struct channel *c, const struct rte *r)
@@ -176,14 +179,21 @@ bgp_llgr_modify(struct channel *c, const struct rte *r)
     if (v[i] == BGP_COMM_LLGR_STALE)
       return ea_ref(rte_attrs(r));
   }
-  u32 comm[n + 1];
+  /* a peer's list may hold 16k communities: past a few hundred, the heap */
+  u32 local[BGP_LLGR_STACK_COMM];
+  u32 *comm = n < BGP_LLGR_STACK_COMM ? local : malloc((n + 1) * sizeof(u32));
+  if (!comm)
+    die("Unable to allocate %zu bytes of memory", (n + 1) * sizeof(u32));
   if (n)
     memcpy(comm, v, n * 4);
   comm[n] = BGP_COMM_LLGR_STALE;
   struct ea_builder b;
   ea_builder_from(&b, rte_attrs(r));
-  ea_set_data(&b, BGP_EA(BA_COMMUNITY), EAF_INT_SET, BAF_OPTIONAL | BAF_TRANSITIVE, comm, sizeof(comm));
-  return ea_intern(&b);
+  ea_set_data(&b, BGP_EA(BA_COMMUNITY), EAF_INT_SET, BAF_OPTIONAL | BAF_TRANSITIVE, comm, (n + 1) * sizeof(u32));
+  struct ea_list *a = ea_intern(&b);
+  if (comm != local)
+    free(comm);
+  return a;
 }
 
 void
