@@ -496,6 +496,58 @@ test_changes_coalesced_across_blocks(void **state)
   coal_teardown(c, &x, COAL_MANY_FIRST, COAL_MANY_LAST);
 }
 
+/* A feed that ran ahead of its reader: the changes it met are read
+ * alone (the feed may have sent a net's later route already), those
+ * after them together again, from the first one on. The reader stood
+ * right at the feed's end of the journal when the next changes came,
+ * and the first of them went out alone (a pipe's peer table got a net
+ * twice from four changes under `export settle time`). */
+static void
+step_up_ahead(struct feed_step *s)
+{
+  channel_up(s->c);
+  net_addr n;
+  net4(&n, 14);
+  rt_update(s->c->table, &n, coal_x->s1, NULL, coal_x->lo, 0);
+}
+
+static void
+step_change_thrice(struct feed_step *s)
+{
+  net_addr n;
+  net4(&n, 13);
+  rt_update(s->c->table, &n, coal_x->s1, NULL, coal_lo2, 0);
+  rt_update(s->c->table, &n, coal_x->s1, NULL, coal_x->hi, 0);
+  rt_update(s->c->table, &n, coal_x->s1, NULL, coal_x->lo, 0);
+}
+
+static void
+test_changes_coalesced_after_feed_ahead(void **state)
+{
+  (void) state;
+  struct two_srcs x;
+  struct channel *c = feed_channel_new(&coal_class, 0, 0);
+  x = two_srcs_new();
+  coal_x = &x;
+  coal_lo2 = attrs_pref(100, 3);
+  feed_rejected_attrs = attrs_pref(100, 4);
+  net_addr n;
+  net4(&n, 13);
+  rt_update(c->table, &n, x.s1, NULL, x.hi, 0);
+  struct feed_step s = { .c = c };
+  feed_step(&s, step_up_ahead);
+  assert_true(feed_exported[13] && feed_exported[14]);
+  assert_true(c->feed_ahead_until);     /* else nothing was tested */
+  const struct rte *was = best_of_net(c->table, 13);
+
+  memset(coal_calls, 0, sizeof(coal_calls));
+  feed_step(&s, step_change_thrice);
+  assert_int_equal(coal_calls[13], 1);
+  assert_ptr_equal(coal_old[13], was);
+  assert_int_equal(coal_calls[14], 0);
+  coal_teardown(c, &x, 13, 14);
+}
+
 /* The same for a channel exporting every route (pipes, ADD-PATH): each
  * source's route of a net once. */
 static void
@@ -851,6 +903,7 @@ static const struct CMUnitTest tests[] = {
   cmocka_unit_test(test_changes_coalesced),
   cmocka_unit_test(test_changes_coalesced_every_route),
   cmocka_unit_test(test_changes_coalesced_across_blocks),
+  cmocka_unit_test(test_changes_coalesced_after_feed_ahead),
   cmocka_unit_test(test_feed_random),
 };
 

@@ -15,11 +15,14 @@ chan_window_hash(const struct net *n, u32 src_ix, uint mask)
   return (uint) ((x * 0x9e3779b97f4a7c15ULL) >> 40) & mask;
 }
 
+/* Past what a feed ran ahead of: the window's first item is the one at
+ * the reader's seq, past the feed's items once seq reached their end
+ * (chan_export_forget_others asks after the read, with seq one further). */
 static int
 chan_coalesces(struct channel *c)
 {
   return !c->cf->secondary && !c->feed_rejected &&
-         (!c->feed_ahead_until || uatomic_read(&c->reader.seq) > c->feed_ahead_until);
+         (!c->feed_ahead_until || uatomic_read(&c->reader.seq) >= c->feed_ahead_until);
 }
 
 /* The keys of a window's k items: their nets, with src the nets and the
