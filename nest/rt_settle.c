@@ -3,8 +3,9 @@
  *
  * By default a writer wakes the table's readers as it publishes, and a
  * reader coalesces whatever changes of a net it finds when it runs (a
- * channel runs its export filter once for those within 64 items,
- * nest/channel_window.h; BGP sends a prefix's last state once anyway). BIRD 3's
+ * channel runs its export filter once for those it finds together, up
+ * to 1024 items: nest/channel_window.h; BGP sends a prefix's last state
+ * once anyway). BIRD 3's
  * `export settle time MIN MAX` (and `route refresh export settle time`
  * while a channel writing here refreshes its routes) asks for the other
  * trade: a net that flaps is exported once its flapping is over. The

@@ -133,8 +133,8 @@ def test_thread_group_change_is_logged(start_daemon, ours_only):
     assert poll(lambda: "Table master4 stays on thread group g1 until it is made again" in d.log(), timeout=3)
 
 
-# 200 nets: 800 changes, past a journal block (387) and the 64 items a
-# reader that keeps up finds at a time
+# 200 nets: 800 changes, past a journal block (387 items) and the 64
+# items a window held before session 80
 @pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
 @pytest.mark.parametrize("nets", [10, 200])
 def test_export_settle_coalesces_changes(start_daemon, ours_only, peers, ports, nets):
