@@ -23,7 +23,7 @@ import subprocess
 import pytest
 
 import conftest
-from conftest import Daemon, poll, REFERENCE_BIRD, Stamp, strip_codes as _strip_codes
+from conftest import Daemon, poll, REFERENCE_BIRD, Stamp, strip_codes
 
 GOBGPD = shutil.which("gobgpd")
 EXABGP = shutil.which("exabgp")
@@ -32,22 +32,23 @@ EXABGP = shutil.which("exabgp")
 OURS_DEFAULT = "127.77.0.1"
 
 
-def strip_codes(reply):
-    return "\n".join(_strip_codes(reply))
+def reply_text(reply):
+    """A reply as one text (conftest.strip_codes gives its lines)."""
+    return "\n".join(strip_codes(reply))
 
 
 def established(d, proto):
     return lambda: re.search(r"^%s\s+BGP\s+\S+\s+up\s+\S+\s+Established" % proto,
-                             strip_codes(d.raw("show protocols %s" % proto)), re.M)
+                             reply_text(d.raw("show protocols %s" % proto)), re.M)
 
 
 def route_all(d, prefix):
-    return strip_codes(d.raw("show route %s all" % prefix))
+    return reply_text(d.raw("show route %s all" % prefix))
 
 
 def since(d, prefix):
     """The `[proto time from ...]` part of a route line: changes when the route is re-imported."""
-    text = strip_codes(d.raw("show route %s" % prefix))
+    text = reply_text(d.raw("show route %s" % prefix))
     m = re.search(r"\[(\S+ \d\d:\d\d:\d\d\.\d{3})[ \]]", text)
     assert m, text
     return Stamp(m.group(1))
@@ -60,7 +61,7 @@ def proto_since(d, proto):
 
 
 def count(d):
-    m = re.search(r"(\d+) of \d+ routes for \d+ networks in table master4", strip_codes(d.raw("show route table master4 count")))
+    m = re.search(r"(\d+) of \d+ routes for \d+ networks in table master4", reply_text(d.raw("show route table master4 count")))
     return int(m.group(1)) if m else -1
 
 

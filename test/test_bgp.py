@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from conftest import poll, REFERENCE_BIRD, strip_codes as _strip_codes
+from conftest import poll, REFERENCE_BIRD, strip_codes
 # the peers live in bgp_peers.py; test_bgp_*.py import some of them from here
 from bgp_peers import (EXABGP, proto_since, GOBGPD, ExaBGP, GoBGP, PeerBird, count, established,  # noqa: F401 (fixtures)
-                       peers, ports, route_all, strip_codes, tools)
+                       peers, ports, route_all, reply_text, tools)
 
 pytestmark = pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
 
@@ -59,8 +59,8 @@ def test_session_routes_both_ways(start_daemon, peers, ports):
     d = start_daemon(ours_conf(ports[0], [("b2", "127.77.0.2", ports[1], 65002)]))
     assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
     assert poll(established(p, "dut"), timeout=5)
-    assert poll(lambda: count(d) == 4, timeout=5), strip_codes(d.raw("show route"))
-    assert poll(lambda: count(p) == 4, timeout=5), strip_codes(p.raw("show route"))
+    assert poll(lambda: count(d) == 4, timeout=5), reply_text(d.raw("show route"))
+    assert poll(lambda: count(p) == 4, timeout=5), reply_text(p.raw("show route"))
 
     ours_view = route_all(d, "10.20.0.0/16")
     assert "BGP.as_path: 65002" in ours_view
@@ -71,12 +71,12 @@ def test_session_routes_both_ways(start_daemon, peers, ports):
     assert "BGP.next_hop: %s" % OURS in peer_view   # next hop self toward eBGP
     # the channel block of `show protocols all` ends with the next hop we
     # announce and the IGP table, as BIRD 2 prints them
-    v = strip_codes(d.raw("show protocols all b2"))
+    v = reply_text(d.raw("show protocols all b2"))
     assert "\n    BGP Next hop:   %s\n    IGP IPv4 table: master4\n" % OURS in v, v
 
     # Withdrawals arrive.
     assert p.raw("disable st").startswith(b"0009-")
-    assert poll(lambda: count(d) == 2, timeout=5), strip_codes(d.raw("show route"))
+    assert poll(lambda: count(d) == 2, timeout=5), reply_text(d.raw("show route"))
     assert p.raw("enable st").startswith(b"0011-")
     assert poll(lambda: count(d) == 4, timeout=5)
 
@@ -95,10 +95,10 @@ def test_route_server_transparent(start_daemon, peers, ports):
                                statics="route 192.0.2.0/24 blackhole;"))
     for n, *_ in members:
         assert poll(established(d, n), timeout=15), d.raw("show protocols all %s" % n)
-    assert poll(lambda: count(d) == 4, timeout=10), strip_codes(d.raw("show route"))
+    assert poll(lambda: count(d) == 4, timeout=10), reply_text(d.raw("show route"))
     # Each member sees the other two members' routes (and ours), unchanged.
     for name, addr, port, asn, _ in members:
-        assert poll(lambda: count(ps[name]) == 4, timeout=10), strip_codes(ps[name].raw("show route"))
+        assert poll(lambda: count(ps[name]) == 4, timeout=10), reply_text(ps[name].raw("show route"))
     v = route_all(ps["m3"], "10.2.0.0/16")
     assert "BGP.as_path: 65002 65102" in v, v        # m2 prepended itself; no route-server AS
     assert "BGP.next_hop: 127.77.0.2" in v, v        # original next hop
@@ -188,7 +188,7 @@ def test_route_refresh_other_kinds(start_daemon, tools, ports, kind, is_referenc
         assert g.cli("global", "rib", "add", prefix, "nexthop", "192.0.2.3", "-a", "ipv4").returncode == 0
 
     def filtered_once():
-        for line in strip_codes(d.raw("show protocols all pr")).split("\n"):
+        for line in reply_text(d.raw("show protocols all pr")).split("\n"):
             w = line.split()
             if w[:2] == ["Import", "updates:"]:
                 return w[2] == "1" and w[4] == "1"
@@ -221,7 +221,7 @@ def test_graceful_restart_gobgp(start_daemon, tools, ports):
     assert g.cli("global", "rib", "add", "10.30.0.0/16", "nexthop", "192.0.2.3", "-a", "ipv4").returncode == 0
     assert poll(lambda: "10.30.0.0/16" in route_all(d, "10.30.0.0/16"), timeout=10)
     g.kill()
-    assert poll(lambda: "Neighbor graceful restart active" in strip_codes(d.raw("show protocols all gb")),
+    assert poll(lambda: "Neighbor graceful restart active" in reply_text(d.raw("show protocols all gb")),
                 timeout=35), d.raw("show protocols all gb")
     assert "10.30.0.0/16" in route_all(d, "10.30.0.0/16")       # kept, stale
     g.start(restarting=True)
@@ -293,10 +293,10 @@ protocol bgp dut {
         v = route_all(d, "10.5.0.0/16")
         return "BGP.as_path: 65002 65111" in v and "BGP.as_path: 65002 65223 65222" in v
     assert poll(two_paths, timeout=10), route_all(d, "10.5.0.0/16")
-    m = re.search(r"(\d+) of \d+ routes for (\d+) networks", strip_codes(d.raw("show route protocol b2 count")))
+    m = re.search(r"(\d+) of \d+ routes for (\d+) networks", reply_text(d.raw("show route protocol b2 count")))
     assert m and m.group(1) == "2", m      # both paths shown for the protocol
     # the shorter path is the best one
-    v = strip_codes(d.raw("show route 10.5.0.0/16"))
+    v = reply_text(d.raw("show route 10.5.0.0/16"))
     best = [l for l in v.split("\n") if " * " in l]
     assert len(best) == 1 and "[AS65111i]" in best[0], v
 
@@ -366,7 +366,7 @@ protocol bgp b2 {
     assert poll(lambda: path() == "65001 65222", timeout=10), route_all(p, "10.6.0.0/16")
     d.raw("disable st1")
     assert poll(lambda: path() == "65001 65222", timeout=10), route_all(p, "10.6.0.0/16")
-    assert poll(lambda: any("0 imported, 2 exported" in l for l in _strip_codes(d.raw("show protocols all b2"))),
+    assert poll(lambda: any("0 imported, 2 exported" in l for l in strip_codes(d.raw("show protocols all b2"))),
                 timeout=5), d.raw("show protocols all b2")
 
 
@@ -379,13 +379,13 @@ def test_import_limit(start_daemon, peers, ports, action):
     d = start_daemon(ours)
     if action == "block":
         assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
-        assert poll(lambda: count(d) == 5, timeout=10), strip_codes(d.raw("show route"))   # 2 local + 3
-        v = strip_codes(d.raw("show protocols all b2"))
+        assert poll(lambda: count(d) == 5, timeout=10), reply_text(d.raw("show route"))   # 2 local + 3
+        v = reply_text(d.raw("show protocols all b2"))
         assert "Import limit:   3 [HIT]" in v and "Action:       block" in v, v
     else:
         # the limit disables the protocol: its routes go, it stays down
-        assert poll(lambda: re.search(r"^b2\s+BGP\s+\S+\s+down", strip_codes(d.raw("show protocols b2")), re.M),
-                    timeout=15), strip_codes(d.raw("show protocols all b2"))
+        assert poll(lambda: re.search(r"^b2\s+BGP\s+\S+\s+down", reply_text(d.raw("show protocols b2")), re.M),
+                    timeout=15), reply_text(d.raw("show protocols all b2"))
         assert poll(lambda: count(d) == 2, timeout=5)
 
 
@@ -406,7 +406,7 @@ def test_limit_in_full_updates(start_daemon, peers, ports, kind):
     d = start_daemon(ours)
     assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
     def routes():
-        m = re.search(r"Routes:\s+(\d+) imported, (\d+) filtered", strip_codes(d.raw("show protocols all b2")))
+        m = re.search(r"Routes:\s+(\d+) imported, (\d+) filtered", reply_text(d.raw("show protocols all b2")))
         return (int(m.group(1)), int(m.group(2))) if m else None
     if kind == "import":
         # 1,244 accepted are sent, 1,000 let in; the filtered ones do not count
@@ -414,11 +414,11 @@ def test_limit_in_full_updates(start_daemon, peers, ports, kind):
     else:
         assert poll(lambda: routes() is not None and sum(routes()) == 1000, timeout=15), routes()
     time.sleep(1)       # nothing more comes in
-    v = strip_codes(d.raw("show protocols all b2"))
+    v = reply_text(d.raw("show protocols all b2"))
     got = routes()
     assert (got[0] if kind == "import" else sum(got)) == 1000, v
     assert re.search(r"%s limit:\s+1000 \[HIT\]" % kind.capitalize(), v), v
-    assert count(d) == 2 + got[0], strip_codes(d.raw("show route count"))
+    assert count(d) == 2 + got[0], reply_text(d.raw("show route count"))
 
 
 def test_import_filter_change_uses_route_refresh(start_daemon, peers, ports):
@@ -429,13 +429,13 @@ def test_import_filter_change_uses_route_refresh(start_daemon, peers, ports):
     d = start_daemon(conf.replace("ipv4 { import all; export all; };",
                                   "ipv4 { import where net ~ [ 10.20.0.0/16 ]; export none; };"))
     assert poll(established(d, "b2"), timeout=15)
-    assert poll(lambda: count(d) == 3, timeout=10), strip_codes(d.raw("show route"))
-    since = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", strip_codes(d.raw("show protocols b2")), re.M).group(1)
+    assert poll(lambda: count(d) == 3, timeout=10), reply_text(d.raw("show route"))
+    since = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", reply_text(d.raw("show protocols b2")), re.M).group(1)
     d.reconfigure_file(conf.replace("ipv4 { import all; export all; };", "ipv4 { import all; export none; };"))
     assert d.raw("configure").endswith(b"0003 Reconfigured\n")
-    assert poll(lambda: count(d) == 4, timeout=10), strip_codes(d.raw("show route"))
+    assert poll(lambda: count(d) == 4, timeout=10), reply_text(d.raw("show route"))
     assert established(d, "b2")()
-    now = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", strip_codes(d.raw("show protocols b2")), re.M).group(1)
+    now = re.search(r"^b2\s+BGP\s+\S+\s+up\s+(\S+)", reply_text(d.raw("show protocols b2")), re.M).group(1)
     assert now == since, (since, now)
 
 
@@ -451,11 +451,11 @@ def test_extended_messages(start_daemon, peers, ports):
                                bgp_opts="enable extended messages on;",
                                statics="route 10.62.0.0/16 blackhole { %s };" % comms(65001)))
     assert poll(established(d, "b2"), timeout=15), d.raw("show protocols all b2")
-    caps = strip_codes(d.raw("show protocols all b2"))
+    caps = reply_text(d.raw("show protocols all b2"))
     assert "Extended message" in caps, caps
     # (`show route all` cuts such a line: "<line overflow>", as BIRD does)
     def has(x, prefix, asn):
-        return prefix in strip_codes(x.raw("show route where net = %s && bgp_community.len = 1500 && "
+        return prefix in reply_text(x.raw("show route where net = %s && bgp_community.len = 1500 && "
                                            "(%d, 1499) ~ bgp_community" % (prefix, asn)))
     assert poll(lambda: has(d, "10.61.0.0/16", 65002), timeout=10), route_all(d, "10.61.0.0/16")[:300]
     assert poll(lambda: has(b2, "10.62.0.0/16", 65001), timeout=10), route_all(b2, "10.62.0.0/16")[:300]

@@ -13,7 +13,7 @@ resolve the peers' next hops (192.0.2.x, distance 1), ours ignores it.
 import re
 
 from conftest import poll
-from test_bgp import PeerBird, established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import PeerBird, established, peers, ports, route_all, reply_text  # noqa: F401 (fixtures)
 
 OURS = "127.86.1.1"
 A, B, C, E = "127.86.1.2", "127.86.1.3", "127.86.1.4", "127.86.1.5"
@@ -54,7 +54,7 @@ protocol bgp dut {
 
 def best_from(d, prefix):
     """The protocol whose route for prefix is the primary one."""
-    m = re.search(r"\[(\w+) [\d:.]+(?: from \S+)?\] \*", strip_codes(d.raw("show route %s" % prefix)))
+    m = re.search(r"\[(\w+) [\d:.]+(?: from \S+)?\] \*", reply_text(d.raw("show route %s" % prefix)))
     return m and m.group(1)
 
 
@@ -72,7 +72,7 @@ def test_aigp_ibgp(start_daemon, peers, ports):
     e = peers("e", peer_conf(E, ports[4], ports[0], "route 10.86.5.0/24 blackhole { igp_metric = 7; };", asn=65005))
     d = start_daemon(ours_conf(ports))
     for name in ("a", "b", "c", "e"):
-        assert poll(established(d, name), timeout=15), strip_codes(d.raw("show protocols all %s" % name))
+        assert poll(established(d, name), timeout=15), reply_text(d.raw("show protocols all %s" % name))
     assert poll(lambda: aigp(d, "10.86.2.0/24") == "17", timeout=10), route_all(d, "10.86.2.0/24")
 
     # eBGP: off unless configured, the neighbor's AIGP is dropped, none sent
@@ -82,8 +82,8 @@ def test_aigp_ibgp(start_daemon, peers, ports):
     assert aigp(e, "10.86.9.0/24") is None, route_all(e, "10.86.9.0/24")
 
     # AIGP goes before the AS path length: a wins with the longer path
-    assert poll(lambda: best_from(d, SAME) == "a" and "[b " in strip_codes(d.raw("show route %s" % SAME)),
-                timeout=10), strip_codes(d.raw("show route %s all" % SAME))
+    assert poll(lambda: best_from(d, SAME) == "a" and "[b " in reply_text(d.raw("show route %s" % SAME)),
+                timeout=10), reply_text(d.raw("show route %s all" % SAME))
     assert aigp(d, SAME) == "10"
 
     # Reflected to c with our next hop: the metric grew by the distance to
@@ -100,6 +100,6 @@ def test_aigp_ibgp(start_daemon, peers, ports):
     d.reconfigure_file(ours_conf(ports, "aigp off;"))
     assert d.raw("configure").startswith(b"0002-")
     assert poll(lambda: best_from(d, SAME) == "b" and aigp(d, SAME) is None, timeout=20), \
-        strip_codes(d.raw("show route %s all" % SAME))
+        reply_text(d.raw("show route %s all" % SAME))
     assert aigp(d, "10.86.2.0/24") is None, route_all(d, "10.86.2.0/24")
     assert poll(lambda: "BGP.next_hop" in route_all(c, SAME) and aigp(c, SAME) is None, timeout=10), route_all(c, SAME)

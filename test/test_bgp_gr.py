@@ -14,7 +14,7 @@ import pytest
 
 from conftest import poll, REFERENCE_BIRD
 import test_bgp
-from test_bgp import PeerBird, established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import PeerBird, established, peers, ports, route_all, reply_text  # noqa: F401 (fixtures)
 from bgp_peers import since
 
 OURS = "127.79.0.1"
@@ -33,11 +33,11 @@ ONE = "route 10.79.1.0/24 blackhole;"
 
 
 def has(d, prefix):
-    return prefix in strip_codes(d.raw("show route %s" % prefix))
+    return prefix in reply_text(d.raw("show route %s" % prefix))
 
 
 def details(d, proto):
-    return strip_codes(d.raw("show protocols all %s" % proto))
+    return reply_text(d.raw("show protocols all %s" % proto))
 
 
 def crash(peer):
@@ -86,7 +86,7 @@ def test_gr_helper_keeps_and_refreshes(gr_pair, ports):
     restart(p, peer_conf("127.79.0.2", ports[1], 65002, ports[0], ONE,
                          "graceful restart on; graceful restart time 30;"))
     assert poll(established(d, "b2"), timeout=15), details(d, "b2")
-    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), strip_codes(d.raw("show route"))
+    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), reply_text(d.raw("show route"))
     assert poll(lambda: "graceful restart active" not in details(d, "b2"), timeout=5), details(d, "b2")
     assert "Neighbor GR" not in details(d, "b2")
     assert has(d, "10.79.1.0/24")
@@ -103,7 +103,7 @@ def test_gr_helper_flushes_after_restart_time(gr_pair):
     assert poll(lambda: "Neighbor graceful restart active" in details(d, "b2"), timeout=35)
     assert has(d, "10.79.1.0/24")
     assert poll(lambda: not has(d, "10.79.1.0/24") and not has(d, "10.79.2.0/24"), timeout=10), \
-        strip_codes(d.raw("show route"))
+        reply_text(d.raw("show route"))
     assert "graceful restart active" not in details(d, "b2")
 
 
@@ -158,10 +158,10 @@ def test_llgr(start_daemon, peers, ports):
     assert "BGP.community: (65535,6)" in v, v
     assert re.search(r"\* \(100s\) \[AS65002i\]", v), v
     # (its community line is past the CLI's 512 bytes)
-    v = strip_codes(d.raw("show route 10.79.2.0/24 where (65535,6) ~ bgp_community && bgp_community.len = 301"))
+    v = reply_text(d.raw("show route 10.79.2.0/24 where (65535,6) ~ bgp_community && bgp_community.len = 301"))
     assert "10.79.2.0/24" in v, v
     # not to the peer without LLGR; with the community to the one that knows it
-    assert poll(lambda: not has(b3, "10.79.1.0/24"), timeout=5), strip_codes(b3.raw("show route"))
+    assert poll(lambda: not has(b3, "10.79.1.0/24"), timeout=5), reply_text(b3.raw("show route"))
     assert poll(lambda: "(65535,6)" in route_all(b4, "10.79.1.0/24"), timeout=5), route_all(b4, "10.79.1.0/24")
 
     # the long lived stale time runs out
@@ -181,7 +181,7 @@ def test_enhanced_refresh_reload_in(gr_pair, ports):
     assert has(d, "10.79.2.0/24")     # nothing re-sent yet
 
     assert d.raw("reload in b2") == b"0015-b2: reloading\n0000 \n"
-    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=10), strip_codes(d.raw("show route"))
+    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=10), reply_text(d.raw("show route"))
     assert since(d, "10.79.1.0/24") == t1      # re-sent unchanged: kept as it was
 
 
@@ -234,7 +234,7 @@ def test_restarting_speaker(start_daemon, peers, ports, is_reference):
     d.extra_args = ["-R"]
     d.start()
     assert poll(established(d, "b2"), timeout=15), details(d, "b2")
-    st = strip_codes(d.raw("show status"))
+    st = reply_text(d.raw("show status"))
     assert "Graceful restart recovery in progress" in st, st
     assert re.search(r"^  Wait timer is \d+\.\d{3}/5$", st, re.M), st
     assert re.search(r"^  Waiting for [12] channels to recover$", st, re.M), st
@@ -248,7 +248,7 @@ def test_restarting_speaker(start_daemon, peers, ports, is_reference):
     assert poll(lambda: not has(p, "10.79.101.0/24"), timeout=15), details(p, "dut")
     assert "graceful restart active" not in details(p, "dut")
     assert since(p, "10.79.100.0/24") == t1
-    assert "recovery" not in strip_codes(d.raw("show status"))
+    assert "recovery" not in reply_text(d.raw("show status"))
     assert has(d, "10.79.1.0/24")
     if not is_reference:
         assert poll(lambda: "b2: Exports through update group bgp_group1 (ipv4), joined where it was" in d.log(),
@@ -263,7 +263,7 @@ def test_gr_helper_with_import_table(start_daemon, peers, ports, is_reference):
     d = start_daemon(ours_conf(ports[0], [("b2", "127.79.0.2", ports[1], 65002)]).replace(
         "ipv4 { import all; export all; };", "ipv4 { import all; export all; import table on; };"))
     assert poll(established(d, "b2"), timeout=15), details(d, "b2")
-    in_table = lambda: re.findall(r"^(10\.79\.\d+\.0/24)", strip_codes(d.raw("show route import table b2.ipv4")), re.M)
+    in_table = lambda: re.findall(r"^(10\.79\.\d+\.0/24)", reply_text(d.raw("show route import table b2.ipv4")), re.M)
     assert poll(lambda: sorted(in_table()) == ["10.79.1.0/24", "10.79.2.0/24"], timeout=10), in_table()
     crash(p)
     assert poll(lambda: "Neighbor graceful restart active" in details(d, "b2"), timeout=35), details(d, "b2")
@@ -272,7 +272,7 @@ def test_gr_helper_with_import_table(start_daemon, peers, ports, is_reference):
     assert has(d, "10.79.2.0/24")
     restart(p, peer_conf("127.79.0.2", ports[1], 65002, ports[0], ONE, opts))
     assert poll(established(d, "b2"), timeout=15), details(d, "b2")
-    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), strip_codes(d.raw("show route"))
+    assert poll(lambda: not has(d, "10.79.2.0/24"), timeout=15), reply_text(d.raw("show route"))
     assert poll(lambda: in_table() == ["10.79.1.0/24"], timeout=10), in_table()
     assert has(d, "10.79.1.0/24")
 

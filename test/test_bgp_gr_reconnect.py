@@ -21,7 +21,7 @@ import pytest
 
 from conftest import poll
 import test_bgp
-from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import established, peers, ports, reply_text  # noqa: F401 (fixtures)
 from test_bgp_gr import details, has, restart, since
 from bgp_raw import RawPeer, msg
 
@@ -106,7 +106,7 @@ def test_gr_peer_reconnects_over_live_session(start_daemon, peers, ports, opened
         assert time.monotonic() - start < HOLD / 4, details(d, "b2")
         assert poll(established(d, "b2"), timeout=5), details(d, "b2")
         # stale meanwhile, then what the peer no longer has goes at its End-of-RIB
-        assert poll(lambda: not has(d, "10.90.2.0/24"), timeout=15), strip_codes(d.raw("show route"))
+        assert poll(lambda: not has(d, "10.90.2.0/24"), timeout=15), reply_text(d.raw("show route"))
         assert poll(lambda: "graceful restart active" not in details(d, "b2"), timeout=5), details(d, "b2")
         assert has(d, "10.90.1.0/24")
         assert since(d, "10.90.1.0/24") == t1       # kept through the restart, never withdrawn

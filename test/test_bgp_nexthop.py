@@ -16,7 +16,7 @@ import re
 import pytest
 
 from conftest import poll, run_bird_parse
-from bgp_peers import established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
+from bgp_peers import established, peers, ports, route_all, reply_text  # noqa: F401 (fixtures)
 
 DUT = "127.92.0.1"
 TIMERS = "hold time 30; connect delay time 1; error wait time 1, 2;"
@@ -69,7 +69,7 @@ def dut_conf(sessions, igp=IGP, extra=""):
 
 def route(d, prefix):
     """`show route PREFIX` without reply codes and the route's time."""
-    return re.sub(r" \d\d:\d\d:\d\d\.\d\d\d", "", strip_codes(d.raw("show route %s" % prefix)))
+    return re.sub(r" \d\d:\d\d:\d\d\.\d\d\d", "", reply_text(d.raw("show route %s" % prefix)))
 
 
 def configure(d, text):
@@ -79,7 +79,7 @@ def configure(d, text):
 
 def up(d, *names):
     for n in names:
-        assert poll(established(d, n), timeout=20), strip_codes(d.raw("show protocols all %s" % n))
+        assert poll(established(d, n), timeout=20), reply_text(d.raw("show protocols all %s" % n))
 
 
 # --- Configuration ---------------------------------------------------------------
@@ -138,11 +138,11 @@ def test_recursive_show(start_daemon, peers, ports):
         assert poll(lambda: route(d, prefix) == "Table master4:\n" + line, timeout=5), (route(d, prefix), line)
     # `all`: the same attributes as received, and no igp_metric line (BIRD 2 keeps it
     # out of the attribute list)
-    v = strip_codes(d.raw("show route 10.92.2.0/24 all"))
+    v = reply_text(d.raw("show route 10.92.2.0/24 all"))
     assert "\tType: BGP univ\n\tBGP.origin: IGP\n\tBGP.as_path: 65002\n\tBGP.next_hop: 198.51.100.1\n" \
            "\tBGP.local_pref: 100\n" in v, v
     assert "igp_metric" not in v, v
-    v = strip_codes(d.raw("show protocols all p"))
+    v = reply_text(d.raw("show protocols all p"))
     assert "\n    IGP IPv4 table: master4\n" in v, v
 
 
@@ -162,7 +162,7 @@ def test_igp_table_and_reresolution(start_daemon, peers, ports):
     tail = " [p from %s] * (100%%s) [AS65002i]\n" % P
     assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "", timeout=10), \
         route(d, "10.92.21.0/24")
-    v = strip_codes(d.raw("show protocols all p"))
+    v = reply_text(d.raw("show protocols all p"))
     assert "\n    IGP IPv4 table: igp4\n" in v, v
 
     # a covering route appears in the IGP table: both routes with that next hop move
@@ -193,7 +193,7 @@ def test_igp_table_and_reresolution(start_daemon, peers, ports):
     assert poll(lambda: route(d, "10.92.21.0/24") == head + "unreachable" + tail % "/-", timeout=10), \
         route(d, "10.92.21.0/24")
     configure(d, conf(""))
-    assert poll(lambda: "igp2" not in strip_codes(d.raw("show protocols")), timeout=10)
+    assert poll(lambda: "igp2" not in reply_text(d.raw("show protocols")), timeout=10)
     assert not poll(lambda: route(d, "10.92.21.0/24") != head + "unreachable" + tail % "/-", timeout=1), \
         route(d, "10.92.21.0/24")
 
@@ -215,7 +215,7 @@ def test_reresolution_survives_reload_from_import_table(start_daemon, peers, por
     assert poll(lambda: " blackhole [p " in route(d, "10.92.61.0/24"), timeout=10), route(d, "10.92.61.0/24")
     assert d.raw("reload in p").startswith(b"0015")
     assert not poll(lambda: " blackhole [p " not in route(d, "10.92.61.0/24"), timeout=2), route(d, "10.92.61.0/24")
-    v = strip_codes(d.raw("show route import table p.ipv4 10.92.61.0/24"))
+    v = reply_text(d.raw("show route import table p.ipv4 10.92.61.0/24"))
     assert " blackhole [p " in v, v
 
 
@@ -246,7 +246,7 @@ def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_
     assert route(d, "10.92.53.0/24") == "Network not found"
     assert route(d, "10.92.51.0/24") == "Network not found"
     assert route(d, "10.92.52.0/24") == "Network not found"
-    v = strip_codes(d.raw("show protocols all p"))
+    v = reply_text(d.raw("show protocols all p"))
     assert "IGP IPv4 table" not in v, v
     assert re.search(r"Import updates: +3 +0 +0 +0 +0\n", v) or "Routes:         0 imported" in v, v
 
@@ -254,7 +254,7 @@ def test_direct_mode_drops_unreachable_next_hops(start_daemon, peers, ports, is_
 # --- Best path -----------------------------------------------------------------------
 
 def best_from(d, prefix):
-    m = re.search(r"\[(\S+) [^\]]*\] \*", strip_codes(d.raw("show route %s" % prefix)))
+    m = re.search(r"\[(\S+) [^\]]*\] \*", reply_text(d.raw("show route %s" % prefix)))
     return m.group(1) if m else None
 
 
@@ -287,12 +287,12 @@ def test_best_path_resolvable_and_igp_metric(start_daemon, peers, ports):
                                   dut_bgp("b", B, ports[0], ports[2], 65004, opts=opts)], igp=igp)
     d = start_daemon(conf(""))
     up(d, "a", "b")
-    assert poll(lambda: strip_codes(d.raw("show route 10.92.31.0/24")).count(" from ") == 2, timeout=10), \
+    assert poll(lambda: reply_text(d.raw("show route 10.92.31.0/24")).count(" from ") == 2, timeout=10), \
         route(d, "10.92.31.0/24")
-    assert poll(lambda: strip_codes(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
-    assert poll(lambda: strip_codes(d.raw("show route 10.92.33.0/24")).count(" from ") == 2, timeout=10)
+    assert poll(lambda: reply_text(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
+    assert poll(lambda: reply_text(d.raw("show route 10.92.33.0/24")).count(" from ") == 2, timeout=10)
     for prefix in ("10.92.34.0/24", "10.92.35.0/24"):
-        assert poll(lambda: strip_codes(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
+        assert poll(lambda: reply_text(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
     assert best_from(d, "10.92.31.0/24") == "a", route(d, "10.92.31.0/24")
     assert best_from(d, "10.92.32.0/24") == "b", route(d, "10.92.32.0/24")
     for prefix in ("10.92.33.0/24", "10.92.34.0/24", "10.92.35.0/24"):
@@ -307,10 +307,10 @@ def test_best_path_resolvable_and_igp_metric(start_daemon, peers, ports):
     # without IGP metrics: the lower router id (a's) wins
     configure(d, conf("igp metric off;"))
     up(d, "a", "b")
-    assert poll(lambda: strip_codes(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
+    assert poll(lambda: reply_text(d.raw("show route 10.92.32.0/24")).count(" from ") == 2, timeout=10), route(d, "all")
     assert poll(lambda: best_from(d, "10.92.32.0/24") == "a", timeout=10), route(d, "10.92.32.0/24")
     for prefix in ("10.92.33.0/24", "10.92.34.0/24", "10.92.35.0/24"):
-        assert poll(lambda: strip_codes(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
+        assert poll(lambda: reply_text(d.raw("show route %s" % prefix)).count(" from ") == 2, timeout=10)
         assert best_from(d, prefix) == "b", route(d, prefix)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import poll
 import test_bgp
-from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import established, peers, ports, reply_text  # noqa: F401 (fixtures)
 from bgp_peers import proto_since
 
 OURS, PEER = "127.90.4.1", "127.90.4.2"
@@ -40,8 +40,8 @@ def pair(start_daemon, peers, ports):
     p = peers("b2", test_bgp.peer_conf(PEER, ports[1], 65002, ports[0], "route 10.90.42.0/24 blackhole;",
                                        ours=OURS))
     d = start_daemon(conf(ports[0], ports[1]))
-    assert poll(established(d, "b2"), timeout=15), strip_codes(d.raw("show protocols all b2"))
-    assert poll(lambda: "10.90.41.0/24" in strip_codes(p.raw("show route")), timeout=10)
+    assert poll(established(d, "b2"), timeout=15), reply_text(d.raw("show protocols all b2"))
+    assert poll(lambda: "10.90.41.0/24" in reply_text(p.raw("show route")), timeout=10)
     time.sleep(0.2)         # a restart within the same millisecond would not show
     return d, p
 
@@ -56,7 +56,7 @@ def reconfigure(d, text, restart):
 def restarted(d, p, before):
     """Whether our protocol and the peer's session restarted since before = (ours, peer's)."""
     time.sleep(1)
-    assert poll(established(d, "b2"), timeout=15), strip_codes(d.raw("show protocols all b2"))
+    assert poll(established(d, "b2"), timeout=15), reply_text(d.raw("show protocols all b2"))
     assert poll(established(p, "dut"), timeout=5)
     ours, peer = proto_since(d, "b2"), proto_since(p, "dut")
     assert (ours != before[0]) == (peer != before[1]), (before, ours, peer)
@@ -82,10 +82,10 @@ def test_protocol_option_restarts(pair, ports, opts):
 def test_new_hold_time_in_effect_at_once(pair, ports):
     d, p = pair
     reconfigure(d, conf(ports[0], ports[1], proto_opts="hold time 20; keepalive time 4;"), True)
-    assert poll(lambda: re.search(r"^    Hold timer:\s+\d+\.\d{3}/20$", strip_codes(d.raw("show protocols all b2")),
-                                  re.M), timeout=15), strip_codes(d.raw("show protocols all b2"))
-    assert re.search(r"^    Keepalive timer:\s+\d+\.\d{3}/4$", strip_codes(d.raw("show protocols all b2")), re.M)
-    assert re.search(r"^    Hold timer:\s+\d+\.\d{3}/20$", strip_codes(p.raw("show protocols all dut")), re.M)
+    assert poll(lambda: re.search(r"^    Hold timer:\s+\d+\.\d{3}/20$", reply_text(d.raw("show protocols all b2")),
+                                  re.M), timeout=15), reply_text(d.raw("show protocols all b2"))
+    assert re.search(r"^    Keepalive timer:\s+\d+\.\d{3}/4$", reply_text(d.raw("show protocols all b2")), re.M)
+    assert re.search(r"^    Hold timer:\s+\d+\.\d{3}/20$", reply_text(p.raw("show protocols all dut")), re.M)
 
 
 def test_same_values_and_router_id(pair, ports):
@@ -97,7 +97,7 @@ def test_same_values_and_router_id(pair, ports):
     assert not restarted(d, p, before)
     reconfigure(d, conf(ports[0], ports[1], router_id="10.90.4.9"), True)
     assert restarted(d, p, before)
-    v = strip_codes(p.raw("show protocols all dut"))
+    v = reply_text(p.raw("show protocols all dut"))
     assert "    Neighbor ID:      10.90.4.9" in v, v
 
 
@@ -106,9 +106,9 @@ def test_filters_apply_in_place(pair, ports):
     before = since(d, p)
     reconfigure(d, conf(ports[0], ports[1], chan_opts="export where net != 10.90.41.0/24; "
                         "import where net != 10.90.42.0/24;"), False)
-    assert poll(lambda: "10.90.41.0/24" not in strip_codes(p.raw("show route")), timeout=10)
-    assert poll(lambda: "10.90.42.0/24" not in strip_codes(d.raw("show route")), timeout=10)
-    assert "10.90.40.0/24" in strip_codes(p.raw("show route"))
+    assert poll(lambda: "10.90.41.0/24" not in reply_text(p.raw("show route")), timeout=10)
+    assert poll(lambda: "10.90.42.0/24" not in reply_text(d.raw("show route")), timeout=10)
+    assert "10.90.40.0/24" in reply_text(p.raw("show route"))
     assert not restarted(d, p, before)
 
 
@@ -116,11 +116,11 @@ def test_preference_applies_in_place(pair, ports):
     """A new channel `preference` applies to the routes there, as in BIRD 2:
     the channel imports them again (a route refresh), the session stays."""
     d, p = pair
-    assert poll(lambda: "(100)" in strip_codes(d.raw("show route 10.90.42.0/24")), timeout=10), \
+    assert poll(lambda: "(100)" in reply_text(d.raw("show route 10.90.42.0/24")), timeout=10), \
         d.raw("show route 10.90.42.0/24")
     before = since(d, p)
     reconfigure(d, conf(ports[0], ports[1], chan_opts="preference 120;"), False)
-    assert poll(lambda: "(120)" in strip_codes(d.raw("show route 10.90.42.0/24")), timeout=10), \
+    assert poll(lambda: "(120)" in reply_text(d.raw("show route 10.90.42.0/24")), timeout=10), \
         d.raw("show route 10.90.42.0/24")
     assert not restarted(d, p, before)
 
@@ -132,8 +132,8 @@ def test_next_hop_applies_in_place(pair, ports, is_reference):
     # The routes already sent are sent again with the new next hop. BIRD 2 sends them
     # again too, but with the next hop address it chose when the channel started.
     if not is_reference:
-        assert poll(lambda: "BGP.next_hop: 127.90.4.9" in strip_codes(p.raw("show route 10.90.40.0/24 all")),
-                    timeout=10), strip_codes(p.raw("show route 10.90.40.0/24 all"))
+        assert poll(lambda: "BGP.next_hop: 127.90.4.9" in reply_text(p.raw("show route 10.90.40.0/24 all")),
+                    timeout=10), reply_text(p.raw("show route 10.90.40.0/24 all"))
     assert not restarted(d, p, before)
 
 

@@ -17,7 +17,7 @@ import re
 import pytest
 
 from conftest import poll
-from test_bgp import established, peers, ports, route_all, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import established, peers, ports, route_all, reply_text  # noqa: F401 (fixtures)
 
 DUT = "127.78.0.1"
 TIMERS = "hold time 30; connect delay time 1; error wait time 1, 2;"
@@ -58,7 +58,7 @@ def has(d, prefix):
 
 def up(d, *names):
     for n in names:
-        assert poll(established(d, n), timeout=20), strip_codes(d.raw("show protocols all %s" % n))
+        assert poll(established(d, n), timeout=20), reply_text(d.raw("show protocols all %s" % n))
 
 
 def attr(view, name):
@@ -90,9 +90,9 @@ def test_route_reflection(start_daemon, peers, ports):
         ps[n] = peers(n, peer(a, p, 65001, ports[0], 65001, statics, extra=extra))
     up(d, "c1", "c2", "n1", "n2")
 
-    v = strip_codes(d.raw("show protocols all c1"))
+    v = reply_text(d.raw("show protocols all c1"))
     assert re.search(r"Session:\s+internal multihop route-reflector AS4", v), v
-    v = strip_codes(d.raw("show protocols all n1"))
+    v = reply_text(d.raw("show protocols all n1"))
     assert re.search(r"Session:\s+internal multihop AS4$", v, re.M), v
 
     # client -> everyone: ORIGINATOR_ID of the client, our cluster id
@@ -188,7 +188,7 @@ def test_roles_otc(start_daemon, peers, ports):
                      "local role peer;"))
     up(d, "cust", "prov", "leak", "lat")
 
-    v = strip_codes(d.raw("show protocols all cust"))
+    v = reply_text(d.raw("show protocols all cust"))
     assert re.search(r"Local capabilities\n(.*\n)*?\s+Role: provider\n(.*\n)*?\s+Neighbor capabilities\n"
                      r"(.*\n)*?\s+Role: customer\n", v), v
 
@@ -233,12 +233,12 @@ def test_role_mismatch(start_daemon, peers, ports, case):
     p = peers("p", peer("127.78.4.2", ports[1], 65002, ports[0], 65001, opts=theirs))
 
     def refused(daemon, proto, text):
-        return lambda: re.search(r"^%s\s+BGP\s+.*%s" % (proto, text), strip_codes(daemon.raw("show protocols %s" % proto)), re.M)
+        return lambda: re.search(r"^%s\s+BGP\s+.*%s" % (proto, text), reply_text(daemon.raw("show protocols %s" % proto)), re.M)
     # for a conflict both sides see it; each may also get the other's NOTIFICATION
     ours_text, peer_text = ("(BGP Error|Received): Role mismatch",) * 2 if case == "conflict" \
         else ("BGP Error: Role mismatch", "Received: Role mismatch")
-    assert poll(refused(d, "p", ours_text), timeout=15), strip_codes(d.raw("show protocols all p"))
-    assert poll(refused(p, "dut", peer_text), timeout=15), strip_codes(p.raw("show protocols all dut"))
+    assert poll(refused(d, "p", ours_text), timeout=15), reply_text(d.raw("show protocols all p"))
+    assert poll(refused(p, "dut", peer_text), timeout=15), reply_text(p.raw("show protocols all dut"))
     assert not established(d, "p")()
 
 

@@ -25,7 +25,7 @@ import time
 import bgp_raw
 from conftest import poll
 import test_bgp
-from test_bgp import established, peers, ports, strip_codes  # noqa: F401 (fixtures)
+from test_bgp import established, peers, ports, reply_text  # noqa: F401 (fixtures)
 
 OURS = "127.86.0.1"
 PEER = "127.86.0.2"
@@ -61,7 +61,7 @@ def row(d):
 
 
 def details(d):
-    return strip_codes(d.raw("show protocols all b2"))
+    return reply_text(d.raw("show protocols all b2"))
 
 
 def channel(d):
@@ -75,7 +75,7 @@ def connect_delay(d):
 
 
 def has(d, prefix):
-    return prefix in strip_codes(d.raw("show route %s" % prefix))
+    return prefix in reply_text(d.raw("show route %s" % prefix))
 
 
 def wait_start(d, info_re, timeout=10):
