@@ -40,7 +40,7 @@ import pytest
 
 from conftest import poll, REFERENCE_BIRD
 from bgp_peers import (EXABGP, proto_since, GOBGPD, ExaBGP, GoBGP, count, established, peers, ports,  # noqa: F401 (fixtures)
-                       since, strip_codes, tools)
+                       since, reply_text, tools)
 
 OUR_AS = 65001
 PEER_AS = {"bird2": 65091, "gobgp": 65092, "exabgp": 65093}
@@ -147,7 +147,7 @@ def bird_bgp(name, local, lport, las, neighbor, nport, nas, afs, routes, opts=""
 def bird_paths(d, prefix):
     """The paths of prefix in `show route PREFIX all` (ours or BIRD 2), canonical."""
     found, cur = [], None
-    for line in strip_codes(d.raw("show route %s all" % prefix)).split("\n"):
+    for line in reply_text(d.raw("show route %s all" % prefix)).split("\n"):
         if line.startswith("\tBGP.") and cur is not None:
             name, _, value = line[5:].partition(": ")
             cur[name] = value
@@ -164,7 +164,7 @@ def bird_paths(d, prefix):
 
 def caps_blocks(d, proto):
     """(local, neighbor) capability lines of `show protocols all PROTO`."""
-    v = strip_codes(d.raw("show protocols all %s" % proto))
+    v = reply_text(d.raw("show protocols all %s" % proto))
     local = v[v.index("    Local capabilities\n") + 23:v.index("    Neighbor capabilities\n")]
     neighbor = v[v.index("    Neighbor capabilities\n") + 26:v.index("    Session:")]
     return local, neighbor
@@ -172,7 +172,7 @@ def caps_blocks(d, proto):
 
 def import_updates(d, proto):
     """The `Import updates:` row of each channel, summed: received ... accepted."""
-    rows = [[int(x) for x in l.split()[2:]] for l in strip_codes(d.raw("show protocols all %s" % proto)).split("\n")
+    rows = [[int(x) for x in l.split()[2:]] for l in reply_text(d.raw("show protocols all %s" % proto)).split("\n")
             if l.split()[:2] == ["Import", "updates:"]]
     return [sum(col) for col in zip(*rows)]
 
@@ -431,7 +431,7 @@ class Setup:
         self.passive = passive
         peer = PEERS[self.kind](self, theirs)
         d = self.start_daemon(self.ours_conf(mine, imports))
-        assert poll(established(d, "pk"), timeout=15), strip_codes(d.raw("show protocols all pk"))
+        assert poll(established(d, "pk"), timeout=15), reply_text(d.raw("show protocols all pk"))
         return d, peer
 
 
@@ -441,7 +441,7 @@ def setup(request, start_daemon, peers, tools, ports):
 
 
 def details(d):
-    return strip_codes(d.raw("show protocols all pk"))
+    return reply_text(d.raw("show protocols all pk"))
 
 
 # --- the matrix -------------------------------------------------------------------
