@@ -9,8 +9,9 @@
  * listed from its nets' addresses in order instead (gathered by the same
  * walk, then sorted and merged in steps: nest/cmd_route_sort.h), each
  * looked up again when its step comes (one that went meanwhile is left
- * out). Imports and other CLI sessions run between steps; a client that
- * does not read simply stops the steps. Counting what a filter, a
+ * out); so is `in PREFIX` on a `trie` table, as BIRD 2 lists it.
+ * Imports and other CLI sessions run between steps; a client that does
+ * not read simply stops the steps. Counting what a filter, a
  * protocol or an export picks walks the same way, printing nothing, and
  * so does `in PREFIX`, skipping the nets outside it.
  *
@@ -617,6 +618,16 @@ sr_gather_net(struct rtable *t UNUSED, struct net *n, void *ctx)
     sr_sort_add(&s->sort, &n->n);
 }
 
+/* Is t listed in address order? A `sorted` table always is. BIRD 2
+ * walks a `trie` table's trie for `in PREFIX` (its subtree in preorder,
+ * which is address order) and its hash otherwise, so a trie table lists
+ * `in` sorted and the rest in the index's order. */
+static int
+sr_lists_sorted(const struct rtable *t, const struct show_route_args *a)
+{
+  return t->config && (t->config->sorted || (t->config->trie && a->mode == SRA_IN));
+}
+
 /* A step of the current table: 1 when it is done. */
 static int
 sr_step(struct cli *c, struct sr_state *s, uint max, int print)
@@ -716,7 +727,7 @@ sr_cont(struct cli *c)
     s->walk_pos = 0;
     s->table_started = 0;
     struct rtable *t = s->tables[s->cur];
-    if (t->config && t->config->sorted && !count) {
+    if (sr_lists_sorted(t, s->a) && !count) {
       sr_sort_init(&s->sort, net_addr_length[t->net_type], SR_SORT_RUN);
       s->sorting = SR_GATHER;
     }

@@ -4,10 +4,12 @@ Route and symbol order is hash order in BIRD, so listings are compared as sets o
 the framing (codes, continuation lines, final line) is compared exactly.
 """
 
+import ipaddress
+import random
 import re
 import time
 
-from conftest import BASIC_COUNT, parse_memory, poll, strip_codes
+from conftest import BASIC_COUNT, parse_memory, poll, start_beside_bird2, strip_codes
 
 TIME = r"\d\d:\d\d:\d\d\.\d{3}"          # timeformat route/protocol default: iso short ms
 DATETIME = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}"   # timeformat base default: iso long ms
@@ -105,6 +107,39 @@ def test_show_route_in_lists_like_a_table(start_daemon):
         "0 of 0 routes for 0 networks in table t2", "", "Total: 700 of 700 routes for 700 networks in 2 tables"]
     assert d.raw("show route in 10.0.0.0/8 table t2") == b"1007-Table t2:\n0000 \n"
     assert d.raw("show route in 192.168.0.0/16") == b"0000 \n"
+
+
+def test_show_route_in_trie_table_lists_in_address_order(start_daemon):
+    """BIRD 2 lists `in PREFIX` of a `trie` table by walking its trie: the
+    nets in address order, a prefix before those inside it. Ours lists them
+    in the same order; a table without `trie` in its index's order."""
+    rnd = random.Random(5)
+    nets = {"10.0.0.0/8", "10.1.0.0/16", "10.1.0.0/17", "10.1.0.0/24", "10.1.128.0/17",
+            "10.255.255.0/24", "9.0.0.0/8", "11.0.0.0/8"}
+    while len(nets) < 400:
+        ln = rnd.choice([12, 16, 19, 20, 22, 23, 24, 32])
+        a = (10 << 24) | (rnd.getrandbits(24) >> (32 - ln) << (32 - ln))
+        nets.add("%s/%d" % (ipaddress.IPv4Address(a), ln))
+    order = list(nets)
+    rnd.shuffle(order)
+    routes = "".join("  route %s blackhole;\n" % n for n in order)
+    conf = ("router id 10.0.0.1;\nipv4 table plain;\nipv4 table tr { trie; };\n"
+            "protocol static s1 { ipv4 { table plain; };\n%s}\n"
+            "protocol static s2 { ipv4 { table tr; };\n%s}\n" % (routes, routes))
+    ours, ref = start_beside_bird2(start_daemon, conf)
+
+    def listed(d, table):
+        lines = strip_codes(d.raw("show route in 10.0.0.0/8 table " + table))
+        return [l.split()[0] for l in lines[1:] if l and not l[0].isspace()]
+
+    for d in (ours, ref):
+        assert poll(lambda: b"-400 of 400 routes" in d.raw("show route table tr count"))
+    inside = sorted((n for n in nets if n not in ("9.0.0.0/8", "11.0.0.0/8")),
+                    key=lambda n: (ipaddress.IPv4Network(n).network_address,
+                                   ipaddress.IPv4Network(n).prefixlen))
+    assert listed(ref, "tr") == inside
+    assert listed(ours, "tr") == inside
+    assert sorted(listed(ours, "plain")) == sorted(inside)
 
 
 def test_show_route_listing(daemon):
