@@ -66,33 +66,54 @@ def count_routes(sock):
         s.close()
 
 
-def one_run(args, d):
-    conf = os.path.join(d, "bird.conf")
-    with open(conf, "w") as f:
+def write_conf(path, nets, table_opts="", covering=0):
+    """A config of nets static routes in table t (with table_opts): a /24
+    each of 1.0.0.0 to 223.255.255.0, in an order unlike the sorted one
+    (i -> i * MULT mod SPACE is one to one: coprime); none in 127/8, which
+    BIRD 2 takes for host scope and drops. covering: one /24 in that many
+    also brings its /16 and /20, so that prefixes nest. The routes written."""
+    routes = nets
+    with open(path, "w") as f:
         f.write("router id 10.0.0.1;\nipv4 table t%s;\nprotocol static st {\n  ipv4 { table t; };\n"
-                % (" sorted" if args.sorted else ""))
-        # a /24 each of 1.0.0.0 to 223.255.255.0, in an order unlike the
-        # sorted one (i -> i * MULT mod SPACE is one to one: coprime); none
-        # in 127/8, which BIRD 2 takes for host scope and drops
-        for i in range(args.nets):
+                % (" { %s }" % table_opts if table_opts else ""))
+        for i in range(nets):
             j = i * MULT % SPACE
             a = 1 + (j >> 16)
-            f.write("  route %d.%d.%d.0/24 blackhole;\n" % (a + (a >= 127), (j >> 8) & 255, j & 255))
+            a += a >= 127
+            f.write("  route %d.%d.%d.0/24 blackhole;\n" % (a, (j >> 8) & 255, j & 255))
+            if covering and j % covering == 0:
+                f.write("  route %d.%d.0.0/16 blackhole;\n  route %d.%d.%d.0/20 blackhole;\n"
+                        % (a, (j >> 8) & 255, a, (j >> 8) & 255, j & 0xf0))
+                routes += 2
         f.write("}\n")
+    return routes
+
+
+def start_loaded(bird, d, nets, timeout=300):
+    """Start bird on d's bird.conf and wait until table t holds nets routes:
+    (process, control socket, seconds it took)."""
     sock = os.path.join(d, "bird.ctl")
-    p = subprocess.Popen([args.bird, "-f", "-c", conf, "-s", sock, "-P", os.path.join(d, "pid")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    p = subprocess.Popen([bird, "-f", "-c", os.path.join(d, "bird.conf"), "-s", sock, "-P",
+                          os.path.join(d, "pid")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.time() + timeout
+    while True:
+        try:
+            if count_routes(sock) >= nets:
+                return p, sock, time.monotonic() - t0
+        except (OSError, RuntimeError, AttributeError):
+            pass
+        if time.time() > end:
+            p.terminate()
+            p.wait()
+            raise RuntimeError("the routes did not load")
+        time.sleep(0.05)
+
+
+def one_run(args, d):
+    write_conf(os.path.join(d, "bird.conf"), args.nets, "sorted;" if args.sorted else "")
+    p, sock, _ = start_loaded(args.bird, d, args.nets)
     try:
-        end = time.time() + 300
-        while True:
-            try:
-                if count_routes(sock) >= args.nets:
-                    break
-            except (OSError, RuntimeError, AttributeError):
-                pass
-            if time.time() > end:
-                raise RuntimeError("the routes did not load")
-            time.sleep(0.2)
         probe, prest = connect(sock)
         lister, lrest = connect(sock)
         done = threading.Event()

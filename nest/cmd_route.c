@@ -9,8 +9,10 @@
  * listed from its nets' addresses in order instead (gathered by the same
  * walk, then sorted and merged in steps: nest/cmd_route_sort.h), each
  * looked up again when its step comes (one that went meanwhile is left
- * out); so is `in PREFIX` on a `trie` table, as BIRD 2 lists it.
- * Imports and other CLI sessions run between steps; a client that does
+ * out); so is `in PREFIX` on a `trie` table, as BIRD 2 lists it, and
+ * such a table made with its trie walks that instead (nest/rt_trie.h): a
+ * step resumes after the last prefix it took, so only the prefix's
+ * subtree is walked. Imports and other CLI sessions run between steps; a client that does
  * not read simply stops the steps. Counting what a filter, a
  * protocol or an export picks walks the same way, printing nothing, and
  * so does `in PREFIX`, skipping the nets outside it.
@@ -23,6 +25,7 @@
 #include <string.h>
 #include "nest/cmds.h"
 #include "nest/cmd_route_sort.h"
+#include "nest/rt_trie.h"
 #include "nest/cli.h"
 #include "nest/iface.h"
 #include "nest/proto.h"
@@ -54,6 +57,8 @@ struct sr_state {
   u64 walk_pos;                 /* where its walk goes on (rt_walk_part) */
   int sorting;                  /* a sorted table's listing: SR_GATHER, ... */
   struct sr_sort sort;          /* its nets' addresses */
+  int trie_walked;              /* SR_TRIE: a step took trie_after */
+  net_addr trie_after;          /* the last prefix the trie's walk took */
   int table_started;            /* the current table's header is out */
   int headed;                   /* some table's header is out */
   int examined_any;             /* a route was examined: "Network not found" else */
@@ -607,7 +612,7 @@ sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
 /* A sorted table's listing goes through these in turn: its walk gathers
  * the addresses, then a step sorts a run of them until all are sorted
  * (sr_sort_step), and the steps after that list them. */
-enum { SR_UNSORTED, SR_GATHER, SR_SORTED };
+enum { SR_UNSORTED, SR_GATHER, SR_SORTED, SR_TRIE };
 #define SR_SORT_RUN SR_STEP_COUNT
 
 static void
@@ -621,11 +626,43 @@ sr_gather_net(struct rtable *t UNUSED, struct net *n, void *ctx)
 /* Is t listed in address order? A `sorted` table always is. BIRD 2
  * walks a `trie` table's trie for `in PREFIX` (its subtree in preorder,
  * which is address order) and its hash otherwise, so a trie table lists
- * `in` sorted and the rest in the index's order. */
+ * `in` sorted and the rest in the index's order. A table made without
+ * the trie its config now asks for (nest/rt_conf.c) sorts instead. */
 static int
 sr_lists_sorted(const struct rtable *t, const struct show_route_args *a)
 {
   return t->config && (t->config->sorted || (t->config->trie && a->mode == SRA_IN));
+}
+
+/* Does `in PREFIX` walk t's trie? */
+static int
+sr_walks_trie(const struct rtable *t, const struct show_route_args *a)
+{
+  return t->trie && a->mode == SRA_IN && a->net.type == t->net_type;
+}
+
+/* A step of a trie's walk: the next nets inside the prefix, in order,
+ * each looked up (one that went since the trie had it is left out). */
+static int
+sr_trie_step(struct cli *c, struct sr_state *s, uint max, int print)
+{
+  struct rtable *t = s->tables[s->cur];
+  net_addr at[SR_STEP_NETS];
+  const net_addr *a[SR_STEP_NETS];
+  struct net *n[SR_STEP_NETS];
+  max = MIN(max, SR_STEP_NETS);
+  uint k = rt_trie_walk(t->trie, &s->a->net, s->trie_walked ? &s->trie_after : NULL, at, max);
+  for (uint i = 0; i < k; i++)
+    a[i] = &at[i];
+  if (k) {
+    net_copy(&s->trie_after, &at[k - 1]);
+    s->trie_walked = 1;
+  }
+  rt_find_nets(t, a, k, n);
+  for (uint i = 0; i < k; i++)
+    if (n[i])
+      sr_net(c, s, n[i], print);
+  return k < max;
 }
 
 /* A step of the current table: 1 when it is done. */
@@ -645,6 +682,9 @@ sr_step(struct cli *c, struct sr_state *s, uint max, int print)
     case SR_SORTED:
       if (!sr_sort_step(&s->sort))
         return 0;
+      break;
+    case SR_TRIE:
+      return sr_trie_step(c, s, max, print);
   }
   /* each net looked up again (it may have gone since the walk), the
    * lookups of a step together: in the order of the addresses, each was
@@ -727,7 +767,10 @@ sr_cont(struct cli *c)
     s->walk_pos = 0;
     s->table_started = 0;
     struct rtable *t = s->tables[s->cur];
-    if (sr_lists_sorted(t, s->a) && !count) {
+    s->trie_walked = 0;
+    if (sr_walks_trie(t, s->a))
+      s->sorting = SR_TRIE;
+    else if (sr_lists_sorted(t, s->a) && !count) {
       sr_sort_init(&s->sort, net_addr_length[t->net_type], SR_SORT_RUN);
       s->sorting = SR_GATHER;
     }

@@ -376,6 +376,10 @@ struct rtable {
    * then), freed after a grace period once it is gone. NULL: none. */
   u64 *regions;
   u8 region_low;
+  /* The `trie` option's prefixes of the nets (nest/rt_trie.h): made with
+   * an IP table configured with it, NULL otherwise; written under the
+   * lock with the index, read in RCU read sections, freed with the nets. */
+  struct rt_trie *trie;
   u32 net_count;              /* nets in index */
   u32 filtered_count;         /* routes kept with REF_FILTERED */
   int aux;                    /* a channel's import table: not in

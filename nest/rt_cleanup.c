@@ -12,6 +12,7 @@
 #include <string.h>
 #include "nest/rt.h"
 #include "nest/rt_core.h"
+#include "nest/rt_trie.h"
 #include "nest/rt_hostcache.h"
 #include "lib/log.h"
 #include "lib/timeutil.h"
@@ -268,6 +269,7 @@ struct rt_corpse {
   struct rcu_head rcu;
   struct rcu_hash nets;
   u64 *regions;
+  struct rt_trie *trie;
 };
 
 static void
@@ -286,6 +288,8 @@ rt_corpse_free_rcu(struct rcu_head *h)
   }
   rcu_hash_free(&c->nets);
   rt_index_regions_free(c->regions);
+  if (c->trie)
+    rt_trie_free(c->trie);
   free(c);
 }
 
@@ -335,6 +339,8 @@ rt_table_destroy_data(struct rtable *t, int at_exit)
   memset(&t->nets, 0, sizeof(t->nets));
   corpse->regions = t->regions;
   t->regions = NULL;
+  corpse->trie = t->trie;
+  t->trie = NULL;
   t->feed_head = t->feed_tail = NULL;
   call_rcu(&corpse->rcu, rt_corpse_free_rcu);
   wlock_give(&t->lock);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "nest/rt.h"
 #include "nest/rt_hostcache.h"
+#include "nest/rt_trie.h"
 #include "nest/reconf.h"
 #include "conf/cf_context.h"
 #include "lib/log.h"
@@ -97,6 +98,8 @@ rt_table_new(struct rtable_config *rc)
 {
   struct rtable *t = rt_table_alloc(rc->name, rc->net_type, thread_group_sched(rc->thread_group));
   t->config = rc;
+  if (rc->trie && (rc->net_type == NET_IP4 || rc->net_type == NET_IP6))
+    t->trie = rt_trie_new(rc->net_type);
   return t;
 }
 
@@ -188,6 +191,10 @@ rt_table_options(struct rtable *t, const struct rtable_config *rc)
   /* a loop stays on the threads it was made on */
   if (thread_group_sched(rc->thread_group) != t->sched)
     log_msg(L_WARN, "Table %s stays on thread group %s until it is made again", t->name, sched_name(t->sched));
+  /* the trie holds every net from the table's start: one added later
+   * would be built under the writer lock, all at once */
+  if ((rc->net_type == NET_IP4 || rc->net_type == NET_IP6) && !rc->trie != !t->trie)
+    log_msg(L_WARN, "Table %s stays %s a trie until it is made again", t->name, t->trie ? "with" : "without");
 }
 
 void

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include "nest/rt.h"
 #include "nest/rt_core.h"
+#include "nest/rt_trie.h"
 #include "nest/proto.h"
 #include "nest/reconf.h"
 #include "lib/hash.h"
@@ -253,6 +254,8 @@ rt_net_link(struct rtable *t, struct net *net, u32 hash, u16 copy)
   else
     rcu_assign_pointer(t->feed_head, net);
   t->feed_tail = net;
+  if (t->trie)
+    rt_trie_add(t->trie, &net->n);
   rt_counter_add(&t->net_count, 1);
   rt_counter_add(&t->pxlen_count[net->n.pxlen], 1);
 }
@@ -274,6 +277,8 @@ rt_net_unlink(struct rtable *t, struct net *net)
     net_set_feed_prev(next, prev);
   else
     t->feed_tail = prev;
+  if (t->trie)
+    rt_trie_remove(t->trie, &net->n);
   rt_counter_add(&t->net_count, -1);
   rt_counter_add(&t->pxlen_count[net->n.pxlen], -1);
 }

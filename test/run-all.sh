@@ -77,7 +77,7 @@ echo "=== build (TSan) and threaded-core tests"
 "$top/tools/build.sh" "$top/build-tsan" --enable-sanitizers=thread
 # Two at a time, the longest first (channel_feed_test: 45 s of the 100
 # they take one after another); each one's output is shown when it ends.
-tsan_units="nest/channel_feed_test lib/rcu_hash_test filter/filter_test nest/rt_press_test nest/rt_hostcache_test nest/rt_table_test nest/rt_concurrent_test lib/rcu_call_test lib/thread_buf_test lib/resource_test filter/f_fused_test lib/loop_test lib/loop_fd_test lib/wlock_test lib/par_test nest/rt_src_test nest/rt_journal_test lib/page_pool_test lib/slab_shared_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test"
+tsan_units="nest/channel_feed_test nest/rt_trie_test lib/rcu_hash_test filter/filter_test nest/rt_press_test nest/rt_hostcache_test nest/rt_table_test nest/rt_concurrent_test lib/rcu_call_test lib/thread_buf_test lib/resource_test filter/f_fused_test lib/loop_test lib/loop_fd_test lib/wlock_test lib/par_test nest/rt_src_test nest/rt_journal_test lib/page_pool_test lib/slab_shared_test nest/rt_attr_test proto/bgp/bgp_export_cache_test proto/bgp/bgp_txlog_test filter/f_edit_test"
 make -C "$top/build-tsan" -j"$(nproc)" $tsan_units >/dev/null
 # shellcheck disable=SC2016
 printf '%s\n' $tsan_units | xargs -P 2 -I{} bash -c \

@@ -133,6 +133,20 @@ def test_thread_group_change_is_logged(start_daemon, ours_only):
     assert poll(lambda: "Table master4 stays on thread group g1 until it is made again" in d.log(), timeout=3)
 
 
+def test_trie_change_is_logged(start_daemon, ours_only):
+    """A table's trie holds its nets from its start: `trie` given or taken
+    by a configure waits for the table to be made again, and says so. Until
+    then `in PREFIX` lists as the config asks (sorted with `trie`)."""
+    d = start_daemon(conf("", 300))
+    assert poll(lambda: count(d, "master4") == 300, timeout=10)
+    configure(d, conf("trie;", 300))
+    assert poll(lambda: "Table master4 stays without a trie until it is made again" in d.log(), timeout=3)
+    nets = [l.split()[0] for l in strip_codes(d.raw("show route in 10.0.0.0/8")) if l[:1].isdigit()]
+    assert len(nets) == 300 and nets == ["10.%d.%d.0/24" % (i // 256, i % 256) for i in range(300)]
+    configure(d, conf("", 300))
+    assert not d.log().count("stays with a trie")
+
+
 # 200 nets: 800 changes, past a journal block (387 items) and the 64
 # items a window held before session 80
 @pytest.mark.skipif(not os.path.exists(REFERENCE_BIRD), reason="needs Debian's bird2 as peer")
