@@ -12,10 +12,10 @@
  * out); so is `in PREFIX` on a `trie` table, as BIRD 2 lists it, and
  * such a table made with its trie walks that instead (nest/rt_trie.h): a
  * step resumes after the last prefix it took, so only the prefix's
- * subtree is walked. Imports and other CLI sessions run between steps; a client that does
- * not read simply stops the steps. Counting what a filter, a
- * protocol or an export picks walks the same way, printing nothing, and
- * so does `in PREFIX`, skipping the nets outside it.
+ * subtree is walked. Imports and other CLI sessions run between steps; a
+ * client that does not read simply stops the steps. Counting what a
+ * filter, a protocol or an export picks walks the same way, printing
+ * nothing, and so does `in PREFIX`, skipping the nets outside it.
  *
  * Between steps the listing holds nothing of the table: a listing left
  * unread for hours (`birdc show route all | less`) must not keep what the
@@ -611,7 +611,8 @@ sr_visit_net(struct rtable *t UNUSED, struct net *n, void *ctx)
 
 /* A sorted table's listing goes through these in turn: its walk gathers
  * the addresses, then a step sorts a run of them until all are sorted
- * (sr_sort_step), and the steps after that list them. */
+ * (sr_sort_step), and the steps after that list them. SR_TRIE: `in` on a
+ * table with a trie, whose walk gives them in order (sr_trie_step). */
 enum { SR_UNSORTED, SR_GATHER, SR_SORTED, SR_TRIE };
 #define SR_SORT_RUN SR_STEP_COUNT
 
