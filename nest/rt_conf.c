@@ -93,12 +93,19 @@ rt_table_alloc(const char *name, uint net_type, struct sched *sched)
   return t;
 }
 
+/* Only IP tables keep a trie: a ROA prefix keys many nets. */
+static int
+rt_config_trie(const struct rtable_config *rc)
+{
+  return rc->trie && (rc->net_type == NET_IP4 || rc->net_type == NET_IP6);
+}
+
 static struct rtable *
 rt_table_new(struct rtable_config *rc)
 {
   struct rtable *t = rt_table_alloc(rc->name, rc->net_type, thread_group_sched(rc->thread_group));
   t->config = rc;
-  if (rc->trie && (rc->net_type == NET_IP4 || rc->net_type == NET_IP6))
+  if (rt_config_trie(rc))
     t->trie = rt_trie_new(rc->net_type);
   return t;
 }
@@ -193,7 +200,7 @@ rt_table_options(struct rtable *t, const struct rtable_config *rc)
     log_msg(L_WARN, "Table %s stays on thread group %s until it is made again", t->name, sched_name(t->sched));
   /* the trie holds every net from the table's start: one added later
    * would be built under the writer lock, all at once */
-  if ((rc->net_type == NET_IP4 || rc->net_type == NET_IP6) && !rc->trie != !t->trie)
+  if (!rt_config_trie(rc) != !t->trie)
     log_msg(L_WARN, "Table %s stays %s a trie until it is made again", t->name, t->trie ? "with" : "without");
 }
 

@@ -134,6 +134,13 @@ key_cut(struct rt_trie_key k, uint len)
   return k;
 }
 
+/* The counters change under the lock and are read by anyone. */
+static inline void
+count_add(u32 *c, int d)
+{
+  __atomic_store_n(c, *c + d, __ATOMIC_RELAXED);
+}
+
 static struct rt_trie_node *
 node_new(struct rt_trie *t, struct rt_trie_key k, int has)
 {
@@ -145,7 +152,7 @@ node_new(struct rt_trie *t, struct rt_trie_key k, int has)
     x->key[2] = k.lo >> 32;
     x->key[3] = (u32) k.lo;
   }
-  __atomic_store_n(&t->nodes, t->nodes + 1, __ATOMIC_RELAXED);
+  count_add(&t->nodes, 1);
   return x;
 }
 
@@ -175,7 +182,7 @@ static void batch_free_ip6(struct rcu_head *h) { batch_free(h, node_slab[1]); }
 static void
 node_retire(struct rt_trie *t, struct rt_trie_node *x)
 {
-  __atomic_store_n(&t->nodes, t->nodes - 1, __ATOMIC_RELAXED);
+  count_add(&t->nodes, -1);
   x->retired = t->retired;
   t->retired = x;
   if (++t->retired_count < RT_TRIE_BATCH)
@@ -228,7 +235,7 @@ rt_trie_add(struct rt_trie *t, const net_addr *n)
       if (k.len == x->len) {
         if (!x->has) {
           __atomic_store_n(&x->has, 1, __ATOMIC_RELEASE);
-          __atomic_store_n(&t->prefixes, t->prefixes + 1, __ATOMIC_RELAXED);
+          count_add(&t->prefixes, 1);
         }
         return;
       }
@@ -245,11 +252,11 @@ rt_trie_add(struct rt_trie *t, const net_addr *n)
     }
     up->child[key_bit(node_key(t, x), c)] = x;
     rcu_assign_pointer(*slot, up);
-    __atomic_store_n(&t->prefixes, t->prefixes + 1, __ATOMIC_RELAXED);
+    count_add(&t->prefixes, 1);
     return;
   }
   rcu_assign_pointer(*slot, node_new(t, k, 1));
-  __atomic_store_n(&t->prefixes, t->prefixes + 1, __ATOMIC_RELAXED);
+  count_add(&t->prefixes, 1);
 }
 
 void
@@ -267,7 +274,7 @@ rt_trie_remove(struct rt_trie *t, const net_addr *n)
   if (!x || x->len != k.len || common_len(k, node_key(t, x), k.len) < k.len || !x->has)
     return;
   __atomic_store_n(&x->has, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&t->prefixes, t->prefixes - 1, __ATOMIC_RELAXED);
+  count_add(&t->prefixes, -1);
   if (x->child[0] && x->child[1])
     return;                           /* a branch point now */
   struct rt_trie_node *only = x->child[0] ? x->child[0] : x->child[1];
